@@ -1,0 +1,130 @@
+# pgiofs -- top-level build.
+#
+# Variants: `make` (release, -O2), `make asan` / `make tsan` (sanitizer builds
+# in build/asan and build/tsan; binaries in bin/asan, bin/tsan), `make check`
+# (build then run every test; last line "N passed, N failed, N skipped"),
+# `make check-asan`, `make check-tsan`.  WERROR=1 (set by CI) adds -Werror.
+
+VARIANT ?= release
+PKGS    := fuse3 liburing liblz4 libpq inih
+
+CC      ?= cc
+CFLAGS_BASE := -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
+	-Wmissing-prototypes -Wstrict-prototypes -D_GNU_SOURCE -g \
+	-Icommon -Iiosched -Ifuse -Ipgload \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+
+ifeq ($(WERROR),1)
+CFLAGS_BASE += -Werror
+endif
+
+ifeq ($(VARIANT),release)
+OPT := -O2
+BUILD := build/release
+BIN := bin
+else ifeq ($(VARIANT),asan)
+OPT := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+BUILD := build/asan
+BIN := bin/asan
+else ifeq ($(VARIANT),tsan)
+OPT := -O1 -fno-omit-frame-pointer -fsanitize=thread
+BUILD := build/tsan
+BIN := bin/tsan
+else
+$(error VARIANT must be release, asan or tsan)
+endif
+CFLAGS := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
+LDFLAGS := $(OPT) $(EXTRA_LDFLAGS)
+
+# ---- modules -------------------------------------------------------------
+COMMON_SRC  := $(wildcard common/*.c)
+IOSCHED_SRC := $(wildcard iosched/*.c)
+FUSE_SRC    := $(wildcard fuse/*.c)
+PGLOAD_SRC  := $(wildcard pgload/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+
+COMMON_OBJ  := $(call obj,$(COMMON_SRC))
+IOSCHED_OBJ := $(call obj,$(IOSCHED_SRC))
+FUSE_OBJ    := $(call obj,$(FUSE_SRC))
+PGLOAD_OBJ  := $(call obj,$(PGLOAD_SRC))
+
+# Libraries of each module (the binaries' main() lives in *_main.c).
+LIBCOMMON  := $(BUILD)/libcommon.a
+LIBIOSCHED := $(BUILD)/libiosched.a
+LIBPGIOFS  := $(BUILD)/libpgiofs.a
+LIBPGLOAD  := $(BUILD)/libpgload.a
+
+PROGS := $(BIN)/pgiofs
+ifneq ($(wildcard pgload/pgload_main.c),)
+PROGS += $(BIN)/pgload
+endif
+
+# ---- tests: every tests/<module>/test_*.c is one program -----------------
+TEST_SRC  := $(wildcard tests/*/test_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TEST_HELPER_SRC := $(wildcard tests/*/helper_*.c)
+TEST_HELPERS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_HELPER_SRC))
+
+.PHONY: all asan tsan check check-asan check-tsan clean deps demo bench install fuzz
+all: $(PROGS) $(TEST_BINS) $(TEST_HELPERS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBCOMMON): $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+$(LIBIOSCHED): $(IOSCHED_OBJ)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+$(LIBPGIOFS): $(filter-out %_main.o,$(FUSE_OBJ))
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+$(LIBPGLOAD): $(filter-out %_main.o,$(PGLOAD_OBJ))
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+
+$(BIN)/pgiofs: $(BUILD)/fuse/pgiofs_main.o $(LIBPGIOFS) $(LIBIOSCHED) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BIN)/pgload: $(BUILD)/pgload/pgload_main.o $(LIBPGLOAD) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON) $(LDLIBS)
+
+-include $(shell find build -name '*.d' 2>/dev/null)
+
+# ---- variants --------------------------------------------------------------
+asan:
+	$(MAKE) VARIANT=asan all
+tsan:
+	$(MAKE) VARIANT=tsan all
+
+check: deps
+	$(MAKE) all
+	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh
+
+check-asan:
+	$(MAKE) VARIANT=asan check
+check-tsan:
+	$(MAKE) VARIANT=tsan check
+
+deps:
+	scripts/install-deps.sh
+
+demo: deps
+	$(MAKE) all
+	bench/passthrough.sh --quick
+
+bench: all
+	bench/passthrough.sh
+
+clean:
+	rm -rf build bin

@@ -1,0 +1,483 @@
+/*
+ * cli.c -- the `pgiofs` command: options, the refusals made before
+ * mounting, the session loop, and a clean unmount on SIGTERM/SIGINT.
+ *
+ * What must stay true: a refused or failed start leaves nothing mounted; in
+ * the background the command returns only once the mount exists; a signal
+ * unmounts only after every dirty page of the mount has been written through
+ * the daemon to the backing store.
+ */
+#include "pgiofs_i.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT\n"
+		"\n"
+		"Mount BACKING_DIR at MOUNTPOINT through pgiofs, a database-aware passthrough\n"
+		"filesystem for PostgreSQL data directories.  pgiofs must be the only writer of\n"
+		"BACKING_DIR while it is mounted.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --foreground        stay in the foreground (default: daemonize once mounted)\n"
+		"  -d, --debug             print every FUSE request (implies -f)\n"
+		"  -o OPT[,OPT...]         mount options: allow_other, allow_root, ro, nosuid,\n"
+		"                          nodev, noexec, noatime, fsname=, nonempty (mount over a\n"
+		"                          non-empty directory), or any tunable as NAME=VALUE\n"
+		"  -c, --config FILE       read tunables from an INI file (see config/pgiofs.conf)\n"
+		"  -s, --set NAME=VALUE    set one tunable (after --config); NAME may be\n"
+		"                          SECTION.NAME\n"
+		"      --print-config      print the effective configuration as INI and exit\n"
+		"  -h, --help              this help, with every tunable\n"
+		"  -V, --version           print the version\n"
+		"\n"
+		"default_permissions is always on: the kernel checks permissions.\n"
+		"Unmount with `fusermount3 -u MOUNTPOINT` or SIGTERM.\n"
+		"\n"
+		"Tunables (section.name, default, range):\n");
+	conf_print_help(out, &pgiofs_conf);
+}
+
+/* FUSE mount options passed to the kernel unchanged. */
+static const char *const mount_opts[] = {
+	"allow_other", "allow_root", "ro", "rw", "nosuid", "suid", "nodev", "dev", "noexec",
+	"exec", "noatime", "atime", "relatime", "norelatime", "strictatime", "nodiratime",
+	"sync", "async", "dirsync", "auto_unmount", NULL
+};
+static const char *const mount_opts_valued[] = { "fsname=", "max_read=", "context=",
+						  "fscontext=", "defcontext=", "rootcontext=",
+						  NULL };
+
+static bool is_mount_opt(const char *o)
+{
+	int i;
+
+	for (i = 0; mount_opts[i]; i++)
+		if (strcmp(o, mount_opts[i]) == 0)
+			return true;
+	for (i = 0; mount_opts_valued[i]; i++)
+		if (strncmp(o, mount_opts_valued[i], strlen(mount_opts_valued[i])) == 0)
+			return true;
+	return false;
+}
+
+struct cli {
+	bool foreground, debug, nonempty, print_config;
+	const char *config;
+	const char *backing, *mountpoint;
+	char fuse_opts[4096]; /* comma-separated, for libfuse */
+	char *overrides[256];
+	int noverrides;
+};
+
+static int add_fuse_opt(struct cli *c, const char *o)
+{
+	size_t used = strlen(c->fuse_opts);
+
+	if (used + strlen(o) + 2 >= sizeof(c->fuse_opts))
+		return -E2BIG;
+	snprintf(c->fuse_opts + used, sizeof(c->fuse_opts) - used, "%s%s", used ? "," : "", o);
+	return 0;
+}
+
+static int add_override(struct cli *c, const char *o)
+{
+	if (c->noverrides >= (int)(sizeof(c->overrides) / sizeof(c->overrides[0])))
+		return -E2BIG;
+	c->overrides[c->noverrides++] = (char *)o;
+	return 0;
+}
+
+/* split_o() -- sort one -o argument into mount options and tunables. */
+static int split_o(struct cli *c, char *arg)
+{
+	char *save = NULL, *o;
+
+	for (o = strtok_r(arg, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		char name[128];
+		const char *eq = strchr(o, '=');
+
+		if (strcmp(o, "nonempty") == 0) {
+			c->nonempty = true;
+			continue;
+		}
+		if (strcmp(o, "default_permissions") == 0)
+			continue; /* always on */
+		if (is_mount_opt(o)) {
+			if (add_fuse_opt(c, o) < 0)
+				goto toolong;
+			continue;
+		}
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - o) : (int)strlen(o), o);
+		if (eq && (conf_find(&pgiofs_conf, NULL, name) || strchr(name, '.'))) {
+			if (add_override(c, o) < 0)
+				goto toolong;
+			continue;
+		}
+		fprintf(stderr, "pgiofs: unknown mount option \"%s\" (see pgiofs --help)\n", o);
+		return -EINVAL;
+	}
+	return 0;
+toolong:
+	fprintf(stderr, "pgiofs: too many options\n");
+	return -E2BIG;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "set", required_argument, NULL, 's' },
+		{ "print-config", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+fdo:c:s:hV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			c->foreground = true;
+			break;
+		case 'd':
+			c->debug = c->foreground = true;
+			break;
+		case 'o':
+			if (split_o(c, optarg) < 0)
+				return 1;
+			break;
+		case 'c':
+			c->config = optarg;
+			break;
+		case 's':
+			if (add_override(c, optarg) < 0)
+				return 1;
+			break;
+		case 'P':
+			c->print_config = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("pgiofs %s (libfuse %s)\n", PGIOFS_VERSION, fuse_pkgversion());
+			exit(0);
+		default:
+			if (optopt)
+				fprintf(stderr, "pgiofs: option -%c needs an argument or is unknown\n",
+					optopt);
+			else
+				fprintf(stderr, "pgiofs: unknown option \"%s\"\n", argv[optind - 1]);
+			fprintf(stderr, "Try 'pgiofs --help'.\n");
+			return 1;
+		}
+	}
+	if (c->print_config && argc - optind == 0)
+		return 0;
+	if (argc - optind != 2) {
+		fprintf(stderr, "pgiofs: expected BACKING_DIR and MOUNTPOINT, got %d argument%s\n"
+				"Try 'pgiofs --help'.\n",
+			argc - optind, argc - optind == 1 ? "" : "s");
+		return 1;
+	}
+	c->backing = argv[optind];
+	c->mountpoint = argv[optind + 1];
+	return 0;
+}
+
+static int load_settings(const struct cli *c, struct pgiofs_settings *s)
+{
+	char err[CONF_ERR_MAX];
+	int i;
+
+	if (conf_defaults(&pgiofs_conf, s) < 0) {
+		fprintf(stderr, "pgiofs: internal error: invalid default in the tunables table\n");
+		return 1;
+	}
+	if (c->config && conf_load_file(&pgiofs_conf, s, c->config, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pgiofs: %s\n", err);
+		return 1;
+	}
+	for (i = 0; i < c->noverrides; i++)
+		if (conf_set_arg(&pgiofs_conf, s, c->overrides[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "pgiofs: option \"%s\": %s\n", c->overrides[i], err);
+			return 1;
+		}
+	return 0;
+}
+
+/* check_dev_fuse() -- say what to do when /dev/fuse cannot be used. */
+static int check_dev_fuse(void)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno == ENOENT)
+		fprintf(stderr, "pgiofs: cannot open /dev/fuse: no such device (load the fuse "
+				"module: modprobe fuse)\n");
+	else if (errno == EACCES || errno == EPERM)
+		fprintf(stderr,
+			"pgiofs: cannot open /dev/fuse: %s (run pgiofs as root, or make the device "
+			"usable by other users as Debian does: chmod 0666 /dev/fuse)\n",
+			strerror(errno));
+	else
+		fprintf(stderr, "pgiofs: cannot open /dev/fuse: %s\n", strerror(errno));
+	return 1;
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* unmounting on a signal */
+
+struct sigctx {
+	struct fuse_session *se;
+	const char *mountpoint;
+	int backing_fd;
+	bool is_root;
+	sigset_t set;
+	atomic_bool loop_done;
+};
+
+static int run_fusermount(const char *flags, const char *mountpoint)
+{
+	char *argv[] = { "fusermount3", (char *)flags, "-q", "--", (char *)mountpoint, NULL };
+	pid_t pid;
+	int st;
+
+	if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) != 0)
+		return -1;
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* flush_mount() -- write every dirty page of the mount through the daemon
+ * (syncfs on a FUSE mount writes back its page cache, whose WRITE requests
+ * the still-running workers serve), then sync the backing filesystem. */
+static void flush_mount(struct sigctx *c)
+{
+	int fd = open(c->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (syncfs(fd) < 0)
+			pfs_log(LOG_ERR, "syncfs of the mount failed: %s", strerror(errno));
+		close(fd);
+	}
+	if (syncfs(c->backing_fd) < 0)
+		pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
+}
+
+static void *signal_thread(void *arg)
+{
+	struct sigctx *c = arg;
+	int sig, i;
+
+	for (;;) {
+		if (sigwait(&c->set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			pfs_log(LOG_INFO, "SIGHUP: nothing to reload yet");
+			continue;
+		}
+		break;
+	}
+	pfs_log(LOG_INFO, "signal %d: unmounting %s", sig, c->mountpoint);
+	/* A plain unmount writes everything back through us, then ends the
+	 * connection, and the session loop returns. */
+	if (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
+		       : run_fusermount("-u", c->mountpoint) == 0)
+		return NULL;
+	/* Busy: flush, detach, and end the session ourselves. */
+	pfs_log(LOG_WARNING, "%s is busy: flushing and detaching it", c->mountpoint);
+	flush_mount(c);
+	if (c->is_root)
+		umount2(c->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
+	else
+		run_fusermount("-uz", c->mountpoint);
+	fuse_session_exit(c->se);
+	for (i = 0; i < 50 && !atomic_load(&c->loop_done); i++)
+		usleep(100 * 1000);
+	if (!atomic_load(&c->loop_done)) {
+		/* files still open on the detached mount keep the connection up;
+		 * everything written so far has reached the backing store */
+		pfs_log(LOG_WARNING, "exiting with files still open on the detached mount");
+		_exit(0);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static int run(struct cli *c, struct pfs *fs)
+{
+	char *fargv[8];
+	int fargc = 0, ret = 1;
+	struct fuse_args args;
+	struct fuse_session *se;
+	struct fuse_loop_config *lc;
+	char opts[sizeof(c->fuse_opts) + PATH_MAX + 128];
+	struct sigctx sc;
+	pthread_t sigthr;
+	char err[512];
+
+	if (check_dev_fuse())
+		return 1;
+	if (pgiofs_check_paths(c->backing, c->mountpoint, c->nonempty, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pgiofs: %s\n", err);
+		return 1;
+	}
+	fs->ios = ios_create(fs->set.policy);
+	if (!fs->ios) {
+		fprintf(stderr, "pgiofs: iosched.policy \"%s\": %s\n", fs->set.policy,
+			errno == EINVAL ? "unknown policy" : strerror(errno));
+		return 1;
+	}
+	ret = pfs_init_root(fs, c->backing);
+	if (ret < 0) {
+		fprintf(stderr, "pgiofs: backing directory \"%s\": %s\n", c->backing,
+			strerror(-ret));
+		return 1;
+	}
+	ret = 1;
+	/* the subtype lets other instances (and people) see what a mount is */
+	snprintf(opts, sizeof(opts), "default_permissions,subtype=pgiofs%s%s",
+		 strstr(c->fuse_opts, "fsname=") ? "" : ",fsname=", "");
+	if (!strstr(c->fuse_opts, "fsname=")) {
+		char rb[PATH_MAX];
+
+		if (!realpath(c->backing, rb))
+			snprintf(rb, sizeof(rb), "%s", c->backing);
+		/* commas would split the option: fsname is informational */
+		for (char *p = rb; *p; p++)
+			if (*p == ',')
+				*p = '_';
+		strncat(opts, rb, sizeof(opts) - strlen(opts) - 1);
+	}
+	if (*c->fuse_opts) {
+		strncat(opts, ",", sizeof(opts) - strlen(opts) - 1);
+		strncat(opts, c->fuse_opts, sizeof(opts) - strlen(opts) - 1);
+	}
+	fargv[fargc++] = "pgiofs";
+	fargv[fargc++] = "-o";
+	fargv[fargc++] = opts;
+	if (c->debug)
+		fargv[fargc++] = "-d";
+	fargv[fargc] = NULL;
+	args = (struct fuse_args)FUSE_ARGS_INIT(fargc, fargv);
+
+	se = fuse_session_new(&args, &pfs_ops, sizeof(pfs_ops), fs);
+	if (!se) {
+		fprintf(stderr, "pgiofs: cannot start a FUSE session with options \"%s\"\n", opts);
+		return 1;
+	}
+	if (fuse_session_mount(se, c->mountpoint) != 0) {
+		fprintf(stderr, "pgiofs: cannot mount \"%s\" (see the message above)\n",
+			c->mountpoint);
+		fuse_session_destroy(se);
+		return 1;
+	}
+	pfs_tune_bdi(fs, c->mountpoint);
+	fs->foreground = c->foreground;
+	if (fuse_daemonize(c->foreground) != 0) {
+		fuse_session_unmount(se);
+		fuse_session_destroy(se);
+		return 1;
+	}
+	if (!c->foreground)
+		pfs_log_to_syslog();
+
+	memset(&sc, 0, sizeof(sc));
+	sc.se = se;
+	sc.mountpoint = c->mountpoint;
+	sc.is_root = fs->is_root;
+	sc.backing_fd = open(c->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sc.backing_fd < 0)
+		sc.backing_fd = fs->root.fd;
+	sigemptyset(&sc.set);
+	sigaddset(&sc.set, SIGTERM);
+	sigaddset(&sc.set, SIGINT);
+	sigaddset(&sc.set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sc.set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (pthread_create(&sigthr, NULL, signal_thread, &sc) != 0) {
+		pfs_log(LOG_ERR, "cannot start the signal thread");
+		fuse_session_unmount(se);
+		fuse_session_destroy(se);
+		return 1;
+	}
+	pthread_detach(sigthr);
+
+	lc = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_clone_fd(lc, fs->set.clone_fd);
+	fuse_loop_cfg_set_max_threads(lc, (unsigned)fs->set.max_threads);
+	fuse_loop_cfg_set_idle_threads(lc, (unsigned)fs->set.max_idle_threads);
+	ret = fuse_session_loop_mt(se, lc);
+	atomic_store(&sc.loop_done, true);
+	fuse_loop_cfg_destroy(lc);
+	fuse_session_unmount(se);
+	fuse_session_destroy(se);
+	if (sc.backing_fd != fs->root.fd)
+		close(sc.backing_fd);
+	return ret < 0 ? 1 : 0;
+}
+
+int pgiofs_main(int argc, char **argv)
+{
+	struct cli c;
+	struct pfs fs;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	memset(&fs, 0, sizeof(fs));
+	fs.root.fd = -1;
+	if (parse_args(&c, argc, argv))
+		return 1;
+	if (load_settings(&c, &fs.set))
+		return 1;
+	if (c.print_config) {
+		conf_print_ini(stdout, &pgiofs_conf, &fs.set);
+		return 0;
+	}
+	fs.is_root = geteuid() == 0;
+	raise_nofile();
+	umask(0); /* the kernel has applied the caller's umask already */
+	ret = run(&c, &fs);
+	ios_destroy(fs.ios);
+	pfs_cleanup(&fs);
+	return ret;
+}

@@ -1,0 +1,1228 @@
+/*
+ * fs.c -- the pgiofs low-level FUSE operations: a passthrough to the backing
+ * directory.
+ *
+ * What must stay true:
+ *   - Every backing object the kernel knows is a struct pfs_inode holding an
+ *     O_PATH descriptor, keyed by (st_dev, st_ino), with the kernel's lookup
+ *     count; it is freed (and its descriptor closed) when the count reaches 0
+ *     through FORGET.  Holding the descriptor keeps the backing inode number
+ *     from being reused while the kernel still uses our node id.
+ *   - Path operations are relative to a directory descriptor with a single
+ *     name component from the kernel (never a path), so nothing escapes the
+ *     backing tree; ".." of the root is the root.  The daemon never follows a
+ *     symlink the caller would not follow.
+ *   - Every data read, write and sync goes through iosched (ios_submit()).
+ *   - Errors are the backing filesystem's errno, unchanged.  FSYNC and
+ *     FSYNCDIR are always implemented (an ENOSYS reply would make the kernel
+ *     report success for every later fsync).
+ *   - Objects created through the mount belong to the requesting user: when
+ *     the daemon runs as root, creation uses the caller's gid as fsgid (so a
+ *     set-gid directory still decides the group) and then chowns to the uid.
+ */
+#include "pgiofs_i.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <syslog.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* logging */
+
+static bool log_syslog;
+
+void pfs_log_to_syslog(void)
+{
+	openlog("pgiofs", LOG_PID, LOG_DAEMON);
+	log_syslog = true;
+}
+
+void pfs_log(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (log_syslog) {
+		vsyslog(prio, fmt, ap);
+	} else {
+		fputs("pgiofs: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------------------ */
+/* inode table */
+
+static inline struct pfs *pfs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct pfs_inode *inode_of(fuse_req_t req, fuse_ino_t ino)
+{
+	if (ino == FUSE_ROOT_ID)
+		return &pfs_of(req)->root;
+	return (struct pfs_inode *)(uintptr_t)ino;
+}
+
+static inline int fd_of(fuse_req_t req, fuse_ino_t ino)
+{
+	return inode_of(req, ino)->fd;
+}
+
+static size_t hash_of(const struct pfs *fs, dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev;
+
+	return (size_t)(h ^ (h >> 29)) & (fs->tabsize - 1);
+}
+
+/* table_grow__() -- double the table; caller holds fs->lock. */
+static void table_grow__(struct pfs *fs)
+{
+	size_t newsize = fs->tabsize * 2, i;
+	struct pfs_inode **nt = calloc(newsize, sizeof(*nt));
+	struct pfs_inode **old = fs->tab, *in, *next;
+	size_t oldsize = fs->tabsize;
+
+	if (!nt)
+		return; /* keep the longer chains */
+	fs->tab = nt;
+	fs->tabsize = newsize;
+	for (i = 0; i < oldsize; i++)
+		for (in = old[i]; in; in = next) {
+			size_t h = hash_of(fs, in->dev, in->ino);
+
+			next = in->hnext;
+			in->hnext = nt[h];
+			nt[h] = in;
+		}
+	free(old);
+}
+
+/* inode_get() -- find or add the inode for (@st, @fd), taking one lookup
+ * reference.  @fd is consumed: kept by a new inode, closed if one existed. */
+static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd)
+{
+	struct pfs_inode *in;
+	size_t h;
+
+	pthread_mutex_lock(&fs->lock);
+	h = hash_of(fs, st->st_dev, st->st_ino);
+	for (in = fs->tab[h]; in; in = in->hnext)
+		if (in->ino == st->st_ino && in->dev == st->st_dev)
+			break;
+	if (in) {
+		in->nlookup++;
+		pthread_mutex_unlock(&fs->lock);
+		close(fd);
+		return in;
+	}
+	in = calloc(1, sizeof(*in));
+	if (!in) {
+		pthread_mutex_unlock(&fs->lock);
+		close(fd);
+		return NULL;
+	}
+	in->fd = fd;
+	in->dev = st->st_dev;
+	in->ino = st->st_ino;
+	in->fmt = st->st_mode & S_IFMT;
+	in->nlookup = 1;
+	in->hnext = fs->tab[h];
+	fs->tab[h] = in;
+	if (++fs->count > fs->tabsize * 2)
+		table_grow__(fs);
+	pthread_mutex_unlock(&fs->lock);
+	return in;
+}
+
+/* inode_forget() -- drop @n lookup references; free the inode at zero. */
+static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
+{
+	struct pfs_inode **pp;
+
+	if (in == &fs->root)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	if (n > in->nlookup) {
+		pfs_log(LOG_ERR, "forget of %" PRIu64 " on inode %ju with %" PRIu64 " lookups",
+			n, (uintmax_t)in->ino, in->nlookup);
+		n = in->nlookup;
+	}
+	in->nlookup -= n;
+	if (in->nlookup) {
+		pthread_mutex_unlock(&fs->lock);
+		return;
+	}
+	for (pp = &fs->tab[hash_of(fs, in->dev, in->ino)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == in) {
+			*pp = in->hnext;
+			break;
+		}
+	fs->count--;
+	pthread_mutex_unlock(&fs->lock);
+	close(in->fd);
+	free(in);
+}
+
+int pfs_init_root(struct pfs *fs, const char *backing)
+{
+	struct stat st;
+
+	pthread_mutex_init(&fs->lock, NULL);
+	fs->tabsize = 1024;
+	fs->tab = calloc(fs->tabsize, sizeof(*fs->tab));
+	if (!fs->tab)
+		return -ENOMEM;
+	fs->root.fd = open(backing, O_PATH | O_DIRECTORY);
+	if (fs->root.fd < 0)
+		return -errno;
+	if (fstat(fs->root.fd, &st) < 0)
+		return -errno;
+	fs->root.dev = st.st_dev;
+	fs->root.ino = st.st_ino;
+	fs->root.fmt = S_IFDIR;
+	fs->root.nlookup = 2; /* never freed */
+	fs->tab[hash_of(fs, st.st_dev, st.st_ino)] = &fs->root;
+	fs->count = 1;
+	return 0;
+}
+
+void pfs_cleanup(struct pfs *fs)
+{
+	size_t i;
+	struct pfs_inode *in, *next;
+
+	if (!fs->tab)
+		return;
+	for (i = 0; i < fs->tabsize; i++)
+		for (in = fs->tab[i]; in; in = next) {
+			next = in->hnext;
+			if (in != &fs->root) {
+				close(in->fd);
+				free(in);
+			}
+		}
+	free(fs->tab);
+	fs->tab = NULL;
+	if (fs->root.fd >= 0)
+		close(fs->root.fd);
+	fs->root.fd = -1;
+	pthread_mutex_destroy(&fs->lock);
+}
+
+/* proc_path() -- "/proc/self/fd/N", to reach an O_PATH descriptor's object
+ * with calls that have no *at(..., AT_EMPTY_PATH) form. */
+static void proc_path(char *buf, size_t len, int fd)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+/* ------------------------------------------------------------------------ */
+/* lookup and attributes */
+
+static int stat_inode(struct pfs_inode *in, struct stat *st)
+{
+	return fstatat(in->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+/* check_name() -- a single path component from the kernel. */
+static int check_name(const char *name)
+{
+	if (strchr(name, '/'))
+		return -EINVAL;
+	if (strlen(name) > NAME_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* do_lookup() -- fill @e for @name in @parent, taking one lookup reference.
+ * Returns 0 or -errno. */
+static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
+		     struct fuse_entry_param *e)
+{
+	struct pfs_inode *in;
+	int fd, ret;
+
+	memset(e, 0, sizeof(*e));
+	e->attr_timeout = fs->set.attr_timeout;
+	e->entry_timeout = fs->set.entry_timeout;
+	ret = check_name(name);
+	if (ret < 0)
+		return ret;
+	if (parent == &fs->root && strcmp(name, "..") == 0)
+		name = ".";
+	fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	in = inode_get(fs, &e->attr, fd);
+	if (!in)
+		return -ENOMEM;
+	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
+	return 0;
+}
+
+static void reply_entry_or_err(fuse_req_t req, struct fuse_entry_param *e, int ret)
+{
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_entry(req, e);
+}
+
+static void pfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct pfs *fs = pfs_of(req);
+	struct fuse_entry_param e;
+	int ret = do_lookup(fs, inode_of(req, parent), name, &e);
+
+	if (ret == -ENOENT && fs->set.negative_timeout > 0) {
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = fs->set.negative_timeout;
+		ret = 0;
+	}
+	reply_entry_or_err(req, &e, ret);
+}
+
+static void pfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	inode_forget(pfs_of(req), inode_of(req, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void pfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		inode_forget(pfs_of(req), inode_of(req, forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+struct pfs_fh; /* below */
+static int fh_fd(struct fuse_file_info *fi);
+
+static void pfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+	int ret;
+
+	if (fi)
+		ret = fstat(fh_fd(fi), &st) < 0 ? -errno : 0;
+	else
+		ret = stat_inode(inode_of(req, ino), &st);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_attr(req, &st, pfs_of(req)->set.attr_timeout);
+}
+
+static int set_times(struct pfs_inode *in, int fd, struct stat *attr, int valid)
+{
+	struct timespec tv[2];
+	char path[64];
+
+	tv[0].tv_sec = tv[1].tv_sec = 0;
+	tv[0].tv_nsec = tv[1].tv_nsec = UTIME_OMIT;
+	if (valid & FUSE_SET_ATTR_ATIME_NOW)
+		tv[0].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_ATIME)
+		tv[0] = attr->st_atim;
+	if (valid & FUSE_SET_ATTR_MTIME_NOW)
+		tv[1].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_MTIME)
+		tv[1] = attr->st_mtim;
+	if (fd >= 0)
+		return futimens(fd, tv) < 0 ? -errno : 0;
+	if (in->fmt == S_IFLNK)
+		return utimensat(in->fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+											  : 0;
+	proc_path(path, sizeof(path), in->fd);
+	return utimensat(AT_FDCWD, path, tv, 0) < 0 ? -errno : 0;
+}
+
+static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
+			struct fuse_file_info *fi)
+{
+	struct pfs_inode *in = inode_of(req, ino);
+	int fd = fi ? fh_fd(fi) : -1;
+	char path[64];
+	struct stat st;
+	int ret = 0;
+
+	proc_path(path, sizeof(path), in->fd);
+	if (valid & FUSE_SET_ATTR_MODE) {
+		if (in->fmt == S_IFLNK)
+			ret = -EOPNOTSUPP;
+		else if (fd >= 0)
+			ret = fchmod(fd, attr->st_mode & 07777) < 0 ? -errno : 0;
+		else
+			ret = chmod(path, attr->st_mode & 07777) < 0 ? -errno : 0;
+		if (ret < 0)
+			goto out;
+	}
+	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
+		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+
+		if (fchownat(in->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+			ret = -errno;
+			goto out;
+		}
+	}
+	if (valid & FUSE_SET_ATTR_SIZE) {
+		if (fd >= 0)
+			ret = ftruncate(fd, attr->st_size) < 0 ? -errno : 0;
+		else
+			ret = truncate(path, attr->st_size) < 0 ? -errno : 0;
+		if (ret < 0)
+			goto out;
+	}
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+		     FUSE_SET_ATTR_MTIME_NOW)) {
+		ret = set_times(in, fd, attr, valid);
+		if (ret < 0)
+			goto out;
+	}
+	ret = fd >= 0 ? (fstat(fd, &st) < 0 ? -errno : 0) : stat_inode(in, &st);
+out:
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_attr(req, &st, pfs_of(req)->set.attr_timeout);
+}
+
+/* ------------------------------------------------------------------------ */
+/* creating objects as the requesting user */
+
+struct creds {
+	bool active;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* creds_enter() -- when the daemon is root, create with the caller's gid as
+ * fsgid (this thread only); the owner is set by creds_own_*() afterwards. */
+static struct creds creds_enter(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct creds c = { false, ctx->uid, ctx->gid };
+
+	if (pfs_of(req)->is_root && (ctx->uid != 0 || ctx->gid != 0)) {
+		c.active = true;
+		setfsgid(ctx->gid);
+	}
+	return c;
+}
+
+static void creds_leave(struct creds *c)
+{
+	if (c->active)
+		setfsgid(0);
+}
+
+/* creds_own_at() -- give @name in @dirfd to the caller; on failure the new
+ * object is removed so nothing half-made is left.  Returns 0 or -errno. */
+static int creds_own_at(const struct creds *c, int dirfd, const char *name, bool isdir)
+{
+	int e;
+
+	if (!c->active || c->uid == 0)
+		return 0;
+	if (fchownat(dirfd, name, c->uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;
+	e = errno;
+	unlinkat(dirfd, name, isdir ? AT_REMOVEDIR : 0);
+	return -e;
+}
+
+/* restore_setid() -- chown clears S_ISUID/S_ISGID of a regular file; put
+ * back the bits the caller asked for. */
+static void restore_setid(int fd, mode_t mode)
+{
+	if (mode & (S_ISUID | S_ISGID))
+		fchmod(fd, mode & 07777);
+}
+
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev, const char *link)
+{
+	struct pfs *fs = pfs_of(req);
+	struct pfs_inode *dir = inode_of(req, parent);
+	struct fuse_entry_param e;
+	struct creds c;
+	int ret = check_name(name);
+
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	c = creds_enter(req);
+	if (link)
+		ret = symlinkat(link, dir->fd, name);
+	else if (S_ISDIR(mode))
+		ret = mkdirat(dir->fd, name, mode & 07777);
+	else
+		ret = mknodat(dir->fd, name, mode, rdev);
+	ret = ret < 0 ? -errno : 0;
+	creds_leave(&c);
+	if (ret == 0)
+		ret = creds_own_at(&c, dir->fd, name, S_ISDIR(mode));
+	if (ret == 0 && c.active && c.uid != 0 && S_ISREG(mode) && (mode & (S_ISUID | S_ISGID))) {
+		int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW);
+		char path[64];
+
+		if (fd >= 0) {
+			proc_path(path, sizeof(path), fd);
+			chmod(path, mode & 07777);
+			close(fd);
+		}
+	}
+	if (ret == 0)
+		ret = do_lookup(fs, dir, name, &e);
+	reply_entry_or_err(req, &e, ret);
+}
+
+static void pfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev)
+{
+	make_node(req, parent, name, mode, rdev, NULL);
+}
+
+static void pfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	make_node(req, parent, name, S_IFDIR | mode, 0, NULL);
+}
+
+static void pfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	make_node(req, parent, name, S_IFLNK | 0777, 0, link);
+}
+
+static void pfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct pfs *fs = pfs_of(req);
+	struct pfs_inode *in = inode_of(req, ino);
+	struct pfs_inode *dir = inode_of(req, newparent);
+	struct fuse_entry_param e;
+	char path[64];
+	int ret = check_name(newname);
+
+	if (ret == 0) {
+		/* AT_EMPTY_PATH links the object itself, symlinks included; it
+		 * needs CAP_DAC_READ_SEARCH, so fall back to the /proc path
+		 * (which for a symlink would follow it: refuse that case). */
+		ret = linkat(in->fd, "", dir->fd, newname, AT_EMPTY_PATH);
+		if (ret < 0 && (errno == ENOENT || errno == EPERM) && in->fmt != S_IFLNK) {
+			proc_path(path, sizeof(path), in->fd);
+			ret = linkat(AT_FDCWD, path, dir->fd, newname, AT_SYMLINK_FOLLOW);
+		}
+		ret = ret < 0 ? -errno : 0;
+	}
+	if (ret == 0)
+		ret = do_lookup(fs, dir, newname, &e);
+	reply_entry_or_err(req, &e, ret);
+}
+
+static void pfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	int ret = unlinkat(fd_of(req, parent), name, 0);
+
+	fuse_reply_err(req, ret < 0 ? errno : 0);
+}
+
+static void pfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	int ret = unlinkat(fd_of(req, parent), name, AT_REMOVEDIR);
+
+	fuse_reply_err(req, ret < 0 ? errno : 0);
+}
+
+static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		       fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	int ret = check_name(newname);
+
+	if (ret == 0)
+		ret = renameat2(fd_of(req, parent), name, fd_of(req, newparent), newname, flags) < 0
+			      ? -errno
+			      : 0;
+	fuse_reply_err(req, -ret);
+}
+
+static void pfs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[PATH_MAX + 1];
+	ssize_t n = readlinkat(fd_of(req, ino), "", buf, sizeof(buf));
+
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else if (n == sizeof(buf))
+		fuse_reply_err(req, ENAMETOOLONG);
+	else {
+		buf[n] = '\0';
+		fuse_reply_readlink(req, buf);
+	}
+}
+
+static void pfs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(fd_of(req, ino), &sv) < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+static void pfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	char path[64];
+
+	proc_path(path, sizeof(path), fd_of(req, ino));
+	fuse_reply_err(req, faccessat(AT_FDCWD, path, mask, AT_EACCESS) < 0 ? errno : 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* open files */
+
+struct pfs_fh {
+	int fd;
+	struct pfs_inode *inode;
+	enum ios_class cls;
+};
+
+static inline struct pfs_fh *fh_of(struct fuse_file_info *fi)
+{
+	return (struct pfs_fh *)(uintptr_t)fi->fh;
+}
+
+static int fh_fd(struct fuse_file_info *fi)
+{
+	return fh_of(fi)->fd;
+}
+
+/* open_flags() -- the flags for the backing open.  With the write-back
+ * cache the kernel may read pages of a file opened write-only and handles
+ * O_APPEND itself (it knows the size), so open read-write and drop
+ * O_APPEND.  O_NOFOLLOW is dropped because /proc/self/fd links are symlinks
+ * themselves: the kernel has already refused a symlink for the caller. */
+static int open_flags(const struct pfs *fs, int flags, bool *widened)
+{
+	flags &= ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY);
+	*widened = false;
+	if (fs->set.writeback_cache) {
+		if ((flags & O_ACCMODE) == O_WRONLY) {
+			flags = (flags & ~O_ACCMODE) | O_RDWR;
+			*widened = true;
+		}
+		flags &= ~O_APPEND;
+	}
+	return flags | O_CLOEXEC;
+}
+
+static int fh_new(struct fuse_file_info *fi, int fd, struct pfs_inode *in)
+{
+	struct pfs_fh *fh = malloc(sizeof(*fh));
+
+	if (!fh)
+		return -ENOMEM;
+	fh->fd = fd;
+	fh->inode = in;
+	fh->cls = IOS_CLASS_OTHER;
+	fi->fh = (uint64_t)(uintptr_t)fh;
+	return 0;
+}
+
+static void set_open_reply(const struct pfs *fs, struct fuse_file_info *fi)
+{
+	fi->keep_cache = fs->set.keep_cache;
+}
+
+static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pfs *fs = pfs_of(req);
+	struct pfs_inode *in = inode_of(req, ino);
+	bool widened;
+	int flags = open_flags(fs, fi->flags, &widened);
+	char path[64];
+	int fd, ret;
+
+	proc_path(path, sizeof(path), in->fd);
+	fd = open(path, flags);
+	if (fd < 0 && errno == EACCES && widened)
+		fd = open(path, (flags & ~O_ACCMODE) | O_WRONLY);
+	if (fd < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	ret = fh_new(fi, fd, in);
+	if (ret < 0) {
+		close(fd);
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	set_open_reply(fs, fi);
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		/* the caller was interrupted: nobody will release this */
+		close(fd);
+		free(fh_of(fi));
+	}
+}
+
+static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		       struct fuse_file_info *fi)
+{
+	struct pfs *fs = pfs_of(req);
+	struct pfs_inode *dir = inode_of(req, parent);
+	struct fuse_entry_param e;
+	bool widened;
+	int flags = open_flags(fs, fi->flags, &widened);
+	struct creds c;
+	int fd, ret = check_name(name);
+
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	/* the kernel sends O_EXCL if the caller asked; keep it for the backing */
+	flags |= O_CREAT | (fi->flags & O_EXCL);
+	c = creds_enter(req);
+	fd = openat(dir->fd, name, flags, mode);
+	if (fd < 0 && errno == EACCES && widened)
+		fd = openat(dir->fd, name, (flags & ~O_ACCMODE) | O_WRONLY, mode);
+	ret = fd < 0 ? -errno : 0;
+	creds_leave(&c);
+	if (ret == 0 && c.active && c.uid != 0) {
+		if (fchown(fd, c.uid, (gid_t)-1) < 0) {
+			ret = -errno;
+			unlinkat(dir->fd, name, 0);
+		} else {
+			restore_setid(fd, mode);
+		}
+	}
+	if (ret == 0)
+		ret = do_lookup(fs, dir, name, &e);
+	if (ret == 0) {
+		ret = fh_new(fi, fd, (struct pfs_inode *)(uintptr_t)e.ino);
+		if (ret < 0)
+			inode_forget(fs, inode_of(req, e.ino), 1);
+	}
+	if (ret < 0) {
+		if (fd >= 0)
+			close(fd);
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	set_open_reply(fs, fi);
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		close(fd);
+		free(fh_of(fi));
+		inode_forget(fs, inode_of(req, e.ino), 1);
+	}
+}
+
+static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pfs_fh *fh = fh_of(fi);
+
+	close(fh->fd);
+	free(fh);
+	fuse_reply_err(req, 0);
+}
+
+/* pfs_flush() -- close() of a duplicate reports what the backing
+ * filesystem reports at close (network filesystems report write errors
+ * there) without giving up the descriptor. */
+static void pfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	int fd = dup(fh_fd(fi));
+
+	if (fd < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	fuse_reply_err(req, close(fd) < 0 ? errno : 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* data path: every read, write and sync is an iosched request */
+
+struct rw_ctx {
+	struct ios_req r;
+	fuse_req_t req;
+	struct iovec iov;
+};
+
+static void read_done(struct ios_req *r, ssize_t res)
+{
+	struct rw_ctx *c = (struct rw_ctx *)r;
+
+	if (res < 0)
+		fuse_reply_err(c->req, (int)-res);
+	else
+		fuse_reply_buf(c->req, c->iov.iov_base, (size_t)res);
+	free(c);
+}
+
+static void write_done(struct ios_req *r, ssize_t res)
+{
+	struct rw_ctx *c = (struct rw_ctx *)r;
+
+	if (res < 0)
+		fuse_reply_err(c->req, (int)-res);
+	else
+		fuse_reply_write(c->req, (size_t)res);
+	free(c);
+}
+
+static void sync_done(struct ios_req *r, ssize_t res)
+{
+	struct rw_ctx *c = (struct rw_ctx *)r;
+
+	fuse_reply_err(c->req, res < 0 ? (int)-res : 0);
+	free(c);
+}
+
+/* rw_new() -- a request for @fh; for reads the buffer follows the struct. */
+static struct rw_ctx *rw_new(fuse_req_t req, struct pfs_fh *fh, int fd, enum ios_dir dir,
+			     size_t bufsize)
+{
+	struct rw_ctx *c = malloc(sizeof(*c) + bufsize);
+
+	if (!c)
+		return NULL;
+	memset(c, 0, sizeof(*c));
+	c->req = req;
+	c->r.fd = fd;
+	c->r.file_id = fh ? (uint64_t)fh->inode->ino : 0;
+	c->r.cls = fh ? fh->cls : IOS_CLASS_OTHER;
+	c->r.dir = dir;
+	c->r.pid = fuse_req_ctx(req)->pid;
+	c->r.priv = c;
+	return c;
+}
+
+static void pfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct pfs_fh *fh = fh_of(fi);
+	struct rw_ctx *c = rw_new(req, fh, fh->fd, IOS_READ, size);
+
+	if (!c) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	c->iov.iov_base = c + 1;
+	c->iov.iov_len = size;
+	c->r.iov = &c->iov;
+	c->r.iovcnt = 1;
+	c->r.off = off;
+	c->r.len = size;
+	c->r.done = read_done;
+	ios_submit(pfs_of(req)->ios, &c->r);
+}
+
+static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	struct pfs_fh *fh = fh_of(fi);
+	struct rw_ctx *c = rw_new(req, fh, fh->fd, IOS_WRITE, 0);
+
+	if (!c) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	c->iov.iov_base = (void *)buf;
+	c->iov.iov_len = size;
+	c->r.iov = &c->iov;
+	c->r.iovcnt = 1;
+	c->r.off = off;
+	c->r.len = size;
+	c->r.done = write_done;
+	ios_submit(pfs_of(req)->ios, &c->r);
+}
+
+static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync)
+{
+	struct rw_ctx *c = rw_new(req, fh, fd, IOS_SYNC, 0);
+
+	if (!c) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	c->r.flags = datasync ? IOS_F_DATASYNC : 0;
+	c->r.done = sync_done;
+	ios_submit(pfs_of(req)->ios, &c->r);
+}
+
+static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	submit_sync(req, fh_of(fi), fh_fd(fi), datasync);
+}
+
+static void pfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+			  struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, fallocate(fh_fd(fi), mode, offset, length) < 0 ? errno : 0);
+}
+
+static void pfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		      struct fuse_file_info *fi)
+{
+	off_t res = lseek(fh_fd(fi), off, whence);
+
+	if (res < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_lseek(req, res);
+}
+
+static void pfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+				struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+				struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	ssize_t n = copy_file_range(fh_fd(fi_in), &off_in, fh_fd(fi_out), &off_out, len,
+				    (unsigned)flags);
+
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* directories */
+
+struct pfs_dir {
+	DIR *dp;
+	struct dirent *entry; /* read but not yet returned */
+	off_t offset;
+};
+
+static inline struct pfs_dir *dir_of(struct fuse_file_info *fi)
+{
+	return (struct pfs_dir *)(uintptr_t)fi->fh;
+}
+
+static void pfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pfs_dir *d = calloc(1, sizeof(*d));
+	int fd, e;
+
+	if (!d) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fd = openat(fd_of(req, ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		goto err;
+	d->dp = fdopendir(fd);
+	if (!d->dp) {
+		e = errno;
+		close(fd);
+		errno = e;
+		goto err;
+	}
+	fi->fh = (uint64_t)(uintptr_t)d;
+	fi->cache_readdir = 0;
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		closedir(d->dp);
+		free(d);
+	}
+	return;
+err:
+	e = errno;
+	free(d);
+	fuse_reply_err(req, e);
+}
+
+static bool is_dot_or_dotdot(const char *name)
+{
+	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct pfs *fs = pfs_of(req);
+	struct pfs_dir *d = dir_of(fi);
+	char *buf = malloc(size), *p = buf;
+	size_t rem = size;
+	int err = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (offset != d->offset) {
+		seekdir(d->dp, offset);
+		d->entry = NULL;
+		d->offset = offset;
+	}
+	for (;;) {
+		struct fuse_entry_param e;
+		const char *name;
+		off_t next;
+		size_t sz;
+
+		if (!d->entry) {
+			errno = 0;
+			d->entry = readdir(d->dp);
+			if (!d->entry) {
+				err = errno;
+				break;
+			}
+		}
+		name = d->entry->d_name;
+		next = d->entry->d_off;
+		if (plus) {
+			if (is_dot_or_dotdot(name)) {
+				memset(&e, 0, sizeof(e));
+				e.attr.st_ino = d->entry->d_ino;
+				e.attr.st_mode = (mode_t)d->entry->d_type << 12;
+			} else {
+				int ret = do_lookup(fs, inode_of(req, ino), name, &e);
+
+				if (ret == -ENOENT) { /* gone meanwhile */
+					d->entry = NULL;
+					d->offset = next;
+					continue;
+				}
+				if (ret < 0) {
+					err = -ret;
+					break;
+				}
+			}
+			sz = fuse_add_direntry_plus(req, p, rem, name, &e, next);
+			if (sz > rem) {
+				if (e.ino)
+					inode_forget(fs, inode_of(req, e.ino), 1);
+				break;
+			}
+		} else {
+			struct stat st;
+
+			memset(&st, 0, sizeof(st));
+			st.st_ino = d->entry->d_ino;
+			st.st_mode = (mode_t)d->entry->d_type << 12;
+			sz = fuse_add_direntry(req, p, rem, name, &st, next);
+			if (sz > rem)
+				break;
+		}
+		p += sz;
+		rem -= sz;
+		d->entry = NULL;
+		d->offset = next;
+	}
+	/* an error can only be reported if nothing was returned yet */
+	if (err && rem == size)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_buf(req, buf, size - rem);
+	free(buf);
+}
+
+static void pfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
+			struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, offset, fi, false);
+}
+
+static void pfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
+			    struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, offset, fi, true);
+}
+
+static void pfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct pfs_dir *d = dir_of(fi);
+
+	closedir(d->dp);
+	free(d);
+	fuse_reply_err(req, 0);
+}
+
+static void pfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	submit_sync(req, NULL, dirfd(dir_of(fi)->dp), datasync);
+}
+
+/* ------------------------------------------------------------------------ */
+/* extended attributes: through /proc/self/fd for files and directories;
+ * a symlink's own attributes cannot be reached from an O_PATH descriptor
+ * without following it, so they are reported as unsupported. */
+
+static int xattr_path(fuse_req_t req, fuse_ino_t ino, char *path, size_t len)
+{
+	struct pfs_inode *in = inode_of(req, ino);
+
+	if (in->fmt == S_IFLNK)
+		return -EOPNOTSUPP;
+	proc_path(path, len, in->fd);
+	return 0;
+}
+
+static void reply_xattr_value(fuse_req_t req, size_t size, ssize_t n, const char *buf)
+{
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+static void pfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	char path[64], *buf = NULL;
+	int ret = xattr_path(req, ino, path, sizeof(path));
+	ssize_t n;
+
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = getxattr(path, name, buf, size);
+	reply_xattr_value(req, size, n, buf);
+	free(buf);
+}
+
+static void pfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char path[64], *buf = NULL;
+	int ret = xattr_path(req, ino, path, sizeof(path));
+	ssize_t n;
+
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = listxattr(path, buf, size);
+	reply_xattr_value(req, size, n, buf);
+	free(buf);
+}
+
+static void pfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			 size_t size, int flags)
+{
+	char path[64];
+	int ret = xattr_path(req, ino, path, sizeof(path));
+
+	if (ret == 0)
+		ret = setxattr(path, name, value, size, flags) < 0 ? -errno : 0;
+	fuse_reply_err(req, -ret);
+}
+
+static void pfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	char path[64];
+	int ret = xattr_path(req, ino, path, sizeof(path));
+
+	if (ret == 0)
+		ret = removexattr(path, name) < 0 ? -errno : 0;
+	fuse_reply_err(req, -ret);
+}
+
+/* ------------------------------------------------------------------------ */
+/* session */
+
+static void pfs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct pfs *fs = userdata;
+	const struct pgiofs_settings *s = &fs->set;
+
+	if (s->writeback_cache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	else
+		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
+	/* ordering across the async queue is iosched's business */
+	conn->want |= conn->capable & FUSE_CAP_ASYNC_READ;
+	/* locks stay local to the kernel: the backing files are ours alone */
+	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	conn->max_write = (unsigned)(s->max_write_kb * 1024);
+	conn->max_readahead = (unsigned)(s->max_readahead_kb * 1024);
+	conn->max_background = (unsigned)s->max_background;
+	conn->congestion_threshold = (unsigned)(s->max_background * 3 / 4);
+	conn->time_gran = 1;
+}
+
+static void pfs_destroy(void *userdata)
+{
+	(void)userdata;
+}
+
+const struct fuse_lowlevel_ops pfs_ops = {
+	.init = pfs_init,
+	.destroy = pfs_destroy,
+	.lookup = pfs_lookup,
+	.forget = pfs_forget,
+	.forget_multi = pfs_forget_multi,
+	.getattr = pfs_getattr,
+	.setattr = pfs_setattr,
+	.readlink = pfs_readlink,
+	.mknod = pfs_mknod,
+	.mkdir = pfs_mkdir,
+	.unlink = pfs_unlink,
+	.rmdir = pfs_rmdir,
+	.symlink = pfs_symlink,
+	.rename = pfs_rename,
+	.link = pfs_link,
+	.open = pfs_open,
+	.read = pfs_read,
+	.write = pfs_write,
+	.flush = pfs_flush,
+	.release = pfs_release,
+	.fsync = pfs_fsync,
+	.opendir = pfs_opendir,
+	.readdir = pfs_readdir,
+	.readdirplus = pfs_readdirplus,
+	.releasedir = pfs_releasedir,
+	.fsyncdir = pfs_fsyncdir,
+	.statfs = pfs_statfs,
+	.setxattr = pfs_setxattr,
+	.getxattr = pfs_getxattr,
+	.listxattr = pfs_listxattr,
+	.removexattr = pfs_removexattr,
+	.access = pfs_access,
+	.create = pfs_create,
+	.fallocate = pfs_fallocate,
+	.lseek = pfs_lseek,
+	.copy_file_range = pfs_copy_file_range,
+};

@@ -1,0 +1,236 @@
+/*
+ * mount.c -- what pgiofs checks before mounting, and the tuning of the
+ * mount's backing-device info (bdi) after.
+ *
+ * The checks refuse, before anything is mounted, every set-up that would
+ * lose data or loop: a backing directory that is missing or already served
+ * by pgiofs, a mount point that is missing or not empty, or either directory
+ * inside the other.
+ */
+#include "pgiofs_i.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+/* unescape_mountinfo() -- undo the octal escapes (\040 etc.) in place. */
+static void unescape_mountinfo(char *s)
+{
+	char *w = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*w++ = *s++;
+		}
+	}
+	*w = '\0';
+}
+
+struct mnt_entry {
+	char point[PATH_MAX];
+	char fstype[64];
+	unsigned major, minor;
+};
+
+/* find_mount() -- the mount that contains absolute path @path (the longest
+ * mount point that is a prefix of it), or the one exactly at it when
+ * @exact.  Returns 0, or -ENOENT. */
+static int find_mount(const char *path, bool exact, struct mnt_entry *out)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char *line = NULL;
+	size_t cap = 0, best = 0;
+	int found = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char point[PATH_MAX], fstype[64], *sep;
+		unsigned maj, min;
+		size_t len;
+
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, point) != 3)
+			continue;
+		sep = strstr(line, " - ");
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1)
+			continue;
+		unescape_mountinfo(point);
+		len = strlen(point);
+		if (exact) {
+			if (strcmp(point, path) != 0)
+				continue;
+		} else if (!(strcmp(point, "/") == 0 ||
+			     (strncmp(path, point, len) == 0 &&
+			      (path[len] == '/' || path[len] == '\0')))) {
+			continue;
+		}
+		/* later lines are mounted on top: ">=" keeps the topmost */
+		if (len >= best) {
+			best = len;
+			snprintf(out->point, sizeof(out->point), "%s", point);
+			snprintf(out->fstype, sizeof(out->fstype), "%s", fstype);
+			out->major = maj;
+			out->minor = min;
+			found = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* is_inside() -- @a is @b or below it (both canonical). */
+static bool is_inside(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	if (strcmp(b, "/") == 0)
+		return true;
+	return strncmp(a, b, n) == 0 && (a[n] == '/' || a[n] == '\0');
+}
+
+static int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	closedir(d);
+	return empty;
+}
+
+int pgiofs_check_paths(const char *backing, const char *mountpoint, bool nonempty, char *err,
+		       size_t errlen)
+{
+	char rb[PATH_MAX], rm[PATH_MAX];
+	struct mnt_entry m;
+	struct stat st;
+	int ret;
+
+	if (stat(backing, &st) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "backing directory \"%s\": %s", backing, strerror(-ret));
+		return ret;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "backing directory \"%s\": not a directory", backing);
+		return -ENOTDIR;
+	}
+	if (stat(mountpoint, &st) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "mount point \"%s\": %s", mountpoint, strerror(-ret));
+		return ret;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "mount point \"%s\": not a directory", mountpoint);
+		return -ENOTDIR;
+	}
+	if (!realpath(backing, rb) || !realpath(mountpoint, rm)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot resolve \"%s\" or \"%s\": %s", backing, mountpoint,
+			 strerror(-ret));
+		return ret;
+	}
+	if (is_inside(rm, rb)) {
+		snprintf(err, errlen,
+			 "mount point \"%s\" is inside the backing directory \"%s\" (the mount "
+			 "would contain itself)",
+			 mountpoint, backing);
+		return -EINVAL;
+	}
+	if (is_inside(rb, rm)) {
+		snprintf(err, errlen,
+			 "backing directory \"%s\" is inside the mount point \"%s\" (it would be "
+			 "hidden by the mount)",
+			 backing, mountpoint);
+		return -EINVAL;
+	}
+	if (find_mount(rb, false, &m) == 0 && strcmp(m.fstype, "fuse.pgiofs") == 0) {
+		snprintf(err, errlen,
+			 "backing directory \"%s\" is already on the pgiofs mount \"%s\" (mount "
+			 "its backing directory instead)",
+			 backing, m.point);
+		return -EINVAL;
+	}
+	if (!nonempty) {
+		ret = dir_is_empty(rm);
+		if (ret < 0) {
+			snprintf(err, errlen, "mount point \"%s\": %s", mountpoint, strerror(-ret));
+			return ret;
+		}
+		if (!ret) {
+			snprintf(err, errlen,
+				 "cannot mount \"%s\": mount point is not empty (use -o nonempty)",
+				 mountpoint);
+			return -ENOTEMPTY;
+		}
+	}
+	return 0;
+}
+
+int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor)
+{
+	char rm[PATH_MAX];
+	struct mnt_entry m;
+	int ret;
+
+	if (!realpath(mountpoint, rm))
+		return -errno;
+	ret = find_mount(rm, true, &m);
+	if (ret < 0)
+		return ret;
+	*major = m.major;
+	*minor = m.minor;
+	return 0;
+}
+
+static void write_bdi(unsigned maj, unsigned min, const char *knob, int64_t value)
+{
+	char path[128], val[32];
+	int fd, n;
+
+	if (value < 0)
+		return;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/%s", maj, min, knob);
+	n = snprintf(val, sizeof(val), "%lld\n", (long long)value);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, val, (size_t)n) != n)
+		pfs_log(LOG_WARNING, "cannot set %s to %lld: %s", path, (long long)value,
+			strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint)
+{
+	unsigned maj, min;
+
+	if (!fs->is_root)
+		return;
+	if (pfs_mount_dev(mountpoint, &maj, &min) < 0) {
+		pfs_log(LOG_WARNING, "cannot find the mount of \"%s\" in mountinfo; bdi left as is",
+			mountpoint);
+		return;
+	}
+	write_bdi(maj, min, "read_ahead_kb", fs->set.read_ahead_kb);
+	write_bdi(maj, min, "max_ratio", fs->set.max_ratio);
+	write_bdi(maj, min, "strict_limit", fs->set.strict_limit);
+}

@@ -1,0 +1,57 @@
+/*
+ * pgiofs.h -- public interface of the pgiofs FUSE filesystem.
+ *
+ * pgiofs mounts a backing directory at a mount point and passes every
+ * operation through to it (libfuse3 low-level API).  Every data read, write
+ * and sync goes through the iosched request interface (iosched.h).
+ *
+ * This header exposes what the command-line front end (pgiofs_main.c) and the
+ * tests need: the tunables table, the settings it fills, the mount-time
+ * checks, and the entry point.
+ */
+#ifndef PGIOFS_PGIOFS_H
+#define PGIOFS_PGIOFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+
+#define PGIOFS_VERSION "0.1.0"
+
+/* The tunables of pgiofs itself (see config/pgiofs.conf). */
+struct pgiofs_settings {
+	/* [fuse] */
+	double entry_timeout;	 /* s: kernel caches names this long */
+	double attr_timeout;	 /* s: kernel caches attributes this long */
+	double negative_timeout; /* s: kernel caches "no such file" this long */
+	bool writeback_cache;	 /* kernel write-back page cache */
+	bool keep_cache;	 /* keep page cache across opens */
+	int64_t max_write_kb;	 /* largest WRITE request */
+	int64_t max_readahead_kb; /* largest readahead the daemon accepts */
+	int64_t max_background;	 /* kernel's async request limit */
+	int64_t max_threads;	 /* worker threads at most */
+	int64_t max_idle_threads;
+	bool clone_fd;		 /* one /dev/fuse fd per worker */
+	/* [bdi] (applied when running as root) */
+	int64_t read_ahead_kb;	 /* mount's bdi read_ahead_kb; -1 = leave */
+	int64_t max_ratio;	 /* mount's bdi max_ratio (%); -1 = leave */
+	int64_t strict_limit;	 /* mount's bdi strict_limit 0/1; -1 = leave */
+	/* [iosched] */
+	char policy[CONF_STR_MAX];
+};
+
+extern const struct conf_table pgiofs_conf;
+
+/* pgiofs_check_paths() -- the refusals made before mounting: BACKING must be
+ * an existing directory not already served by pgiofs; MOUNTPOINT an existing
+ * directory, empty unless @nonempty; neither inside the other.  Returns 0 or
+ * -errno with a message naming the path and the reason in @err. */
+int pgiofs_check_paths(const char *backing, const char *mountpoint, bool nonempty, char *err,
+		       size_t errlen);
+
+/* pgiofs_main() -- the `pgiofs` command (mount, --help, --version). */
+int pgiofs_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * pgiofs_i.h -- internals shared by the files of fuse/ (not a public header).
+ */
+#ifndef PGIOFS_PGIOFS_I_H
+#define PGIOFS_PGIOFS_I_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "iosched.h"
+#include "pgiofs.h"
+
+/* One backing inode the kernel knows about (it holds a lookup count). */
+struct pfs_inode {
+	struct pfs_inode *hnext; /* hash chain, under pfs.lock */
+	int fd;			 /* O_PATH descriptor of the backing object */
+	dev_t dev;
+	ino_t ino;
+	mode_t fmt;		 /* S_IFMT bits */
+	uint64_t nlookup;	 /* under pfs.lock */
+};
+
+/* The filesystem: one per mount. */
+struct pfs {
+	struct pfs_inode root;
+	pthread_mutex_t lock;	   /* inode table */
+	struct pfs_inode **tab;
+	size_t tabsize, count;
+	struct pgiofs_settings set;
+	struct ios_sched *ios;
+	bool is_root;		   /* the daemon runs with euid 0 */
+	bool foreground;
+};
+
+extern const struct fuse_lowlevel_ops pfs_ops;
+
+/* pfs_init_root() -- open the backing root; returns 0 or -errno. */
+int pfs_init_root(struct pfs *fs, const char *backing);
+/* pfs_cleanup() -- close every inode descriptor and free the table. */
+void pfs_cleanup(struct pfs *fs);
+
+/* Logging: stderr in the foreground, syslog once daemonized. */
+void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pfs_log_to_syslog(void);
+
+/* mount.c */
+int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor);
+void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
+
+#endif

@@ -1,0 +1,93 @@
+# lib.sh -- shared helpers for the shell tests (source it; bash only).
+#
+# Every helper cleans up after itself: register paths/mounts with the
+# functions below and the EXIT trap removes them, even when a test fails.
+# Tests exit 0 on pass, 1 on fail, 77 on skip (last output line = reason).
+
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BIN=${BIN:-$TOP/bin}
+TESTBUILD=${TESTBUILD:-$TOP/build/release/tests}
+PGBIN=${PGBIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+[ -x "$PGBIN/initdb" ] || PGBIN=/usr/lib/postgresql/15/bin
+
+_cleanup_mounts=()
+_cleanup_paths=()
+_cleanup_cmds=()
+
+_lib_cleanup() {
+	local i
+	for ((i = ${#_cleanup_cmds[@]} - 1; i >= 0; i--)); do
+		eval "${_cleanup_cmds[$i]}" >/dev/null 2>&1 || true
+	done
+	for ((i = ${#_cleanup_mounts[@]} - 1; i >= 0; i--)); do
+		local m=${_cleanup_mounts[$i]}
+		if mountpoint -q "$m" 2>/dev/null; then
+			fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+		fi
+	done
+	for ((i = ${#_cleanup_paths[@]} - 1; i >= 0; i--)); do
+		rm -rf -- "${_cleanup_paths[$i]}"
+	done
+}
+trap _lib_cleanup EXIT
+trap 'exit 1' INT TERM
+
+# on_exit CMD -- run CMD (a string) at exit, in reverse order of registration.
+on_exit() { _cleanup_cmds+=("$1"); }
+
+# mktempdir -- print a fresh directory (world-searchable) removed at exit.
+mktempdir() {
+	local d
+	d=$(mktemp -d /tmp/pgiofs-test.XXXXXX) || exit 1
+	chmod 755 "$d"
+	_cleanup_paths+=("$d")
+	echo "$d"
+}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+
+# pgiofs_mount BACKING MNT [ARGS...] -- mount pgiofs (daemonized) and
+# register the mount for clean-up.  Fails the test if the mount fails.
+pgiofs_mount() {
+	local backing=$1 mnt=$2
+	shift 2
+	"$BIN/pgiofs" "$@" "$backing" "$mnt" || fail "pgiofs $* $backing $mnt failed"
+	_cleanup_mounts+=("$mnt")
+	mountpoint -q "$mnt" || fail "$mnt is not a mount point after pgiofs returned"
+}
+
+# pgiofs_umount MNT -- unmount and wait until the daemon has exited.
+pgiofs_umount() {
+	local mnt=$1 i
+	fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" || return 1
+	for ((i = 0; i < 100; i++)); do
+		pgrep -f "pgiofs .* $mnt\$" >/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# assert_no_fuse_mount DIR -- fail if DIR is a FUSE mount.
+assert_no_mount() {
+	if grep -q " $(realpath -m "$1") fuse" /proc/mounts; then
+		fail "$1 is still mounted"
+	fi
+}
+
+# as_user USER CMD... -- run CMD as USER (via runuser when root).
+as_user() {
+	local u=$1
+	shift
+	if [ "$(id -un)" = "$u" ]; then "$@"; else runuser -u "$u" -- "$@"; fi
+}
+
+# fuse_dev_open_to_all -- make /dev/fuse 0666 (Debian's usual mode) for the
+# rest of the test, so non-root users can mount; restored at exit.
+fuse_dev_open_to_all() {
+	local old
+	old=$(stat -c %a /dev/fuse)
+	chmod 0666 /dev/fuse
+	on_exit "chmod $old /dev/fuse"
+}

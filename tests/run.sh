@@ -1,0 +1,68 @@
+#!/bin/bash
+# run.sh -- run every test of the project and print one line per test and a
+# final summary "N passed, N failed, N skipped".
+#
+# A test is a compiled program $BUILD/tests/<module>/test_* (from
+# tests/<module>/test_*.c) or a script tests/<module>/test_*.sh.  Exit status
+# 0 = pass, 77 = skip (the last line of its output says why), anything else =
+# fail.  With CI=true a skip counts as a failure: CI must run everything.
+# Arguments, if given, are substrings selecting which tests run.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+BUILD=${BUILD:-build/release}
+BIN=${BIN:-bin}
+export TOP BUILD
+export BIN="$TOP/$BIN"
+export TESTBUILD="$TOP/$BUILD/tests"
+TIMEOUT=${TEST_TIMEOUT:-900}
+LOGDIR="$TOP/$BUILD/test-logs"
+mkdir -p "$LOGDIR"
+
+tests=()
+for t in "$BUILD"/tests/*/test_*; do
+	[ -x "$t" ] && [ -f "$t" ] && tests+=("$t")
+done
+for t in tests/*/test_*.sh; do
+	[ -f "$t" ] && tests+=("$t")
+done
+IFS=$'\n' tests=($(printf '%s\n' "${tests[@]}" | sort -t/ -k3))
+unset IFS
+
+pass=0 fail=0 skip=0
+failed=()
+for t in "${tests[@]}"; do
+	name=${t#"$BUILD"/tests/}
+	name=${name#tests/}
+	if [ $# -gt 0 ]; then
+		sel=0
+		for s in "$@"; do case "$name" in *"$s"*) sel=1 ;; esac; done
+		[ $sel = 1 ] || continue
+	fi
+	log="$LOGDIR/${name//\//_}.log"
+	start=$(date +%s.%N)
+	case "$t" in
+		*.sh) timeout -k 10 "$TIMEOUT" bash "$t" >"$log" 2>&1 ;;
+		*)    timeout -k 10 "$TIMEOUT" "$t" >"$log" 2>&1 ;;
+	esac
+	rc=$?
+	secs=$(echo "$(date +%s.%N) - $start" | bc)
+	if [ $rc -eq 0 ]; then
+		pass=$((pass + 1))
+		printf 'PASS %-40s %6.1fs\n' "$name" "$secs"
+	elif [ $rc -eq 77 ] && [ "${CI:-}" != "true" ]; then
+		skip=$((skip + 1))
+		printf 'SKIP %-40s %s\n' "$name" "$(tail -n 1 "$log")"
+	else
+		fail=$((fail + 1))
+		failed+=("$name")
+		[ $rc -eq 77 ] && echo "(skipped under CI=true, which counts as a failure)" >>"$log"
+		[ $rc -eq 124 ] && echo "(timed out after ${TIMEOUT}s)" >>"$log"
+		printf 'FAIL %-40s %6.1fs (exit %d, log %s)\n' "$name" "$secs" "$rc" "$log"
+		tail -n 40 "$log" | sed 's/^/    | /'
+	fi
+done
+echo
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
