@@ -96,8 +96,8 @@ static int set_row(const struct conf_tunable *r, void *settings, const char *val
 			return -EINVAL;
 		}
 		if ((double)v < r->min || (double)v > r->max) {
-			seterr(err, errlen, "%s: %lld is out of range (%.0f to %.0f %s)", r->name, v,
-			       r->min, r->max, r->unit);
+			seterr(err, errlen, "%s: %lld is out of range (%.0f to %.0f%s%s)", r->name, v,
+			       r->min, r->max, *r->unit ? " " : "", r->unit);
 			return -ERANGE;
 		}
 		*(int64_t *)field = v;
@@ -113,8 +113,8 @@ static int set_row(const struct conf_tunable *r, void *settings, const char *val
 			return -EINVAL;
 		}
 		if (v < r->min || v > r->max) {
-			seterr(err, errlen, "%s: %g is out of range (%g to %g %s)", r->name, v, r->min,
-			       r->max, r->unit);
+			seterr(err, errlen, "%s: %g is out of range (%g to %g%s%s)", r->name, v, r->min,
+			       r->max, *r->unit ? " " : "", r->unit);
 			return -ERANGE;
 		}
 		*(double *)field = v;
@@ -239,30 +239,31 @@ static int known_section(const struct conf_table *t, const char *section)
 
 static int ini_cb(void *user, const char *section, const char *name, const char *value)
 {
+	/* inih: nonzero = go on; our own errors are kept in c->ret */
 	struct load_ctx *c = user;
 	int lineno = c->lineno;
 	char reason[CONF_ERR_MAX];
 	int ret;
 
 	if (c->ret)
-		return 0;
+		return 1;
 	if (!*section) {
 		seterr(c->err, c->errlen, "%s:%d: \"%s\" outside of any [section]", c->path,
 		       lineno, name);
 		c->ret = -EINVAL;
-		return 0;
+		return 1;
 	}
 	if (!known_section(c->t, section)) {
 		seterr(c->err, c->errlen, "%s:%d: unknown section [%s]", c->path, lineno, section);
 		c->ret = -EINVAL;
-		return 0;
+		return 1;
 	}
 	ret = conf_set(c->t, c->settings, section, name, value, reason, sizeof(reason));
 	if (ret < 0) {
 		seterr(c->err, c->errlen, "%s:%d: %s", c->path, lineno, reason);
 		c->ret = ret == -ENOENT ? -EINVAL : ret;
 	}
-	return 0;
+	return 1;
 }
 
 int conf_load_file(const struct conf_table *t, void *settings, const char *path, char *err,
@@ -362,8 +363,30 @@ void conf_print_help(FILE *out, const struct conf_table *t)
 
 		range_text(r, range, sizeof(range));
 		snprintf(key, sizeof(key), "%s.%s", r->section, r->name);
-		fprintf(out, "  %-28s %s (default %s%s%s; %s)\n", key, r->help, r->def,
-			*r->unit ? " " : "", r->unit, range);
+		fprintf(out, "  %-28s default %s%s%s; %s\n      %s\n", key, r->def,
+			*r->unit ? " " : "", r->unit, range, r->help);
+	}
+}
+
+/* print_wrapped() -- @text as "; " comment lines of at most 78 columns. */
+static void print_wrapped(FILE *out, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		size_t n = strlen(p), cut = n;
+
+		if (n > 76) {
+			cut = 76;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				cut = 76;
+		}
+		fprintf(out, "; %.*s\n", (int)cut, p);
+		p += cut;
+		while (*p == ' ')
+			p++;
 	}
 }
 
@@ -382,7 +405,9 @@ void conf_print_ini(FILE *out, const struct conf_table *t, const void *settings)
 		}
 		range_text(r, range, sizeof(range));
 		conf_format(r, settings, val, sizeof(val));
-		fprintf(out, "\n; %s\n; unit: %s; range: %s; default: %s\n%s = %s\n", r->help,
+		fputc('\n', out);
+		print_wrapped(out, r->help);
+		fprintf(out, "; unit: %s; range: %s; default: %s\n%s = %s\n",
 			*r->unit ? r->unit : "-", range, r->def, r->name, val);
 	}
 }

@@ -40,13 +40,13 @@ for t in "${tests[@]}"; do
 		[ $sel = 1 ] || continue
 	fi
 	log="$LOGDIR/${name//\//_}.log"
-	start=$(date +%s.%N)
+	start=$EPOCHREALTIME
 	case "$t" in
 		*.sh) timeout -k 10 "$TIMEOUT" bash "$t" >"$log" 2>&1 ;;
 		*)    timeout -k 10 "$TIMEOUT" "$t" >"$log" 2>&1 ;;
 	esac
 	rc=$?
-	secs=$(echo "$(date +%s.%N) - $start" | bc)
+	secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 	if [ $rc -eq 0 ]; then
 		pass=$((pass + 1))
 		printf 'PASS %-40s %6.1fs\n' "$name" "$secs"
