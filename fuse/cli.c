@@ -413,9 +413,16 @@ static int run(struct cli *c, struct pfs *fs)
 		fprintf(stderr, "pgiofs: cannot start a FUSE session with options \"%s\"\n", opts);
 		return 1;
 	}
+	fs->se = se;
 	if (fuse_session_mount(se, c->mountpoint) != 0) {
 		fprintf(stderr, "pgiofs: cannot mount \"%s\" (see the message above)\n",
 			c->mountpoint);
+		fuse_session_destroy(se);
+		return 1;
+	}
+	if (pfs_wire_attach(se) < 0) {
+		fprintf(stderr, "pgiofs: cannot attach to the FUSE session\n");
+		fuse_session_unmount(se);
 		fuse_session_destroy(se);
 		return 1;
 	}

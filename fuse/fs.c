@@ -279,6 +279,16 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 	in = inode_get(fs, &e->attr, fd);
 	if (!in)
 		return -ENOMEM;
+	if (in != &fs->root) {
+		enum pgiofs_dirkind kind;
+		enum ios_class cls;
+
+		/* a hard link in two places takes the class of the last name */
+		pgiofs_classify((enum pgiofs_dirkind)parent->kind, name, S_ISDIR(e->attr.st_mode),
+				&kind, &cls);
+		in->kind = (uint8_t)kind;
+		in->cls = (uint8_t)cls;
+	}
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
 }
@@ -336,6 +346,27 @@ static void pfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		fuse_reply_err(req, -ret);
 	else
 		fuse_reply_attr(req, &st, pfs_of(req)->set.attr_timeout);
+}
+
+/* kill_suidgid() -- what the VFS does on write and truncate by a caller
+ * without CAP_FSETID: clear S_ISUID, and S_ISGID if group-executable.  The
+ * kernel asks for it (FUSE_HANDLE_KILLPRIV_V2, see wire.c); a root daemon
+ * must do it itself because its own writes keep the bits. */
+static bool kill_suidgid(struct pfs *fs, int fd, const char *path)
+{
+	struct stat st;
+	mode_t mode;
+
+	if (!fs->is_root || (fd >= 0 ? fstat(fd, &st) : stat(path, &st)) < 0)
+		return false;
+	mode = st.st_mode & 07777;
+	if (mode & S_ISUID)
+		mode &= ~S_ISUID;
+	if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		mode &= ~S_ISGID;
+	if (mode == (st.st_mode & 07777))
+		return false;
+	return (fd >= 0 ? fchmod(fd, mode) : chmod(path, mode)) == 0;
 }
 
 static int set_times(struct pfs_inode *in, int fd, struct stat *attr, int valid)
@@ -398,6 +429,8 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 			ret = truncate(path, attr->st_size) < 0 ? -errno : 0;
 		if (ret < 0)
 			goto out;
+		if (valid & FUSE_SET_ATTR_KILL_SUID)
+			kill_suidgid(pfs_of(req), fd, path);
 	}
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 		     FUSE_SET_ATTR_MTIME_NOW)) {
@@ -608,10 +641,20 @@ static void pfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 /* open files */
 
 struct pfs_fh {
-	int fd;
+	int fd;			 /* the backing file, opened as the caller asked */
+	int dfd;		 /* the same file with O_DIRECT, or -1 */
 	struct pfs_inode *inode;
 	enum ios_class cls;
 };
+
+/* Alignment of offsets, lengths and buffers for O_DIRECT: 4096 covers the
+ * 512- and 4096-byte logical blocks of the devices PostgreSQL runs on. */
+#define DIO_ALIGN 4096u
+
+static inline bool dio_aligned(off_t off, size_t len)
+{
+	return ((uint64_t)off | len) % DIO_ALIGN == 0 && len > 0;
+}
 
 static inline struct pfs_fh *fh_of(struct fuse_file_info *fi)
 {
@@ -642,22 +685,61 @@ static int open_flags(const struct pfs *fs, int flags, bool *widened)
 	return flags | O_CLOEXEC;
 }
 
-static int fh_new(struct fuse_file_info *fi, int fd, struct pfs_inode *in)
+/* wants_direct() -- relation data, WAL and temp files are cached once, in
+ * the FUSE page cache, when backing_direct is on. */
+static bool wants_direct(const struct pfs *fs, enum ios_class cls)
+{
+	switch (cls) {
+	case IOS_CLASS_WAL:
+	case IOS_CLASS_HEAP:
+	case IOS_CLASS_INDEX:
+	case IOS_CLASS_FSM:
+	case IOS_CLASS_VM:
+	case IOS_CLASS_TEMP:
+		return fs->set.backing_direct;
+	default:
+		return false;
+	}
+}
+
+static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
+		  struct pfs_inode *in)
 {
 	struct pfs_fh *fh = malloc(sizeof(*fh));
+	char path[64];
 
 	if (!fh)
 		return -ENOMEM;
 	fh->fd = fd;
+	fh->dfd = -1;
 	fh->inode = in;
-	fh->cls = IOS_CLASS_OTHER;
+	fh->cls = (enum ios_class)in->cls;
+	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls)) {
+		/* a second descriptor: aligned transfers use it, the rest the
+		 * first (the kernel keeps the two coherent); a backing
+		 * filesystem without O_DIRECT just gets buffered I/O */
+		proc_path(path, sizeof(path), fd);
+		fh->dfd = open(path, (flags & ~(O_TRUNC | O_CREAT | O_EXCL)) | O_DIRECT);
+	}
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	return 0;
+}
+
+static void fh_free(struct pfs_fh *fh)
+{
+	close(fh->fd);
+	if (fh->dfd >= 0)
+		close(fh->dfd);
+	free(fh);
 }
 
 static void set_open_reply(const struct pfs *fs, struct fuse_file_info *fi)
 {
 	fi->keep_cache = fs->set.keep_cache;
+	if (fs->set.wal_direct_io && fh_of(fi)->cls == IOS_CLASS_WAL) {
+		fi->direct_io = 1;
+		fi->keep_cache = 0;
+	}
 }
 
 static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -677,18 +759,17 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, errno);
 		return;
 	}
-	ret = fh_new(fi, fd, in);
+	if ((flags & O_TRUNC) && pfs_wire_kill_suidgid() && kill_suidgid(fs, fd, NULL))
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	ret = fh_new(fs, fi, fd, flags, in);
 	if (ret < 0) {
 		close(fd);
 		fuse_reply_err(req, -ret);
 		return;
 	}
 	set_open_reply(fs, fi);
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		/* the caller was interrupted: nobody will release this */
-		close(fd);
-		free(fh_of(fi));
-	}
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		fh_free(fh_of(fi)); /* the caller was interrupted: nobody will release it */
 }
 
 static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -725,7 +806,7 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	if (ret == 0)
 		ret = do_lookup(fs, dir, name, &e);
 	if (ret == 0) {
-		ret = fh_new(fi, fd, (struct pfs_inode *)(uintptr_t)e.ino);
+		ret = fh_new(fs, fi, fd, flags, (struct pfs_inode *)(uintptr_t)e.ino);
 		if (ret < 0)
 			inode_forget(fs, inode_of(req, e.ino), 1);
 	}
@@ -737,18 +818,14 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	}
 	set_open_reply(fs, fi);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-		close(fd);
-		free(fh_of(fi));
+		fh_free(fh_of(fi));
 		inode_forget(fs, inode_of(req, e.ino), 1);
 	}
 }
 
 static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct pfs_fh *fh = fh_of(fi);
-
-	close(fh->fd);
-	free(fh);
+	fh_free(fh_of(fi));
 	fuse_reply_err(req, 0);
 }
 
@@ -773,7 +850,14 @@ struct rw_ctx {
 	struct ios_req r;
 	fuse_req_t req;
 	struct iovec iov;
+	void *buf; /* owned buffer (reads, and writes copied for O_DIRECT) */
 };
+
+static void rw_free(struct rw_ctx *c)
+{
+	free(c->buf);
+	free(c);
+}
 
 static void read_done(struct ios_req *r, ssize_t res)
 {
@@ -782,8 +866,8 @@ static void read_done(struct ios_req *r, ssize_t res)
 	if (res < 0)
 		fuse_reply_err(c->req, (int)-res);
 	else
-		fuse_reply_buf(c->req, c->iov.iov_base, (size_t)res);
-	free(c);
+		fuse_reply_buf(c->req, c->buf, (size_t)res);
+	rw_free(c);
 }
 
 static void write_done(struct ios_req *r, ssize_t res)
@@ -794,7 +878,7 @@ static void write_done(struct ios_req *r, ssize_t res)
 		fuse_reply_err(c->req, (int)-res);
 	else
 		fuse_reply_write(c->req, (size_t)res);
-	free(c);
+	rw_free(c);
 }
 
 static void sync_done(struct ios_req *r, ssize_t res)
@@ -802,18 +886,16 @@ static void sync_done(struct ios_req *r, ssize_t res)
 	struct rw_ctx *c = (struct rw_ctx *)r;
 
 	fuse_reply_err(c->req, res < 0 ? (int)-res : 0);
-	free(c);
+	rw_free(c);
 }
 
-/* rw_new() -- a request for @fh; for reads the buffer follows the struct. */
-static struct rw_ctx *rw_new(fuse_req_t req, struct pfs_fh *fh, int fd, enum ios_dir dir,
-			     size_t bufsize)
+/* rw_new() -- a request on @fd of @fh (NULL for directories). */
+static struct rw_ctx *rw_new(fuse_req_t req, struct pfs_fh *fh, int fd, enum ios_dir dir)
 {
-	struct rw_ctx *c = malloc(sizeof(*c) + bufsize);
+	struct rw_ctx *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
-	memset(c, 0, sizeof(*c));
 	c->req = req;
 	c->r.fd = fd;
 	c->r.file_id = fh ? (uint64_t)fh->inode->ino : 0;
@@ -824,22 +906,30 @@ static struct rw_ctx *rw_new(fuse_req_t req, struct pfs_fh *fh, int fd, enum ios
 	return c;
 }
 
+/* rw_data() -- point the request at @len bytes of @buf at @off. */
+static void rw_data(struct rw_ctx *c, void *buf, size_t len, off_t off)
+{
+	c->iov.iov_base = buf;
+	c->iov.iov_len = len;
+	c->r.iov = &c->iov;
+	c->r.iovcnt = 1;
+	c->r.off = off;
+	c->r.len = len;
+}
+
 static void pfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct pfs_fh *fh = fh_of(fi);
-	struct rw_ctx *c = rw_new(req, fh, fh->fd, IOS_READ, size);
+	bool direct = fh->dfd >= 0 && dio_aligned(off, size);
+	struct rw_ctx *c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_READ);
 
-	if (!c) {
+	if (!c || posix_memalign(&c->buf, DIO_ALIGN, size ? size : 1) != 0) {
+		free(c);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	c->iov.iov_base = c + 1;
-	c->iov.iov_len = size;
-	c->r.iov = &c->iov;
-	c->r.iovcnt = 1;
-	c->r.off = off;
-	c->r.len = size;
+	rw_data(c, c->buf, size, off);
 	c->r.done = read_done;
 	ios_submit(pfs_of(req)->ios, &c->r);
 }
@@ -848,25 +938,37 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		      struct fuse_file_info *fi)
 {
 	struct pfs_fh *fh = fh_of(fi);
-	struct rw_ctx *c = rw_new(req, fh, fh->fd, IOS_WRITE, 0);
+	bool direct = fh->dfd >= 0 && dio_aligned(off, size);
+	struct rw_ctx *c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_WRITE);
 
 	if (!c) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	c->iov.iov_base = (void *)buf;
-	c->iov.iov_len = size;
-	c->r.iov = &c->iov;
-	c->r.iovcnt = 1;
-	c->r.off = off;
-	c->r.len = size;
+	if (direct) {
+		/* O_DIRECT needs an aligned buffer; the request's data sits
+		 * behind the protocol headers.  One memcpy is cheaper than
+		 * the backing page cache it saves. */
+		if (posix_memalign(&c->buf, DIO_ALIGN, size) != 0) {
+			free(c);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		memcpy(c->buf, buf, size);
+		rw_data(c, c->buf, size, off);
+	} else {
+		rw_data(c, (void *)buf, size, off);
+	}
 	c->r.done = write_done;
+	/* the reply carries no attributes: drop the kernel's copy of the mode */
+	if (pfs_wire_kill_suidgid() && kill_suidgid(pfs_of(req), fh->fd, NULL))
+		fuse_lowlevel_notify_inval_inode(pfs_of(req)->se, ino, -1, 0);
 	ios_submit(pfs_of(req)->ios, &c->r);
 }
 
 static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync)
 {
-	struct rw_ctx *c = rw_new(req, fh, fd, IOS_SYNC, 0);
+	struct rw_ctx *c = rw_new(req, fh, fd, IOS_SYNC);
 
 	if (!c) {
 		fuse_reply_err(req, ENOMEM);

@@ -45,6 +45,15 @@ static const struct conf_tunable rows[] = {
 	{ "bdi", "strict_limit", CONF_INT, "", "-1", -1, 1, NULL, F(strict_limit),
 	  "Whether the mount is held to its own dirty limit (FUSE sets 1); set when running "
 	  "as root; -1 leaves the kernel's value." },
+	{ "files", "wal_direct_io", CONF_BOOL, "", "no", 0, 0, NULL, F(wal_direct_io),
+	  "Open pg_wal segments with direct_io: WAL writes go straight to the daemon instead "
+	  "of through the FUSE page cache (WAL is written once and read back only by "
+	  "recovery and replication)." },
+	{ "files", "backing_direct", CONF_BOOL, "", "yes", 0, 0, NULL, F(backing_direct),
+	  "Read and write relation, WAL and temp files on the backing filesystem with "
+	  "O_DIRECT when offset and length are 4 KiB aligned, so their data is cached once "
+	  "(in the mount's page cache) instead of twice, and the daemon spends no CPU "
+	  "filling a second page cache." },
 	{ "iosched", "policy", CONF_STRING, "", "direct", 0, 0, NULL, F(policy),
 	  "I/O scheduling policy every data request goes through." },
 };

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "iosched.h"
 
 #define PGIOFS_VERSION "0.1.0"
 
@@ -38,11 +39,32 @@ struct pgiofs_settings {
 	int64_t read_ahead_kb;	 /* mount's bdi read_ahead_kb; -1 = leave */
 	int64_t max_ratio;	 /* mount's bdi max_ratio (%); -1 = leave */
 	int64_t strict_limit;	 /* mount's bdi strict_limit 0/1; -1 = leave */
+	/* [files] */
+	bool wal_direct_io;	 /* pg_wal files bypass the FUSE page cache */
+	bool backing_direct;	 /* O_DIRECT on backing relation/WAL/temp files */
 	/* [iosched] */
 	char policy[CONF_STR_MAX];
 };
 
 extern const struct conf_table pgiofs_conf;
+
+/* What a directory is to PostgreSQL; children are classified by it. */
+enum pgiofs_dirkind {
+	PGIOFS_DIR_OTHER,
+	PGIOFS_DIR_WAL,		       /* pg_wal */
+	PGIOFS_DIR_XACT,	       /* pg_xact, pg_subtrans, pg_commit_ts,
+				        * pg_multixact/{offsets,members} */
+	PGIOFS_DIR_MULTIXACT,	       /* pg_multixact */
+	PGIOFS_DIR_BASE,	       /* base */
+	PGIOFS_DIR_DATABASE,	       /* base/<oid>, global, tablespace db dirs */
+	PGIOFS_DIR_TABLESPACE_VERSION, /* pg_tblspc/<oid>/PG_<ver>_<catver> */
+	PGIOFS_DIR_TEMP,	       /* pgsql_tmp and below */
+};
+
+/* pgiofs_classify() -- the kind (directories) and I/O class (files) of
+ * @name inside a directory of kind @parent. */
+void pgiofs_classify(enum pgiofs_dirkind parent, const char *name, bool isdir,
+		     enum pgiofs_dirkind *kind, enum ios_class *cls);
 
 /* pgiofs_check_paths() -- the refusals made before mounting: BACKING must be
  * an existing directory not already served by pgiofs; MOUNTPOINT an existing

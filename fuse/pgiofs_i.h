@@ -21,6 +21,8 @@ struct pfs_inode {
 	dev_t dev;
 	ino_t ino;
 	mode_t fmt;		 /* S_IFMT bits */
+	uint8_t kind;		 /* enum pgiofs_dirkind (directories) */
+	uint8_t cls;		 /* enum ios_class (files) */
 	uint64_t nlookup;	 /* under pfs.lock */
 };
 
@@ -32,6 +34,7 @@ struct pfs {
 	size_t tabsize, count;
 	struct pgiofs_settings set;
 	struct ios_sched *ios;
+	struct fuse_session *se;
 	bool is_root;		   /* the daemon runs with euid 0 */
 	bool foreground;
 };
@@ -46,6 +49,10 @@ void pfs_cleanup(struct pfs *fs);
 /* Logging: stderr in the foreground, syslog once daemonized. */
 void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pfs_log_to_syslog(void);
+
+/* wire.c: raw protocol hooks (see there for why) */
+int pfs_wire_attach(struct fuse_session *se);
+bool pfs_wire_kill_suidgid(void);
 
 /* mount.c */
 int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor);

@@ -59,69 +59,55 @@ void ios_destroy(struct ios_sched *s)
 	free(s);
 }
 
-/* advance_iov() -- drop @n bytes from the front of an iovec array. */
-static void advance_iov(struct iovec **iov, int *cnt, size_t n)
+/* do_rw() -- preadv/pwritev until @r->len bytes are done, EOF (a read
+ * returning 0) or an error; a partial count is returned only together with
+ * the error or EOF that stopped it.  The caller's iovec array is never
+ * modified: after a short transfer the rest is described by a copy. */
+static ssize_t do_rw(struct ios_req *r)
 {
-	while (n && *cnt) {
-		if (n >= (*iov)->iov_len) {
-			n -= (*iov)->iov_len;
-			(*iov)++;
-			(*cnt)--;
-		} else {
-			(*iov)->iov_base = (char *)(*iov)->iov_base + n;
-			(*iov)->iov_len -= n;
-			n = 0;
-		}
-	}
-}
-
-/* do_write() -- pwritev until all is written: a short write is retried, so a
- * partial result is only returned together with the error that stopped it. */
-static ssize_t do_write(struct ios_req *r)
-{
-	struct iovec *iov = r->iov;
+	struct iovec stackv[8], *copy = NULL, *v = r->iov;
 	int cnt = r->iovcnt;
 	size_t done = 0;
-	ssize_t n;
+	ssize_t n = 0;
 
 	while (done < r->len) {
-		n = pwritev(r->fd, iov, cnt, r->off + (off_t)done);
+		n = r->dir == IOS_READ ? preadv(r->fd, v, cnt, r->off + (off_t)done)
+				       : pwritev(r->fd, v, cnt, r->off + (off_t)done);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return done ? (ssize_t)done : -errno;
+			n = -errno;
+			break;
 		}
 		if (n == 0)
 			break;
 		done += (size_t)n;
-		if (done < r->len)
-			advance_iov(&iov, &cnt, (size_t)n);
-	}
-	return (ssize_t)done;
-}
-
-/* do_read() -- preadv; a short read is retried until EOF (n == 0). */
-static ssize_t do_read(struct ios_req *r)
-{
-	struct iovec *iov = r->iov;
-	int cnt = r->iovcnt;
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < r->len) {
-		n = preadv(r->fd, iov, cnt, r->off + (off_t)done);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return done ? (ssize_t)done : -errno;
-		}
-		if (n == 0)
+		if (done >= r->len)
 			break;
-		done += (size_t)n;
-		if (done < r->len)
-			advance_iov(&iov, &cnt, (size_t)n);
+		if (!copy) { /* first short transfer: work on a copy */
+			copy = cnt <= 8 ? stackv : malloc(sizeof(*copy) * (size_t)cnt);
+			if (!copy) {
+				n = -ENOMEM;
+				break;
+			}
+			memcpy(copy, r->iov, sizeof(*copy) * (size_t)cnt);
+			v = copy;
+		}
+		while (n > 0 && cnt > 0) { /* drop what was transferred */
+			if ((size_t)n >= v->iov_len) {
+				n -= (ssize_t)v->iov_len;
+				v++;
+				cnt--;
+			} else {
+				v->iov_base = (char *)v->iov_base + n;
+				v->iov_len -= (size_t)n;
+				n = 0;
+			}
+		}
 	}
-	return (ssize_t)done;
+	if (copy && copy != stackv)
+		free(copy);
+	return done ? (ssize_t)done : n;
 }
 
 int ios_submit(struct ios_sched *s, struct ios_req *r)
@@ -132,10 +118,8 @@ int ios_submit(struct ios_sched *s, struct ios_req *r)
 	r->arrival_ns = 0;
 	switch (r->dir) {
 	case IOS_READ:
-		res = do_read(r);
-		break;
 	case IOS_WRITE:
-		res = do_write(r);
+		res = do_rw(r);
 		break;
 	case IOS_SYNC:
 		res = (r->flags & IOS_F_DATASYNC) ? fdatasync(r->fd) : fsync(r->fd);
