@@ -409,6 +409,7 @@ static int run(struct cli *c, struct pfs *fs)
 	args = (struct fuse_args)FUSE_ARGS_INIT(fargc, fargv);
 
 	se = fuse_session_new(&args, &pfs_ops, sizeof(pfs_ops), fs);
+	fuse_opt_free_args(&args);
 	if (!se) {
 		fprintf(stderr, "pgiofs: cannot start a FUSE session with options \"%s\"\n", opts);
 		return 1;

@@ -116,8 +116,11 @@ static void table_grow__(struct pfs *fs)
 }
 
 /* inode_get() -- find or add the inode for (@st, @fd), taking one lookup
- * reference.  @fd is consumed: kept by a new inode, closed if one existed. */
-static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd)
+ * reference, and record the class of the name it was reached by (a hard
+ * link in two places takes the class of the last name).  @fd is consumed:
+ * kept by a new inode, closed if one existed. */
+static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd,
+				   enum pgiofs_dirkind kind, enum ios_class cls)
 {
 	struct pfs_inode *in;
 	size_t h;
@@ -129,6 +132,10 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 			break;
 	if (in) {
 		in->nlookup++;
+		if (in != &fs->root) { /* read without the lock elsewhere */
+			__atomic_store_n(&in->kind, (uint8_t)kind, __ATOMIC_RELAXED);
+			__atomic_store_n(&in->cls, (uint8_t)cls, __ATOMIC_RELAXED);
+		}
 		pthread_mutex_unlock(&fs->lock);
 		close(fd);
 		return in;
@@ -143,6 +150,8 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 	in->dev = st->st_dev;
 	in->ino = st->st_ino;
 	in->fmt = st->st_mode & S_IFMT;
+	in->kind = (uint8_t)kind;
+	in->cls = (uint8_t)cls;
 	in->nlookup = 1;
 	in->hnext = fs->tab[h];
 	fs->tab[h] = in;
@@ -258,6 +267,8 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 		     struct fuse_entry_param *e)
 {
 	struct pfs_inode *in;
+	enum pgiofs_dirkind kind;
+	enum ios_class cls;
 	int fd, ret;
 
 	memset(e, 0, sizeof(*e));
@@ -276,19 +287,11 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 		close(fd);
 		return ret;
 	}
-	in = inode_get(fs, &e->attr, fd);
+	pgiofs_classify((enum pgiofs_dirkind)__atomic_load_n(&parent->kind, __ATOMIC_RELAXED), name, S_ISDIR(e->attr.st_mode), &kind,
+			&cls);
+	in = inode_get(fs, &e->attr, fd, kind, cls);
 	if (!in)
 		return -ENOMEM;
-	if (in != &fs->root) {
-		enum pgiofs_dirkind kind;
-		enum ios_class cls;
-
-		/* a hard link in two places takes the class of the last name */
-		pgiofs_classify((enum pgiofs_dirkind)parent->kind, name, S_ISDIR(e->attr.st_mode),
-				&kind, &cls);
-		in->kind = (uint8_t)kind;
-		in->cls = (uint8_t)cls;
-	}
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
 }
@@ -713,7 +716,7 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 	fh->fd = fd;
 	fh->dfd = -1;
 	fh->inode = in;
-	fh->cls = (enum ios_class)in->cls;
+	fh->cls = (enum ios_class)__atomic_load_n(&in->cls, __ATOMIC_RELAXED);
 	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls)) {
 		/* a second descriptor: aligned transfers use it, the rest the
 		 * first (the kernel keeps the two coherent); a backing
