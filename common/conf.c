@@ -16,7 +16,7 @@
 #include <strings.h>
 
 static void seterr(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void seterr(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -53,8 +53,8 @@ const struct conf_tunable *conf_find(const struct conf_table *t, const char *sec
 
 static int parse_bool(const char *v, bool *out)
 {
-	static const char *const yes[] = { "1", "yes", "true", "on", NULL };
-	static const char *const no[] = { "0", "no", "false", "off", NULL };
+	static const char *const yes[] = {"1", "yes", "true", "on", NULL};
+	static const char *const no[] = {"0", "no", "false", "off", NULL};
 	int i;
 
 	for (i = 0; yes[i]; i++)
@@ -96,8 +96,8 @@ static int set_row(const struct conf_tunable *r, void *settings, const char *val
 			return -EINVAL;
 		}
 		if ((double)v < r->min || (double)v > r->max) {
-			seterr(err, errlen, "%s: %lld is out of range (%.0f to %.0f%s%s)", r->name, v,
-			       r->min, r->max, *r->unit ? " " : "", r->unit);
+			seterr(err, errlen, "%s: %lld is out of range (%.0f to %.0f%s%s)", r->name,
+			       v, r->min, r->max, *r->unit ? " " : "", r->unit);
 			return -ERANGE;
 		}
 		*(int64_t *)field = v;
@@ -113,8 +113,8 @@ static int set_row(const struct conf_tunable *r, void *settings, const char *val
 			return -EINVAL;
 		}
 		if (v < r->min || v > r->max) {
-			seterr(err, errlen, "%s: %g is out of range (%g to %g%s%s)", r->name, v, r->min,
-			       r->max, *r->unit ? " " : "", r->unit);
+			seterr(err, errlen, "%s: %g is out of range (%g to %g%s%s)", r->name, v,
+			       r->min, r->max, *r->unit ? " " : "", r->unit);
 			return -ERANGE;
 		}
 		*(double *)field = v;
@@ -164,8 +164,8 @@ int conf_defaults(const struct conf_table *t, void *settings)
 	return 0;
 }
 
-int conf_set(const struct conf_table *t, void *settings, const char *section,
-	     const char *name, const char *value, char *err, size_t errlen)
+int conf_set(const struct conf_table *t, void *settings, const char *section, const char *name,
+	     const char *value, char *err, size_t errlen)
 {
 	const struct conf_tunable *r = conf_find(t, section, name);
 
@@ -248,8 +248,8 @@ static int ini_cb(void *user, const char *section, const char *name, const char 
 	if (c->ret)
 		return 1;
 	if (!*section) {
-		seterr(c->err, c->errlen, "%s:%d: \"%s\" outside of any [section]", c->path,
-		       lineno, name);
+		seterr(c->err, c->errlen, "%s:%d: \"%s\" outside of any [section]", c->path, lineno,
+		       name);
 		c->ret = -EINVAL;
 		return 1;
 	}
@@ -269,7 +269,7 @@ static int ini_cb(void *user, const char *section, const char *name, const char 
 int conf_load_file(const struct conf_table *t, void *settings, const char *path, char *err,
 		   size_t errlen)
 {
-	struct load_ctx c = { t, NULL, path, err, errlen, 0, NULL, 0 };
+	struct load_ctx c = {t, NULL, path, err, errlen, 0, NULL, 0};
 	FILE *f;
 	int line;
 
@@ -343,8 +343,8 @@ static void range_text(const struct conf_tunable *r, char *buf, size_t len)
 	case CONF_ENUM:
 		buf[0] = '\0';
 		for (i = 0; r->choices[i] && used < len; i++)
-			used += snprintf(buf + used, len - used, "%s%s", i ? "|" : "",
-					 r->choices[i]);
+			used +=
+			    snprintf(buf + used, len - used, "%s%s", i ? "|" : "", r->choices[i]);
 		break;
 	case CONF_STRING:
 		snprintf(buf, len, "text");

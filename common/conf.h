@@ -29,8 +29,8 @@
 enum conf_type { CONF_BOOL, CONF_INT, CONF_DOUBLE, CONF_ENUM, CONF_STRING };
 
 struct conf_tunable {
-	const char *section;	    /* INI section, e.g. "fuse" */
-	const char *name;	    /* key, e.g. "attr_timeout" */
+	const char *section; /* INI section, e.g. "fuse" */
+	const char *name;    /* key, e.g. "attr_timeout" */
 	enum conf_type type;
 	const char *unit;	    /* "s", "ms", "KiB", "%", "" */
 	const char *def;	    /* default, as it would be written in INI */
@@ -57,8 +57,8 @@ const struct conf_tunable *conf_find(const struct conf_table *t, const char *sec
 /* conf_set() -- parse @value for one tunable into @settings.
  * Returns 0, -ENOENT (unknown name) or -EINVAL / -ERANGE with a reason
  * ("must be between 0 and 100") written to @err. */
-int conf_set(const struct conf_table *t, void *settings, const char *section,
-	     const char *name, const char *value, char *err, size_t errlen);
+int conf_set(const struct conf_table *t, void *settings, const char *section, const char *name,
+	     const char *value, char *err, size_t errlen);
 
 /* conf_set_arg() -- apply a command-line override "[section.]name=value".
  * Same returns as conf_set(). */

@@ -78,7 +78,8 @@ void pgiofs_classify(enum pgiofs_dirkind parent, const char *name, bool isdir,
 			*kind = PGIOFS_DIR_BASE;
 		else if (strcmp(name, "global") == 0 ||
 			 (parent == PGIOFS_DIR_BASE && all_digits(name, strlen(name))) ||
-			 (parent == PGIOFS_DIR_TABLESPACE_VERSION && all_digits(name, strlen(name))))
+			 (parent == PGIOFS_DIR_TABLESPACE_VERSION &&
+			  all_digits(name, strlen(name))))
 			*kind = PGIOFS_DIR_DATABASE;
 		else if (strncmp(name, "PG_", 3) == 0 && strchr(name + 3, '_'))
 			*kind = PGIOFS_DIR_TABLESPACE_VERSION; /* pg_tblspc/<oid>/PG_15_... */

@@ -30,42 +30,41 @@ extern char **environ;
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT\n"
-		"\n"
-		"Mount BACKING_DIR at MOUNTPOINT through pgiofs, a database-aware passthrough\n"
-		"filesystem for PostgreSQL data directories.  pgiofs must be the only writer of\n"
-		"BACKING_DIR while it is mounted.\n"
-		"\n"
-		"Options:\n"
-		"  -f, --foreground        stay in the foreground (default: daemonize once mounted)\n"
-		"  -d, --debug             print every FUSE request (implies -f)\n"
-		"  -o OPT[,OPT...]         mount options: allow_other, allow_root, ro, nosuid,\n"
-		"                          nodev, noexec, noatime, fsname=, nonempty (mount over a\n"
-		"                          non-empty directory), or any tunable as NAME=VALUE\n"
-		"  -c, --config FILE       read tunables from an INI file (see config/pgiofs.conf)\n"
-		"  -s, --set NAME=VALUE    set one tunable (after --config); NAME may be\n"
-		"                          SECTION.NAME\n"
-		"      --print-config      print the effective configuration as INI and exit\n"
-		"  -h, --help              this help, with every tunable\n"
-		"  -V, --version           print the version\n"
-		"\n"
-		"default_permissions is always on: the kernel checks permissions.\n"
-		"Unmount with `fusermount3 -u MOUNTPOINT` or SIGTERM.\n"
-		"\n"
-		"Tunables (section.name, default, range):\n");
+	fprintf(
+	    out,
+	    "Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT\n"
+	    "\n"
+	    "Mount BACKING_DIR at MOUNTPOINT through pgiofs, a database-aware passthrough\n"
+	    "filesystem for PostgreSQL data directories.  pgiofs must be the only writer of\n"
+	    "BACKING_DIR while it is mounted.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -f, --foreground        stay in the foreground (default: daemonize once mounted)\n"
+	    "  -d, --debug             print every FUSE request (implies -f)\n"
+	    "  -o OPT[,OPT...]         mount options: allow_other, allow_root, ro, nosuid,\n"
+	    "                          nodev, noexec, noatime, fsname=, nonempty (mount over a\n"
+	    "                          non-empty directory), or any tunable as NAME=VALUE\n"
+	    "  -c, --config FILE       read tunables from an INI file (see config/pgiofs.conf)\n"
+	    "  -s, --set NAME=VALUE    set one tunable (after --config); NAME may be\n"
+	    "                          SECTION.NAME\n"
+	    "      --print-config      print the effective configuration as INI and exit\n"
+	    "  -h, --help              this help, with every tunable\n"
+	    "  -V, --version           print the version\n"
+	    "\n"
+	    "default_permissions is always on: the kernel checks permissions.\n"
+	    "Unmount with `fusermount3 -u MOUNTPOINT` or SIGTERM.\n"
+	    "\n"
+	    "Tunables (section.name, default, range):\n");
 	conf_print_help(out, &pgiofs_conf);
 }
 
 /* FUSE mount options passed to the kernel unchanged. */
 static const char *const mount_opts[] = {
-	"allow_other", "allow_root", "ro", "rw", "nosuid", "suid", "nodev", "dev", "noexec",
-	"exec", "noatime", "atime", "relatime", "norelatime", "strictatime", "nodiratime",
-	"sync", "async", "dirsync", "auto_unmount", NULL
-};
-static const char *const mount_opts_valued[] = { "fsname=", "max_read=", "context=",
-						  "fscontext=", "defcontext=", "rootcontext=",
-						  NULL };
+    "allow_other", "allow_root", "ro",	 "rw",	    "nosuid",  "suid",	       "nodev",
+    "dev",	   "noexec",	 "exec", "noatime", "atime",   "relatime",     "norelatime",
+    "strictatime", "nodiratime", "sync", "async",   "dirsync", "auto_unmount", NULL};
+static const char *const mount_opts_valued[] = {
+    "fsname=", "max_read=", "context=", "fscontext=", "defcontext=", "rootcontext=", NULL};
 
 static bool is_mount_opt(const char *o)
 {
@@ -146,14 +145,10 @@ toolong:
 static int parse_args(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "debug", no_argument, NULL, 'd' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "set", required_argument, NULL, 's' },
-		{ "print-config", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+	    {"foreground", no_argument, NULL, 'f'},   {"debug", no_argument, NULL, 'd'},
+	    {"config", required_argument, NULL, 'c'}, {"set", required_argument, NULL, 's'},
+	    {"print-config", no_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
 	};
 	int opt;
 
@@ -188,10 +183,12 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			exit(0);
 		default:
 			if (optopt)
-				fprintf(stderr, "pgiofs: option -%c needs an argument or is unknown\n",
+				fprintf(stderr,
+					"pgiofs: option -%c needs an argument or is unknown\n",
 					optopt);
 			else
-				fprintf(stderr, "pgiofs: unknown option \"%s\"\n", argv[optind - 1]);
+				fprintf(stderr, "pgiofs: unknown option \"%s\"\n",
+					argv[optind - 1]);
 			fprintf(stderr, "Try 'pgiofs --help'.\n");
 			return 1;
 		}
@@ -199,8 +196,9 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	if (c->print_config && argc - optind == 0)
 		return 0;
 	if (argc - optind != 2) {
-		fprintf(stderr, "pgiofs: expected BACKING_DIR and MOUNTPOINT, got %d argument%s\n"
-				"Try 'pgiofs --help'.\n",
+		fprintf(stderr,
+			"pgiofs: expected BACKING_DIR and MOUNTPOINT, got %d argument%s\n"
+			"Try 'pgiofs --help'.\n",
 			argc - optind, argc - optind == 1 ? "" : "s");
 		return 1;
 	}
@@ -276,7 +274,7 @@ struct sigctx {
 
 static int run_fusermount(const char *flags, const char *mountpoint)
 {
-	char *argv[] = { "fusermount3", (char *)flags, "-q", "--", (char *)mountpoint, NULL };
+	char *argv[] = {"fusermount3", (char *)flags, "-q", "--", (char *)mountpoint, NULL};
 	pid_t pid;
 	int st;
 

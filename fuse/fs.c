@@ -170,8 +170,8 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 		return;
 	pthread_mutex_lock(&fs->lock);
 	if (n > in->nlookup) {
-		pfs_log(LOG_ERR, "forget of %" PRIu64 " on inode %ju with %" PRIu64 " lookups",
-			n, (uintmax_t)in->ino, in->nlookup);
+		pfs_log(LOG_ERR, "forget of %" PRIu64 " on inode %ju with %" PRIu64 " lookups", n,
+			(uintmax_t)in->ino, in->nlookup);
 		n = in->nlookup;
 	}
 	in->nlookup -= n;
@@ -287,8 +287,8 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 		close(fd);
 		return ret;
 	}
-	pgiofs_classify((enum pgiofs_dirkind)__atomic_load_n(&parent->kind, __ATOMIC_RELAXED), name, S_ISDIR(e->attr.st_mode), &kind,
-			&cls);
+	pgiofs_classify((enum pgiofs_dirkind)__atomic_load_n(&parent->kind, __ATOMIC_RELAXED), name,
+			S_ISDIR(e->attr.st_mode), &kind, &cls);
 	in = inode_get(fs, &e->attr, fd, kind, cls);
 	if (!in)
 		return -ENOMEM;
@@ -463,7 +463,7 @@ struct creds {
 static struct creds creds_enter(fuse_req_t req)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	struct creds c = { false, ctx->uid, ctx->gid };
+	struct creds c = {false, ctx->uid, ctx->gid};
 
 	if (pfs_of(req)->is_root && (ctx->uid != 0 || ctx->gid != 0)) {
 		c.active = true;
@@ -501,8 +501,8 @@ static void restore_setid(int fd, mode_t mode)
 		fchmod(fd, mode & 07777);
 }
 
-static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev, const char *link)
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev,
+		      const char *link)
 {
 	struct pfs *fs = pfs_of(req);
 	struct pfs_inode *dir = inode_of(req, parent);
@@ -540,8 +540,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	reply_entry_or_err(req, &e, ret);
 }
 
-static void pfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev)
+static void pfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	make_node(req, parent, name, mode, rdev, NULL);
 }
@@ -595,15 +594,15 @@ static void pfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, ret < 0 ? errno : 0);
 }
 
-static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
-		       fuse_ino_t newparent, const char *newname, unsigned int flags)
+static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		       const char *newname, unsigned int flags)
 {
 	int ret = check_name(newname);
 
 	if (ret == 0)
 		ret = renameat2(fd_of(req, parent), name, fd_of(req, newparent), newname, flags) < 0
-			      ? -errno
-			      : 0;
+			  ? -errno
+			  : 0;
 	fuse_reply_err(req, -ret);
 }
 
@@ -644,8 +643,8 @@ static void pfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 /* open files */
 
 struct pfs_fh {
-	int fd;			 /* the backing file, opened as the caller asked */
-	int dfd;		 /* the same file with O_DIRECT, or -1 */
+	int fd;	 /* the backing file, opened as the caller asked */
+	int dfd; /* the same file with O_DIRECT, or -1 */
 	struct pfs_inode *inode;
 	enum ios_class cls;
 };
@@ -1008,8 +1007,8 @@ static void pfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 				struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 				struct fuse_file_info *fi_out, size_t len, int flags)
 {
-	ssize_t n = copy_file_range(fh_fd(fi_in), &off_in, fh_fd(fi_out), &off_out, len,
-				    (unsigned)flags);
+	ssize_t n =
+	    copy_file_range(fh_fd(fi_in), &off_in, fh_fd(fi_out), &off_out, len, (unsigned)flags);
 
 	if (n < 0)
 		fuse_reply_err(req, errno);
@@ -1294,40 +1293,40 @@ static void pfs_destroy(void *userdata)
 }
 
 const struct fuse_lowlevel_ops pfs_ops = {
-	.init = pfs_init,
-	.destroy = pfs_destroy,
-	.lookup = pfs_lookup,
-	.forget = pfs_forget,
-	.forget_multi = pfs_forget_multi,
-	.getattr = pfs_getattr,
-	.setattr = pfs_setattr,
-	.readlink = pfs_readlink,
-	.mknod = pfs_mknod,
-	.mkdir = pfs_mkdir,
-	.unlink = pfs_unlink,
-	.rmdir = pfs_rmdir,
-	.symlink = pfs_symlink,
-	.rename = pfs_rename,
-	.link = pfs_link,
-	.open = pfs_open,
-	.read = pfs_read,
-	.write = pfs_write,
-	.flush = pfs_flush,
-	.release = pfs_release,
-	.fsync = pfs_fsync,
-	.opendir = pfs_opendir,
-	.readdir = pfs_readdir,
-	.readdirplus = pfs_readdirplus,
-	.releasedir = pfs_releasedir,
-	.fsyncdir = pfs_fsyncdir,
-	.statfs = pfs_statfs,
-	.setxattr = pfs_setxattr,
-	.getxattr = pfs_getxattr,
-	.listxattr = pfs_listxattr,
-	.removexattr = pfs_removexattr,
-	.access = pfs_access,
-	.create = pfs_create,
-	.fallocate = pfs_fallocate,
-	.lseek = pfs_lseek,
-	.copy_file_range = pfs_copy_file_range,
+    .init = pfs_init,
+    .destroy = pfs_destroy,
+    .lookup = pfs_lookup,
+    .forget = pfs_forget,
+    .forget_multi = pfs_forget_multi,
+    .getattr = pfs_getattr,
+    .setattr = pfs_setattr,
+    .readlink = pfs_readlink,
+    .mknod = pfs_mknod,
+    .mkdir = pfs_mkdir,
+    .unlink = pfs_unlink,
+    .rmdir = pfs_rmdir,
+    .symlink = pfs_symlink,
+    .rename = pfs_rename,
+    .link = pfs_link,
+    .open = pfs_open,
+    .read = pfs_read,
+    .write = pfs_write,
+    .flush = pfs_flush,
+    .release = pfs_release,
+    .fsync = pfs_fsync,
+    .opendir = pfs_opendir,
+    .readdir = pfs_readdir,
+    .readdirplus = pfs_readdirplus,
+    .releasedir = pfs_releasedir,
+    .fsyncdir = pfs_fsyncdir,
+    .statfs = pfs_statfs,
+    .setxattr = pfs_setxattr,
+    .getxattr = pfs_getxattr,
+    .listxattr = pfs_listxattr,
+    .removexattr = pfs_removexattr,
+    .access = pfs_access,
+    .create = pfs_create,
+    .fallocate = pfs_fallocate,
+    .lseek = pfs_lseek,
+    .copy_file_range = pfs_copy_file_range,
 };

@@ -9,57 +9,56 @@
 #define F(x) offsetof(struct pgiofs_settings, x)
 
 static const struct conf_tunable rows[] = {
-	{ "fuse", "entry_timeout", CONF_DOUBLE, "s", "86400", 0, 1e9, NULL, F(entry_timeout),
-	  "How long the kernel may cache a name; safe to be long because pgiofs is the only "
-	  "writer of the backing directory while mounted." },
-	{ "fuse", "attr_timeout", CONF_DOUBLE, "s", "86400", 0, 1e9, NULL, F(attr_timeout),
-	  "How long the kernel may cache attributes (size, mode, times)." },
-	{ "fuse", "negative_timeout", CONF_DOUBLE, "s", "60", 0, 1e9, NULL, F(negative_timeout),
-	  "How long the kernel may cache that a name does not exist." },
-	{ "fuse", "writeback_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(writeback_cache),
-	  "Let the kernel gather small writes in its page cache and send them in large "
-	  "WRITE requests (PostgreSQL writes 8 KiB blocks)." },
-	{ "fuse", "keep_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(keep_cache),
-	  "Keep a file's cached pages when it is opened again." },
-	{ "fuse", "max_write_kb", CONF_INT, "KiB", "1024", 4, 1024, NULL, F(max_write_kb),
-	  "Largest WRITE request the kernel sends." },
-	{ "fuse", "max_readahead_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL,
-	  F(max_readahead_kb),
-	  "Largest readahead the daemon accepts (the kernel's readahead is the smaller of this "
-	  "and bdi.read_ahead_kb)." },
-	{ "fuse", "max_background", CONF_INT, "", "256", 1, 65535, NULL, F(max_background),
-	  "Asynchronous requests (readahead, writeback) the kernel keeps in flight to the "
-	  "daemon; the kernel's default of 12 queues writeback in front of the daemon." },
-	{ "fuse", "max_threads", CONF_INT, "", "32", 1, 1024, NULL, F(max_threads),
-	  "Worker threads serving /dev/fuse at most." },
-	{ "fuse", "max_idle_threads", CONF_INT, "", "8", 1, 1024, NULL, F(max_idle_threads),
-	  "Idle worker threads kept ready." },
-	{ "fuse", "clone_fd", CONF_BOOL, "", "yes", 0, 0, NULL, F(clone_fd),
-	  "Give each worker thread its own /dev/fuse descriptor." },
-	{ "bdi", "read_ahead_kb", CONF_INT, "KiB", "1024", -1, 65536, NULL, F(read_ahead_kb),
-	  "Readahead window of the mount (/sys/class/bdi/<dev>/read_ahead_kb), set when "
-	  "running as root; -1 leaves the kernel's value." },
-	{ "bdi", "max_ratio", CONF_INT, "%", "50", -1, 100, NULL, F(max_ratio),
-	  "Share of the dirty page limit the mount may use (FUSE's default is 1%, which "
-	  "throttles writers at a few MiB); set when running as root; -1 leaves it." },
-	{ "bdi", "strict_limit", CONF_INT, "", "-1", -1, 1, NULL, F(strict_limit),
-	  "Whether the mount is held to its own dirty limit (FUSE sets 1); set when running "
-	  "as root; -1 leaves the kernel's value." },
-	{ "files", "wal_direct_io", CONF_BOOL, "", "no", 0, 0, NULL, F(wal_direct_io),
-	  "Open pg_wal segments with direct_io: WAL writes go straight to the daemon instead "
-	  "of through the FUSE page cache (WAL is written once and read back only by "
-	  "recovery and replication)." },
-	{ "files", "backing_direct", CONF_BOOL, "", "yes", 0, 0, NULL, F(backing_direct),
-	  "Read and write relation, WAL and temp files on the backing filesystem with "
-	  "O_DIRECT when offset and length are 4 KiB aligned, so their data is cached once "
-	  "(in the mount's page cache) instead of twice, and the daemon spends no CPU "
-	  "filling a second page cache." },
-	{ "iosched", "policy", CONF_STRING, "", "direct", 0, 0, NULL, F(policy),
-	  "I/O scheduling policy every data request goes through." },
+    {"fuse", "entry_timeout", CONF_DOUBLE, "s", "86400", 0, 1e9, NULL, F(entry_timeout),
+     "How long the kernel may cache a name; safe to be long because pgiofs is the only "
+     "writer of the backing directory while mounted."},
+    {"fuse", "attr_timeout", CONF_DOUBLE, "s", "86400", 0, 1e9, NULL, F(attr_timeout),
+     "How long the kernel may cache attributes (size, mode, times)."},
+    {"fuse", "negative_timeout", CONF_DOUBLE, "s", "60", 0, 1e9, NULL, F(negative_timeout),
+     "How long the kernel may cache that a name does not exist."},
+    {"fuse", "writeback_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(writeback_cache),
+     "Let the kernel gather small writes in its page cache and send them in large "
+     "WRITE requests (PostgreSQL writes 8 KiB blocks)."},
+    {"fuse", "keep_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(keep_cache),
+     "Keep a file's cached pages when it is opened again."},
+    {"fuse", "max_write_kb", CONF_INT, "KiB", "1024", 4, 1024, NULL, F(max_write_kb),
+     "Largest WRITE request the kernel sends."},
+    {"fuse", "max_readahead_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(max_readahead_kb),
+     "Largest readahead the daemon accepts (the kernel's readahead is the smaller of this "
+     "and bdi.read_ahead_kb)."},
+    {"fuse", "max_background", CONF_INT, "", "256", 1, 65535, NULL, F(max_background),
+     "Asynchronous requests (readahead, writeback) the kernel keeps in flight to the "
+     "daemon; the kernel's default of 12 queues writeback in front of the daemon."},
+    {"fuse", "max_threads", CONF_INT, "", "32", 1, 1024, NULL, F(max_threads),
+     "Worker threads serving /dev/fuse at most."},
+    {"fuse", "max_idle_threads", CONF_INT, "", "8", 1, 1024, NULL, F(max_idle_threads),
+     "Idle worker threads kept ready."},
+    {"fuse", "clone_fd", CONF_BOOL, "", "yes", 0, 0, NULL, F(clone_fd),
+     "Give each worker thread its own /dev/fuse descriptor."},
+    {"bdi", "read_ahead_kb", CONF_INT, "KiB", "1024", -1, 65536, NULL, F(read_ahead_kb),
+     "Readahead window of the mount (/sys/class/bdi/<dev>/read_ahead_kb), set when "
+     "running as root; -1 leaves the kernel's value."},
+    {"bdi", "max_ratio", CONF_INT, "%", "50", -1, 100, NULL, F(max_ratio),
+     "Share of the dirty page limit the mount may use (FUSE's default is 1%, which "
+     "throttles writers at a few MiB); set when running as root; -1 leaves it."},
+    {"bdi", "strict_limit", CONF_INT, "", "-1", -1, 1, NULL, F(strict_limit),
+     "Whether the mount is held to its own dirty limit (FUSE sets 1); set when running "
+     "as root; -1 leaves the kernel's value."},
+    {"files", "wal_direct_io", CONF_BOOL, "", "no", 0, 0, NULL, F(wal_direct_io),
+     "Open pg_wal segments with direct_io: WAL writes go straight to the daemon instead "
+     "of through the FUSE page cache (WAL is written once and read back only by "
+     "recovery and replication)."},
+    {"files", "backing_direct", CONF_BOOL, "", "yes", 0, 0, NULL, F(backing_direct),
+     "Read and write relation, WAL and temp files on the backing filesystem with "
+     "O_DIRECT when offset and length are 4 KiB aligned, so their data is cached once "
+     "(in the mount's page cache) instead of twice, and the daemon spends no CPU "
+     "filling a second page cache."},
+    {"iosched", "policy", CONF_STRING, "", "direct", 0, 0, NULL, F(policy),
+     "I/O scheduling policy every data request goes through."},
 };
 
 const struct conf_table pgiofs_conf = {
-	.rows = rows,
-	.nrows = sizeof(rows) / sizeof(rows[0]),
-	.settings_size = sizeof(struct pgiofs_settings),
+    .rows = rows,
+    .nrows = sizeof(rows) / sizeof(rows[0]),
+    .settings_size = sizeof(struct pgiofs_settings),
 };

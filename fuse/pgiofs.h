@@ -24,24 +24,24 @@
 /* The tunables of pgiofs itself (see config/pgiofs.conf). */
 struct pgiofs_settings {
 	/* [fuse] */
-	double entry_timeout;	 /* s: kernel caches names this long */
-	double attr_timeout;	 /* s: kernel caches attributes this long */
-	double negative_timeout; /* s: kernel caches "no such file" this long */
-	bool writeback_cache;	 /* kernel write-back page cache */
-	bool keep_cache;	 /* keep page cache across opens */
-	int64_t max_write_kb;	 /* largest WRITE request */
+	double entry_timeout;	  /* s: kernel caches names this long */
+	double attr_timeout;	  /* s: kernel caches attributes this long */
+	double negative_timeout;  /* s: kernel caches "no such file" this long */
+	bool writeback_cache;	  /* kernel write-back page cache */
+	bool keep_cache;	  /* keep page cache across opens */
+	int64_t max_write_kb;	  /* largest WRITE request */
 	int64_t max_readahead_kb; /* largest readahead the daemon accepts */
-	int64_t max_background;	 /* kernel's async request limit */
-	int64_t max_threads;	 /* worker threads at most */
+	int64_t max_background;	  /* kernel's async request limit */
+	int64_t max_threads;	  /* worker threads at most */
 	int64_t max_idle_threads;
-	bool clone_fd;		 /* one /dev/fuse fd per worker */
+	bool clone_fd; /* one /dev/fuse fd per worker */
 	/* [bdi] (applied when running as root) */
-	int64_t read_ahead_kb;	 /* mount's bdi read_ahead_kb; -1 = leave */
-	int64_t max_ratio;	 /* mount's bdi max_ratio (%); -1 = leave */
-	int64_t strict_limit;	 /* mount's bdi strict_limit 0/1; -1 = leave */
+	int64_t read_ahead_kb; /* mount's bdi read_ahead_kb; -1 = leave */
+	int64_t max_ratio;     /* mount's bdi max_ratio (%); -1 = leave */
+	int64_t strict_limit;  /* mount's bdi strict_limit 0/1; -1 = leave */
 	/* [files] */
-	bool wal_direct_io;	 /* pg_wal files bypass the FUSE page cache */
-	bool backing_direct;	 /* O_DIRECT on backing relation/WAL/temp files */
+	bool wal_direct_io;  /* pg_wal files bypass the FUSE page cache */
+	bool backing_direct; /* O_DIRECT on backing relation/WAL/temp files */
 	/* [iosched] */
 	char policy[CONF_STR_MAX];
 };
@@ -53,7 +53,7 @@ enum pgiofs_dirkind {
 	PGIOFS_DIR_OTHER,
 	PGIOFS_DIR_WAL,		       /* pg_wal */
 	PGIOFS_DIR_XACT,	       /* pg_xact, pg_subtrans, pg_commit_ts,
-				        * pg_multixact/{offsets,members} */
+					* pg_multixact/{offsets,members} */
 	PGIOFS_DIR_MULTIXACT,	       /* pg_multixact */
 	PGIOFS_DIR_BASE,	       /* base */
 	PGIOFS_DIR_DATABASE,	       /* base/<oid>, global, tablespace db dirs */

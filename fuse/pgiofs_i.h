@@ -20,22 +20,22 @@ struct pfs_inode {
 	int fd;			 /* O_PATH descriptor of the backing object */
 	dev_t dev;
 	ino_t ino;
-	mode_t fmt;		 /* S_IFMT bits */
-	uint8_t kind;		 /* enum pgiofs_dirkind (directories) */
-	uint8_t cls;		 /* enum ios_class (files) */
-	uint64_t nlookup;	 /* under pfs.lock */
+	mode_t fmt;	  /* S_IFMT bits */
+	uint8_t kind;	  /* enum pgiofs_dirkind (directories) */
+	uint8_t cls;	  /* enum ios_class (files) */
+	uint64_t nlookup; /* under pfs.lock */
 };
 
 /* The filesystem: one per mount. */
 struct pfs {
 	struct pfs_inode root;
-	pthread_mutex_t lock;	   /* inode table */
+	pthread_mutex_t lock; /* inode table */
 	struct pfs_inode **tab;
 	size_t tabsize, count;
 	struct pgiofs_settings set;
 	struct ios_sched *ios;
 	struct fuse_session *se;
-	bool is_root;		   /* the daemon runs with euid 0 */
+	bool is_root; /* the daemon runs with euid 0 */
 	bool foreground;
 };
 

@@ -55,21 +55,21 @@ static void note_request(const void *buf, size_t len)
 		break;
 	case FUSE_WRITE:
 		if (len >= sizeof(*in) + sizeof(struct fuse_write_in))
-			tls_kill_suidgid = (((const struct fuse_write_in *)(const void *)arg)
-						    ->write_flags &
-					    FUSE_WRITE_KILL_SUIDGID) != 0;
+			tls_kill_suidgid =
+			    (((const struct fuse_write_in *)(const void *)arg)->write_flags &
+			     FUSE_WRITE_KILL_SUIDGID) != 0;
 		break;
 	case FUSE_SETATTR:
 		if (len >= sizeof(*in) + sizeof(struct fuse_setattr_in))
 			tls_kill_suidgid =
-				(((const struct fuse_setattr_in *)(const void *)arg)->valid &
-				 FATTR_KILL_SUIDGID) != 0;
+			    (((const struct fuse_setattr_in *)(const void *)arg)->valid &
+			     FATTR_KILL_SUIDGID) != 0;
 		break;
 	case FUSE_OPEN:
 		if (len >= sizeof(*in) + sizeof(struct fuse_open_in))
 			tls_kill_suidgid =
-				(((const struct fuse_open_in *)(const void *)arg)->open_flags &
-				 FUSE_OPEN_KILL_SUIDGID) != 0;
+			    (((const struct fuse_open_in *)(const void *)arg)->open_flags &
+			     FUSE_OPEN_KILL_SUIDGID) != 0;
 		break;
 	default:
 		break;
@@ -126,8 +126,8 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 }
 
 static const struct fuse_custom_io wire_io = {
-	.read = hook_read,
-	.writev = hook_writev,
+    .read = hook_read,
+    .writev = hook_writev,
 };
 
 int pfs_wire_attach(struct fuse_session *se)

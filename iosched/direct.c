@@ -17,12 +17,12 @@ struct ios_sched {
 };
 
 static const char *const class_names[IOS_NCLASS] = {
-	[IOS_CLASS_WAL] = "wal",     [IOS_CLASS_XACT] = "xact", [IOS_CLASS_HEAP] = "heap",
-	[IOS_CLASS_INDEX] = "index", [IOS_CLASS_FSM] = "fsm",	[IOS_CLASS_VM] = "vm",
-	[IOS_CLASS_TEMP] = "temp",   [IOS_CLASS_META] = "meta", [IOS_CLASS_OTHER] = "other",
+    [IOS_CLASS_WAL] = "wal",	 [IOS_CLASS_XACT] = "xact", [IOS_CLASS_HEAP] = "heap",
+    [IOS_CLASS_INDEX] = "index", [IOS_CLASS_FSM] = "fsm",   [IOS_CLASS_VM] = "vm",
+    [IOS_CLASS_TEMP] = "temp",	 [IOS_CLASS_META] = "meta", [IOS_CLASS_OTHER] = "other",
 };
 
-static const char *const dir_names[IOS_NDIR] = { "read", "write", "sync" };
+static const char *const dir_names[IOS_NDIR] = {"read", "write", "sync"};
 
 const char *ios_class_name(enum ios_class c)
 {

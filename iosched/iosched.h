@@ -48,18 +48,18 @@ typedef void (*ios_done_fn)(struct ios_req *req, ssize_t result);
 
 struct ios_req {
 	/* set by the submitter */
-	int fd;		     /* backing file descriptor */
-	uint64_t file_id;    /* identity of the file (backing inode number) */
+	int fd;		  /* backing file descriptor */
+	uint64_t file_id; /* identity of the file (backing inode number) */
 	enum ios_class cls;
 	enum ios_dir dir;
-	unsigned flags;	     /* IOS_F_* */
-	off_t off;	     /* byte offset (READ, WRITE) */
-	size_t len;	     /* bytes (READ, WRITE); sum of iov lengths */
-	struct iovec *iov;   /* buffers (READ, WRITE) */
+	unsigned flags;	   /* IOS_F_* */
+	off_t off;	   /* byte offset (READ, WRITE) */
+	size_t len;	   /* bytes (READ, WRITE); sum of iov lengths */
+	struct iovec *iov; /* buffers (READ, WRITE) */
 	int iovcnt;
-	pid_t pid;	     /* requesting process, 0 if unknown */
-	ios_done_fn done;    /* called exactly once with bytes or -errno */
-	void *priv;	     /* for the submitter */
+	pid_t pid;	  /* requesting process, 0 if unknown */
+	ios_done_fn done; /* called exactly once with bytes or -errno */
+	void *priv;	  /* for the submitter */
 
 	/* set by the scheduler */
 	uint64_t arrival_ns; /* CLOCK_MONOTONIC at ios_submit() */

@@ -21,26 +21,25 @@ struct s {
 	char str[CONF_STR_MAX];
 };
 
-static const char *const colours[] = { "red", "green", "blue", NULL };
+static const char *const colours[] = {"red", "green", "blue", NULL};
 
 static const struct conf_tunable rows[] = {
-	{ "a", "flag", CONF_BOOL, "", "yes", 0, 0, NULL, offsetof(struct s, b), "a flag" },
-	{ "a", "count", CONF_INT, "KiB", "128", 4, 1024, NULL, offsetof(struct s, i), "a count" },
-	{ "b", "ratio", CONF_DOUBLE, "s", "0.5", 0, 10, NULL, offsetof(struct s, d), "a ratio" },
-	{ "b", "colour", CONF_ENUM, "", "green", 0, 0, colours, offsetof(struct s, e), "colour" },
-	{ "b", "name", CONF_STRING, "", "x", 0, 0, NULL, offsetof(struct s, str), "a name" },
-	{ "b", "count", CONF_INT, "", "1", 0, 9, NULL, offsetof(struct s, i2), "same name" },
+    {"a", "flag", CONF_BOOL, "", "yes", 0, 0, NULL, offsetof(struct s, b), "a flag"},
+    {"a", "count", CONF_INT, "KiB", "128", 4, 1024, NULL, offsetof(struct s, i), "a count"},
+    {"b", "ratio", CONF_DOUBLE, "s", "0.5", 0, 10, NULL, offsetof(struct s, d), "a ratio"},
+    {"b", "colour", CONF_ENUM, "", "green", 0, 0, colours, offsetof(struct s, e), "colour"},
+    {"b", "name", CONF_STRING, "", "x", 0, 0, NULL, offsetof(struct s, str), "a name"},
+    {"b", "count", CONF_INT, "", "1", 0, 9, NULL, offsetof(struct s, i2), "same name"},
 };
-static const struct conf_table tab = { rows, sizeof(rows) / sizeof(rows[0]), sizeof(struct s) };
+static const struct conf_table tab = {rows, sizeof(rows) / sizeof(rows[0]), sizeof(struct s)};
 
 static int failures;
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                              \
-			failures++;                                                  \
-		}                                                                    \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 static char tmpdir[] = "/tmp/test_conf.XXXXXX";

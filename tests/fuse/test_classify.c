@@ -20,8 +20,7 @@ static enum ios_class class_of(const char *path, enum pgiofs_dirkind *last_kind)
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (tok = strtok_r(buf, "/", &save); tok; tok = next) {
 		next = strtok_r(NULL, "/", &save);
-		pgiofs_classify(kind, tok, next != NULL || path[strlen(path) - 1] == '/', &k,
-				&cls);
+		pgiofs_classify(kind, tok, next != NULL || path[strlen(path) - 1] == '/', &k, &cls);
 		kind = k;
 	}
 	if (last_kind)
@@ -42,15 +41,15 @@ static void expect(const char *path, enum ios_class want)
 
 int main(void)
 {
-	const char *roots[] = { "", "data/", "srv/pg/15/main/" };
+	const char *roots[] = {"", "data/", "srv/pg/15/main/"};
 	char p[256];
 	unsigned i;
 
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-#define E(rel, cls)                                            \
-	do {                                                   \
-		snprintf(p, sizeof(p), "%s%s", roots[i], rel); \
-		expect(p, cls);                                \
+#define E(rel, cls)                                                                                \
+	do {                                                                                       \
+		snprintf(p, sizeof(p), "%s%s", roots[i], rel);                                     \
+		expect(p, cls);                                                                    \
 	} while (0)
 		E("pg_wal/000000010000000000000001", IOS_CLASS_WAL);
 		E("pg_wal/xlogtemp.1234", IOS_CLASS_WAL);

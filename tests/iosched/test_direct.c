@@ -15,13 +15,12 @@
 #include "iosched.h"
 
 static int failures;
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                              \
-			failures++;                                                  \
-		}                                                                    \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 struct done_rec {
@@ -40,7 +39,7 @@ static void on_done(struct ios_req *r, ssize_t res)
 static ssize_t run(struct ios_sched *s, int fd, enum ios_dir dir, off_t off, struct iovec *iov,
 		   int cnt, unsigned flags)
 {
-	struct done_rec d = { 0, 0 };
+	struct done_rec d = {0, 0};
 	struct ios_req r;
 	size_t len = 0;
 	int i;
@@ -80,16 +79,16 @@ int main(void)
 		data[i] = (char)(i * 7 + 3);
 
 	/* write 10000 bytes from three buffers */
-	iov[0] = (struct iovec){ data, 4000 };
-	iov[1] = (struct iovec){ data + 4000, 4000 };
-	iov[2] = (struct iovec){ data + 8000, 2000 };
+	iov[0] = (struct iovec){data, 4000};
+	iov[1] = (struct iovec){data + 4000, 4000};
+	iov[2] = (struct iovec){data + 8000, 2000};
 	CHECK(run(s, fd, IOS_WRITE, 0, iov, 3, 0) == 10000);
 
 	/* read across EOF into scattered buffers: 3000 + 3000 + 8000 asked at
 	 * offset 1000, 9000 exist; the iovec array must not change */
-	iov[0] = (struct iovec){ a, sizeof(a) };
-	iov[1] = (struct iovec){ b, sizeof(b) };
-	iov[2] = (struct iovec){ c, sizeof(c) };
+	iov[0] = (struct iovec){a, sizeof(a)};
+	iov[1] = (struct iovec){b, sizeof(b)};
+	iov[2] = (struct iovec){c, sizeof(c)};
 	memcpy(saved, iov, sizeof(iov));
 	CHECK(run(s, fd, IOS_READ, 1000, iov, 3, 0) == 9000);
 	CHECK(memcmp(iov, saved, sizeof(iov)) == 0);
@@ -98,7 +97,7 @@ int main(void)
 	CHECK(memcmp(c, data + 7000, 3000) == 0);
 
 	/* read at EOF: 0 bytes; beyond EOF: 0 bytes */
-	iov[0] = (struct iovec){ a, 100 };
+	iov[0] = (struct iovec){a, 100};
 	CHECK(run(s, fd, IOS_READ, 10000, iov, 1, 0) == 0);
 	CHECK(run(s, fd, IOS_READ, 123456, iov, 1, 0) == 0);
 
@@ -111,7 +110,7 @@ int main(void)
 	{
 		int ro = open(path, O_RDONLY);
 
-		iov[0] = (struct iovec){ data, 10 };
+		iov[0] = (struct iovec){data, 10};
 		CHECK(run(s, ro, IOS_WRITE, 0, iov, 1, 0) == -EBADF);
 		close(ro);
 		CHECK(run(s, ro, IOS_READ, 0, iov, 1, 0) == -EBADF);
