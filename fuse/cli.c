@@ -329,7 +329,7 @@ static void *signal_thread(void *arg)
 	else
 		run_fusermount("-uz", c->mountpoint);
 	fuse_session_exit(c->se);
-	for (i = 0; i < 50 && !atomic_load(&c->loop_done); i++)
+	for (i = 0; i < 20 && !atomic_load(&c->loop_done); i++)
 		usleep(100 * 1000);
 	if (!atomic_load(&c->loop_done)) {
 		/* files still open on the detached mount keep the connection up;
