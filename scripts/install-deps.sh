@@ -12,7 +12,7 @@ PKGS="build-essential pkg-config
       liblz4-dev lz4
       libpq-dev postgresql-15 postgresql-client-15
       libinih-dev
-      e2fsprogs xfsprogs util-linux procps psmisc time
+      e2fsprogs xfsprogs util-linux procps psmisc time rsync attr python3
       gnuplot-nox"
 
 missing=""
