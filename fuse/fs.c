@@ -187,7 +187,56 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 	fs->count--;
 	pthread_mutex_unlock(&fs->lock);
 	close(in->fd);
+	if (in->lparent)
+		inode_forget(fs, in->lparent, 1); /* a directory: no deeper recursion */
+	free(in->lname);
 	free(in);
+}
+
+/* link_note() -- remember that symlink @in is @name in @dir. */
+static void link_note(struct pfs *fs, struct pfs_inode *in, struct pfs_inode *dir, const char *name)
+{
+	struct pfs_inode *old;
+	char *oldname, *copy;
+
+	if (in->fmt != S_IFLNK)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	if (in->lparent == dir && in->lname && strcmp(in->lname, name) == 0) {
+		pthread_mutex_unlock(&fs->lock);
+		return;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	copy = strdup(name);
+	if (!copy)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	old = in->lparent;
+	oldname = in->lname;
+	dir->nlookup++;
+	in->lparent = dir;
+	in->lname = copy;
+	pthread_mutex_unlock(&fs->lock);
+	if (old)
+		inode_forget(fs, old, 1);
+	free(oldname);
+}
+
+/* inode_find() -- the known inode of @name in @dir, without a reference;
+ * NULL if the kernel does not know it. */
+static struct pfs_inode *inode_find(struct pfs *fs, struct pfs_inode *dir, const char *name)
+{
+	struct pfs_inode *in;
+	struct stat st;
+
+	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return NULL;
+	pthread_mutex_lock(&fs->lock);
+	for (in = fs->tab[hash_of(fs, st.st_dev, st.st_ino)]; in; in = in->hnext)
+		if (in->ino == st.st_ino && in->dev == st.st_dev)
+			break;
+	pthread_mutex_unlock(&fs->lock);
+	return in;
 }
 
 int pfs_init_root(struct pfs *fs, const char *backing)
@@ -225,6 +274,7 @@ void pfs_cleanup(struct pfs *fs)
 			next = in->hnext;
 			if (in != &fs->root) {
 				close(in->fd);
+				free(in->lname);
 				free(in);
 			}
 		}
@@ -292,6 +342,7 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 	in = inode_get(fs, &e->attr, fd, kind, cls);
 	if (!in)
 		return -ENOMEM;
+	link_note(fs, in, parent, name);
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
 }
@@ -603,6 +654,20 @@ static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		ret = renameat2(fd_of(req, parent), name, fd_of(req, newparent), newname, flags) < 0
 			  ? -errno
 			  : 0;
+	if (ret == 0) {
+		/* symlinks moved by the rename: keep their place current (the
+		 * kernel moves its dentries without looking them up again) */
+		struct pfs *fs = pfs_of(req);
+		struct pfs_inode *in = inode_find(fs, inode_of(req, newparent), newname);
+
+		if (in && in->fmt == S_IFLNK)
+			link_note(fs, in, inode_of(req, newparent), newname);
+		if (flags & RENAME_EXCHANGE) {
+			in = inode_find(fs, inode_of(req, parent), name);
+			if (in && in->fmt == S_IFLNK)
+				link_note(fs, in, inode_of(req, parent), name);
+		}
+	}
 	fuse_reply_err(req, -ret);
 }
 
@@ -676,6 +741,10 @@ static int fh_fd(struct fuse_file_info *fi)
 static int open_flags(const struct pfs *fs, int flags, bool *widened)
 {
 	flags &= ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY);
+	/* a caller's O_DIRECT is honoured by the kernel (no page cache on the
+	 * mount); our buffers are not aligned, and backing_direct decides how
+	 * the backing file is reached */
+	flags &= ~O_DIRECT;
 	*widened = false;
 	if (fs->set.writeback_cache) {
 		if ((flags & O_ACCMODE) == O_WRONLY) {
@@ -1179,14 +1248,28 @@ static void pfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
  * a symlink's own attributes cannot be reached from an O_PATH descriptor
  * without following it, so they are reported as unsupported. */
 
-static int xattr_path(fuse_req_t req, fuse_ino_t ino, char *path, size_t len)
+/* xattr_path() -- a path reaching @ino's own attributes: its descriptor's
+ * /proc link for files and directories (to be followed), its parent's /proc
+ * link and its name for a symlink (not to be followed: *nofollow set). */
+static int xattr_path(fuse_req_t req, fuse_ino_t ino, char *path, size_t len, bool *nofollow)
 {
+	struct pfs *fs = pfs_of(req);
 	struct pfs_inode *in = inode_of(req, ino);
+	int ret = 0;
 
-	if (in->fmt == S_IFLNK)
-		return -EOPNOTSUPP;
-	proc_path(path, len, in->fd);
-	return 0;
+	*nofollow = in->fmt == S_IFLNK;
+	if (!*nofollow) {
+		proc_path(path, len, in->fd);
+		return 0;
+	}
+	pthread_mutex_lock(&fs->lock);
+	if (!in->lparent)
+		ret = -EOPNOTSUPP;
+	else if ((size_t)snprintf(path, len, "/proc/self/fd/%d/%s", in->lparent->fd, in->lname) >=
+		 len)
+		ret = -ENAMETOOLONG;
+	pthread_mutex_unlock(&fs->lock);
+	return ret;
 }
 
 static void reply_xattr_value(fuse_req_t req, size_t size, ssize_t n, const char *buf)
@@ -1201,8 +1284,9 @@ static void reply_xattr_value(fuse_req_t req, size_t size, ssize_t n, const char
 
 static void pfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	char path[64], *buf = NULL;
-	int ret = xattr_path(req, ino, path, sizeof(path));
+	char path[PATH_MAX + 64], *buf = NULL;
+	bool nofollow;
+	int ret = xattr_path(req, ino, path, sizeof(path), &nofollow);
 	ssize_t n;
 
 	if (ret < 0) {
@@ -1213,15 +1297,16 @@ static void pfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = getxattr(path, name, buf, size);
+	n = nofollow ? lgetxattr(path, name, buf, size) : getxattr(path, name, buf, size);
 	reply_xattr_value(req, size, n, buf);
 	free(buf);
 }
 
 static void pfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	char path[64], *buf = NULL;
-	int ret = xattr_path(req, ino, path, sizeof(path));
+	char path[PATH_MAX + 64], *buf = NULL;
+	bool nofollow;
+	int ret = xattr_path(req, ino, path, sizeof(path), &nofollow);
 	ssize_t n;
 
 	if (ret < 0) {
@@ -1232,7 +1317,7 @@ static void pfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = listxattr(path, buf, size);
+	n = nofollow ? llistxattr(path, buf, size) : listxattr(path, buf, size);
 	reply_xattr_value(req, size, n, buf);
 	free(buf);
 }
@@ -1240,21 +1325,27 @@ static void pfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void pfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			 size_t size, int flags)
 {
-	char path[64];
-	int ret = xattr_path(req, ino, path, sizeof(path));
+	char path[PATH_MAX + 64];
+	bool nofollow;
+	int ret = xattr_path(req, ino, path, sizeof(path), &nofollow);
 
 	if (ret == 0)
-		ret = setxattr(path, name, value, size, flags) < 0 ? -errno : 0;
+		ret = (nofollow ? lsetxattr(path, name, value, size, flags)
+				: setxattr(path, name, value, size, flags)) < 0
+			  ? -errno
+			  : 0;
 	fuse_reply_err(req, -ret);
 }
 
 static void pfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	char path[64];
-	int ret = xattr_path(req, ino, path, sizeof(path));
+	char path[PATH_MAX + 64];
+	bool nofollow;
+	int ret = xattr_path(req, ino, path, sizeof(path), &nofollow);
 
 	if (ret == 0)
-		ret = removexattr(path, name) < 0 ? -errno : 0;
+		ret = (nofollow ? lremovexattr(path, name) : removexattr(path, name)) < 0 ? -errno
+											  : 0;
 	fuse_reply_err(req, -ret);
 }
 
