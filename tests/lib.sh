@@ -13,6 +13,20 @@ PGBIN=${PGBIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/b
 _cleanup_mounts=()
 _cleanup_paths=()
 _cleanup_cmds=()
+# one root for every temporary directory of this test, made here in the
+# test's own shell (mktempdir runs in $(...) subshells, which cannot
+# register anything for clean-up)
+TEST_TMP=$(mktemp -d /tmp/pgiofs-test.XXXXXX) || exit 1
+chmod 755 "$TEST_TMP"
+_cleanup_paths+=("$TEST_TMP")
+
+# is_mounted DIR -- DIR is a mount point (read from mountinfo: root may not
+# stat another user's FUSE mount made without allow_other).
+is_mounted() {
+	local d
+	d=$(realpath -m "$1")
+	awk -v d="$d" '{ gsub(/\\040/, " ", $5); if ($5 == d) found = 1 } END { exit !found }' /proc/self/mountinfo
+}
 
 _lib_cleanup() {
 	local i
@@ -21,7 +35,7 @@ _lib_cleanup() {
 	done
 	for ((i = ${#_cleanup_mounts[@]} - 1; i >= 0; i--)); do
 		local m=${_cleanup_mounts[$i]}
-		if mountpoint -q "$m" 2>/dev/null; then
+		if is_mounted "$m"; then
 			fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 		fi
 	done
@@ -35,12 +49,12 @@ trap 'exit 1' INT TERM
 # on_exit CMD -- run CMD (a string) at exit, in reverse order of registration.
 on_exit() { _cleanup_cmds+=("$1"); }
 
-# mktempdir -- print a fresh directory (world-searchable) removed at exit.
+# mktempdir -- print a fresh directory (world-searchable) under $TEST_TMP,
+# which is removed at exit.
 mktempdir() {
 	local d
-	d=$(mktemp -d /tmp/pgiofs-test.XXXXXX) || exit 1
+	d=$(mktemp -d "$TEST_TMP/d.XXXXXX") || exit 1
 	chmod 755 "$d"
-	_cleanup_paths+=("$d")
 	echo "$d"
 }
 
@@ -55,7 +69,7 @@ pgiofs_mount() {
 	shift 2
 	"$BIN/pgiofs" "$@" "$backing" "$mnt" || fail "pgiofs $* $backing $mnt failed"
 	_cleanup_mounts+=("$mnt")
-	mountpoint -q "$mnt" || fail "$mnt is not a mount point after pgiofs returned"
+	is_mounted "$mnt" || fail "$mnt is not a mount point after pgiofs returned"
 }
 
 # pgiofs_umount MNT -- unmount and wait until the daemon has exited.
@@ -71,7 +85,7 @@ pgiofs_umount() {
 
 # assert_no_fuse_mount DIR -- fail if DIR is a FUSE mount.
 assert_no_mount() {
-	if grep -q " $(realpath -m "$1") fuse" /proc/mounts; then
+	if is_mounted "$1"; then
 		fail "$1 is still mounted"
 	fi
 }

@@ -16,7 +16,7 @@ export TOP BUILD
 export BIN="$TOP/$BIN"
 export TESTBUILD="$TOP/$BUILD/tests"
 TIMEOUT=${TEST_TIMEOUT:-900}
-LOGDIR="$TOP/$BUILD/test-logs"
+case "$BUILD" in /*) LOGDIR="$BUILD/test-logs" ;; *) LOGDIR="$TOP/$BUILD/test-logs" ;; esac
 mkdir -p "$LOGDIR"
 
 tests=()

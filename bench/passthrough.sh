@@ -1,0 +1,318 @@
+#!/bin/bash
+# passthrough.sh -- PostgreSQL 15 on pgiofs against PostgreSQL 15 on the
+# native file system underneath it (issue 2's benchmark).
+#
+# Runs the same three measurements, interleaved native, pgiofs, native,
+# pgiofs, ... for --rounds rounds, every cluster in a fresh directory on the
+# same file system (--dir), and prints the median of each side and the
+# pgiofs/native ratio next to the issue's target:
+#   import   `pgbench -i -s SCALE` plus a final CHECKPOINT, wall-clock seconds
+#   tps      `pgbench -c 4 -j 2 -T DURATION`, tps without connection time
+#   seqscan  `SELECT count(*) FROM pgbench_accounts` on cold caches (after a
+#            CHECKPOINT, a server restart and drop_caches), parallel workers
+#            off, time as measured by psql's \timing
+# pgiofs runs as root with -o allow_other; the clusters belong to postgres
+# and use the PostgreSQL defaults except for the connection settings.
+#
+# It measures and prints, nothing more: no timing is ever asserted.  Progress
+# goes to stderr, results to stdout.  Exit 0 when every sample ran, 1 on an
+# error, 2 when interrupted.  Everything it started (servers, mounts,
+# directories) is removed at exit, Ctrl-C included.
+set -u
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PGIOFS=${PGIOFS:-$TOP/bin/pgiofs}
+PGBIN=${PGBIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+[ -x "$PGBIN/initdb" ] || PGBIN=/usr/lib/postgresql/15/bin
+
+ROUNDS=3
+SCALE=50
+DURATION=30
+CLIENTS=4
+JOBS=2
+DIR=/var/tmp
+PGIOFS_ARGS=""
+
+usage() {
+	cat <<EOF
+usage: bench/passthrough.sh [options]
+
+Benchmark PostgreSQL 15 on pgiofs against the native file system, side by
+side and interleaved (native, pgiofs, native, pgiofs, ...).  Needs root.
+
+  --rounds N          rounds of native + pgiofs samples (default $ROUNDS, 1..100)
+  --scale N           pgbench scale factor for the import (default $SCALE, 1..10000)
+  --duration S        seconds of pgbench -c $CLIENTS -j $JOBS per sample (default $DURATION, 1..3600)
+  --quick             scale 5, 10 s, 2 rounds (what \`make demo\` runs)
+  --dir DIR           parent of the working directory, on the file system
+                      to measure (default $DIR)
+  --pgiofs-args ARGS  extra pgiofs options, e.g. "--config config/pgiofs.conf"
+  -h, --help          this text
+
+Environment: PGIOFS (default bin/pgiofs), PGBIN (PostgreSQL binaries).
+EOF
+}
+
+die() {
+	echo "passthrough.sh: $*" >&2
+	exit 1
+}
+
+# range NAME VALUE MIN MAX -- VALUE must be an integer in MIN..MAX.
+range() {
+	[[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ] ||
+		die "$1 must be an integer from $3 to $4, not \"$2\""
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+		--rounds) [ $# -ge 2 ] || die "--rounds needs a value"; range --rounds "$2" 1 100; ROUNDS=$2; shift 2 ;;
+		--rounds=*) range --rounds "${1#*=}" 1 100; ROUNDS=${1#*=}; shift ;;
+		--scale) [ $# -ge 2 ] || die "--scale needs a value"; range --scale "$2" 1 10000; SCALE=$2; shift 2 ;;
+		--scale=*) range --scale "${1#*=}" 1 10000; SCALE=${1#*=}; shift ;;
+		--duration) [ $# -ge 2 ] || die "--duration needs a value"; range --duration "$2" 1 3600; DURATION=$2; shift 2 ;;
+		--duration=*) range --duration "${1#*=}" 1 3600; DURATION=${1#*=}; shift ;;
+		--quick) SCALE=5 DURATION=10 ROUNDS=2; shift ;;
+		--dir) [ $# -ge 2 ] || die "--dir needs a value"; DIR=$2; shift 2 ;;
+		--dir=*) DIR=${1#*=}; shift ;;
+		--pgiofs-args) [ $# -ge 2 ] || die "--pgiofs-args needs a value"; PGIOFS_ARGS=$2; shift 2 ;;
+		--pgiofs-args=*) PGIOFS_ARGS=${1#*=}; shift ;;
+		-h | --help) usage; exit 0 ;;
+		*) usage >&2; die "unknown option \"$1\"" ;;
+	esac
+done
+read -r -a PGIOFS_ARGV <<<"$PGIOFS_ARGS"
+
+[ "$(id -u)" -eq 0 ] ||
+	die "must run as root: it mounts pgiofs with -o allow_other, drops the page cache (/proc/sys/vm/drop_caches) and runs PostgreSQL as the postgres user (try: sudo $0${*:+ $*})"
+id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.sh"
+[ -x "$PGBIN/pgbench" ] || die "PostgreSQL 15 binaries not found in $PGBIN: run scripts/install-deps.sh"
+[ -x "$PGIOFS" ] || die "$PGIOFS not found: run make"
+[ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
+[ -r /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
+
+T0=$(date +%s)
+progress() { printf '[%4ds] %s\n' $(($(date +%s) - T0)) "$*" >&2; }
+
+# ---- clean-up -----------------------------------------------------------------
+WORK=""
+MNT=""
+DAEMON_PID=""
+PM_PID=""
+
+# kill_postgres PID -- stop the server whose postmaster is PID (pg_ctl made it
+# a session leader, so its backends share its process group).
+kill_postgres() {
+	local pid=$1 i p
+	[ -n "$pid" ] || return 0
+	if [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$PGBIN/postgres" ]; then
+		kill -QUIT "$pid" 2>/dev/null # immediate shutdown
+	fi
+	for ((i = 0; i < 100; i++)); do
+		pgrep -g "$pid" >/dev/null || return 0
+		sleep 0.1
+	done
+	for p in $(pgrep -g "$pid"); do
+		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$PGBIN/postgres" ] && kill -KILL "$p"
+	done
+}
+
+# unmount MNT -- unmount; if the daemon hangs, abort its FUSE connection.
+unmount() {
+	local mnt=$1 conn
+	conn=$(awk -v m="$mnt" '$5 == m {
+		for (i = 7; i <= NF && $i != "-"; i++) ;
+		if ($(i + 1) ~ /^fuse/) { split($3, d, ":"); print d[2] }
+	}' /proc/self/mountinfo)
+	[ -n "$conn" ] || return 0
+	timeout 60 fusermount3 -u "$mnt" 2>/dev/null && return 0
+	timeout 20 umount "$mnt" 2>/dev/null && return 0
+	echo "passthrough.sh: aborting the hung FUSE connection of $mnt" >&2
+	echo 1 >"/sys/fs/fuse/connections/$conn/abort" 2>/dev/null
+	umount -l "$mnt" 2>/dev/null
+}
+
+cleanup() {
+	trap - EXIT INT TERM
+	kill_postgres "$PM_PID"
+	[ -n "$MNT" ] && unmount "$MNT"
+	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+		sleep 1
+		kill -TERM "$DAEMON_PID" 2>/dev/null
+	fi
+	[ -n "$WORK" ] && rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+trap 'echo "passthrough.sh: interrupted" >&2; exit 2' INT TERM
+
+# ---- helpers ------------------------------------------------------------------------
+# Commands run as postgres are spelled out, not wrapped in a shell
+# function: bash applies a function call's redirections in the shell itself,
+# so an interrupt trap taken meanwhile would write into that command's log.
+AS_PG=(runuser -u postgres --)
+
+# fail_log MSG FILE -- show the end of FILE and give up.
+fail_log() {
+	echo "---- last lines of $2" >&2
+	tail -n 20 "$2" >&2 2>/dev/null
+	die "$1"
+}
+
+now() { date +%s.%N; }
+
+free_port() {
+	local p
+	for ((p = 40000 + RANDOM % 10000; ; p++)); do
+		if ! ss -Hltn "sport = :$p" | grep -q . && ! ss -Hlx | grep -q "\.s\.PGSQL\.$p\b"; then
+			echo "$p"
+			return
+		fi
+	done
+}
+
+start_server() {
+	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 300 start >/dev/null 2>&1 ||
+		fail_log "$KIND: pg_ctl start failed" "$LOG"
+	PM_PID=$(head -n 1 "$DATA/postmaster.pid")
+}
+
+stop_server() {
+	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$DATA" -w -t 300 -m fast stop >/dev/null 2>&1 ||
+		fail_log "$KIND: pg_ctl stop failed" "$LOG"
+	PM_PID=""
+}
+
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches || die "cannot write /proc/sys/vm/drop_caches"
+}
+
+# sample KIND ROUND -- one full sample on KIND (native or pgiofs): fresh
+# cluster, import, tps, cold seq scan.  Appends to the result arrays.
+declare -A IMPORT TPS SEQSCAN
+sample() {
+	KIND=$1
+	local round=$2 base t0 t1 out ms
+	rm -rf -- "$WORK/native" "$WORK/backing"
+	if [ "$KIND" = pgiofs ]; then
+		mkdir -p "$WORK/backing" "$WORK/mnt"
+		MNT=$WORK/mnt
+		"$PGIOFS" -o allow_other "${PGIOFS_ARGV[@]}" "$WORK/backing" "$MNT" ||
+			die "$PGIOFS ${PGIOFS_ARGS} $WORK/backing $MNT failed"
+		mountpoint -q "$MNT" || die "$MNT is not a mount point after pgiofs returned"
+		DAEMON_PID=$(pgrep -f -- " $MNT\$" | head -n 1)
+		base=$MNT
+	else
+		mkdir -p "$WORK/native"
+		base=$WORK/native
+	fi
+	mkdir "$base/pg" && chown postgres: "$base/pg" || die "cannot create $base/pg"
+	DATA=$base/pg/data
+	LOG=$WORK/logs/$KIND.$round.server.log
+	PORT=$(free_port)
+	PSQL=("${AS_PG[@]}" "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -d postgres)
+
+	progress "round $round $KIND: initdb"
+	"${AS_PG[@]}" "$PGBIN/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C --no-instructions \
+		>"$WORK/logs/$KIND.$round.initdb.log" 2>&1 ||
+		fail_log "$KIND: initdb failed" "$WORK/logs/$KIND.$round.initdb.log"
+	cat >>"$DATA/postgresql.conf" <<-EOF
+		# bench/passthrough.sh: a private socket, defaults otherwise
+		listen_addresses = ''
+		port = $PORT
+		unix_socket_directories = '$SOCK'
+	EOF
+	start_server
+
+	progress "round $round $KIND: pgbench -i -s $SCALE"
+	out=$WORK/logs/$KIND.$round.import.log
+	t0=$(now)
+	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -i -s "$SCALE" -q postgres >"$out" 2>&1 ||
+		fail_log "$KIND: pgbench -i failed" "$out"
+	"${PSQL[@]}" -c CHECKPOINT >>"$out" 2>&1 || fail_log "$KIND: CHECKPOINT failed" "$out"
+	t1=$(now)
+	IMPORT[$KIND]+="$(echo "$t1 - $t0" | bc -l) "
+
+	progress "round $round $KIND: pgbench -c $CLIENTS -j $JOBS -T $DURATION"
+	out=$WORK/logs/$KIND.$round.tps.log
+	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -c "$CLIENTS" -j "$JOBS" -T "$DURATION" postgres >"$out" 2>&1 ||
+		fail_log "$KIND: pgbench -T failed" "$out"
+	TPS[$KIND]+="$(awk '/^tps = .*without initial connection time/ { print $3 }' "$out") "
+
+	progress "round $round $KIND: cold seq scan"
+	out=$WORK/logs/$KIND.$round.seqscan.log
+	"${PSQL[@]}" -c CHECKPOINT >"$out" 2>&1 || fail_log "$KIND: CHECKPOINT failed" "$out"
+	stop_server
+	drop_caches
+	start_server
+	"${PSQL[@]}" -c "SET max_parallel_workers_per_gather = 0" -c '\timing on' \
+		-c "SELECT count(*) FROM pgbench_accounts" >>"$out" 2>&1 ||
+		fail_log "$KIND: seq scan failed" "$out"
+	ms=$(awk '/^Time: / { print $2 }' "$out")
+	[ -n "$ms" ] || fail_log "$KIND: no timing in the seq scan output" "$out"
+	SEQSCAN[$KIND]+="$(echo "$ms / 1000" | bc -l) "
+	stop_server
+
+	printf 'round %d  %-6s  import %7.2f s  tps %8.1f  seqscan %7.3f s\n' "$round" "$KIND" \
+		"$(last_of "${IMPORT[$KIND]}")" "$(last_of "${TPS[$KIND]}")" "$(last_of "${SEQSCAN[$KIND]}")"
+
+	if [ "$KIND" = pgiofs ]; then
+		fusermount3 -u "$MNT" || die "fusermount3 -u $MNT failed"
+		local i
+		for ((i = 0; i < 600; i++)); do
+			kill -0 "$DAEMON_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$DAEMON_PID" 2>/dev/null && die "pgiofs (pid $DAEMON_PID) still running 60 s after unmount"
+		MNT="" DAEMON_PID=""
+	fi
+	rm -rf -- "$WORK/native" "$WORK/backing"
+}
+
+last_of() { echo "$1" | awk '{ print $NF }'; }
+
+# median VALUES -- the median of a space-separated list.
+median() {
+	echo "$1" | tr ' ' '\n' | grep . | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# ---- main ---------------------------------------------------------------------------
+WORK=$(mktemp -d "$DIR/pgiofs-bench.XXXXXX") || die "cannot create a directory in $DIR"
+chmod 755 "$WORK"
+mkdir -p "$WORK/logs" "$WORK/sock"
+chown postgres: "$WORK/logs" "$WORK/sock"
+chmod 700 "$WORK/sock"
+SOCK=$WORK/sock
+
+fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
+echo "pgiofs passthrough benchmark: PostgreSQL $("$PGBIN/postgres" -V | awk '{ print $3 }'), $ROUNDS rounds," \
+	"pgbench -i -s $SCALE, pgbench -c $CLIENTS -j $JOBS -T $DURATION, cold seq scan without parallel workers"
+echo "backing: $WORK ($fsinfo); pgiofs: $PGIOFS -o allow_other${PGIOFS_ARGS:+ $PGIOFS_ARGS} ($("$PGIOFS" --version 2>/dev/null | head -n 1))"
+echo "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+echo
+
+echo "raw samples:"
+for ((r = 1; r <= ROUNDS; r++)); do
+	sample native "$r"
+	sample pgiofs "$r"
+done
+
+# ratio METRIC FORMAT UNIT OP TARGET -- one summary line.
+ratio() {
+	local name=$1 fmt=$2 unit=$3 op=$4 target=$5 nat pgi rat
+	declare -n arr=$6
+	nat=$(median "${arr[native]}")
+	pgi=$(median "${arr[pgiofs]}")
+	rat=$(echo "$pgi / $nat" | bc -l)
+	printf "%-8s native %10s  pgiofs %10s  ratio %.2f (target %s %s)\n" "$name" \
+		"$(printf "$fmt%s" "$nat" "$unit")" "$(printf "$fmt%s" "$pgi" "$unit")" "$rat" "$op" "$target"
+}
+echo
+echo "medians of $ROUNDS rounds:"
+ratio import "%.2f" " s" "<=" 1.25 IMPORT
+ratio tps "%.0f" "" ">=" 0.80 TPS
+ratio seqscan "%.3f" " s" "<=" 1.20 SEQSCAN
+progress "done"
+exit 0
