@@ -187,56 +187,7 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 	fs->count--;
 	pthread_mutex_unlock(&fs->lock);
 	close(in->fd);
-	if (in->lparent)
-		inode_forget(fs, in->lparent, 1); /* a directory: no deeper recursion */
-	free(in->lname);
 	free(in);
-}
-
-/* link_note() -- remember that symlink @in is @name in @dir. */
-static void link_note(struct pfs *fs, struct pfs_inode *in, struct pfs_inode *dir, const char *name)
-{
-	struct pfs_inode *old;
-	char *oldname, *copy;
-
-	if (in->fmt != S_IFLNK)
-		return;
-	pthread_mutex_lock(&fs->lock);
-	if (in->lparent == dir && in->lname && strcmp(in->lname, name) == 0) {
-		pthread_mutex_unlock(&fs->lock);
-		return;
-	}
-	pthread_mutex_unlock(&fs->lock);
-	copy = strdup(name);
-	if (!copy)
-		return;
-	pthread_mutex_lock(&fs->lock);
-	old = in->lparent;
-	oldname = in->lname;
-	dir->nlookup++;
-	in->lparent = dir;
-	in->lname = copy;
-	pthread_mutex_unlock(&fs->lock);
-	if (old)
-		inode_forget(fs, old, 1);
-	free(oldname);
-}
-
-/* inode_find() -- the known inode of @name in @dir, without a reference;
- * NULL if the kernel does not know it. */
-static struct pfs_inode *inode_find(struct pfs *fs, struct pfs_inode *dir, const char *name)
-{
-	struct pfs_inode *in;
-	struct stat st;
-
-	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return NULL;
-	pthread_mutex_lock(&fs->lock);
-	for (in = fs->tab[hash_of(fs, st.st_dev, st.st_ino)]; in; in = in->hnext)
-		if (in->ino == st.st_ino && in->dev == st.st_dev)
-			break;
-	pthread_mutex_unlock(&fs->lock);
-	return in;
 }
 
 int pfs_init_root(struct pfs *fs, const char *backing)
@@ -274,7 +225,6 @@ void pfs_cleanup(struct pfs *fs)
 			next = in->hnext;
 			if (in != &fs->root) {
 				close(in->fd);
-				free(in->lname);
 				free(in);
 			}
 		}
@@ -342,7 +292,6 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 	in = inode_get(fs, &e->attr, fd, kind, cls);
 	if (!in)
 		return -ENOMEM;
-	link_note(fs, in, parent, name);
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
 }
@@ -654,20 +603,6 @@ static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		ret = renameat2(fd_of(req, parent), name, fd_of(req, newparent), newname, flags) < 0
 			  ? -errno
 			  : 0;
-	if (ret == 0) {
-		/* symlinks moved by the rename: keep their place current (the
-		 * kernel moves its dentries without looking them up again) */
-		struct pfs *fs = pfs_of(req);
-		struct pfs_inode *in = inode_find(fs, inode_of(req, newparent), newname);
-
-		if (in && in->fmt == S_IFLNK)
-			link_note(fs, in, inode_of(req, newparent), newname);
-		if (flags & RENAME_EXCHANGE) {
-			in = inode_find(fs, inode_of(req, parent), name);
-			if (in && in->fmt == S_IFLNK)
-				link_note(fs, in, inode_of(req, parent), name);
-		}
-	}
 	fuse_reply_err(req, -ret);
 }
 
@@ -762,6 +697,9 @@ static bool wants_direct(const struct pfs *fs, enum ios_class cls)
 {
 	switch (cls) {
 	case IOS_CLASS_WAL:
+		/* with wal_direct_io the mount caches no WAL: the backing page
+		 * cache is its only cache, and keeps WAL writes asynchronous */
+		return fs->set.backing_direct && !fs->set.wal_direct_io;
 	case IOS_CLASS_HEAP:
 	case IOS_CLASS_INDEX:
 	case IOS_CLASS_FSM:
@@ -1248,28 +1186,12 @@ static void pfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
  * a symlink's own attributes cannot be reached from an O_PATH descriptor
  * without following it, so they are reported as unsupported. */
 
-/* xattr_path() -- a path reaching @ino's own attributes: its descriptor's
- * /proc link for files and directories (to be followed), its parent's /proc
- * link and its name for a symlink (not to be followed: *nofollow set). */
-static int xattr_path(fuse_req_t req, fuse_ino_t ino, char *path, size_t len, bool *nofollow)
+/* xattr_path() -- the /proc link of @ino's descriptor.  For a symlink's
+ * O_PATH descriptor the *xattr() calls act on the link itself, as l*xattr()
+ * would, not on what it points to. */
+static void xattr_path(fuse_req_t req, fuse_ino_t ino, char *path, size_t len)
 {
-	struct pfs *fs = pfs_of(req);
-	struct pfs_inode *in = inode_of(req, ino);
-	int ret = 0;
-
-	*nofollow = in->fmt == S_IFLNK;
-	if (!*nofollow) {
-		proc_path(path, len, in->fd);
-		return 0;
-	}
-	pthread_mutex_lock(&fs->lock);
-	if (!in->lparent)
-		ret = -EOPNOTSUPP;
-	else if ((size_t)snprintf(path, len, "/proc/self/fd/%d/%s", in->lparent->fd, in->lname) >=
-		 len)
-		ret = -ENAMETOOLONG;
-	pthread_mutex_unlock(&fs->lock);
-	return ret;
+	proc_path(path, len, inode_of(req, ino)->fd);
 }
 
 static void reply_xattr_value(fuse_req_t req, size_t size, ssize_t n, const char *buf)
@@ -1284,69 +1206,45 @@ static void reply_xattr_value(fuse_req_t req, size_t size, ssize_t n, const char
 
 static void pfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	char path[PATH_MAX + 64], *buf = NULL;
-	bool nofollow;
-	int ret = xattr_path(req, ino, path, sizeof(path), &nofollow);
-	ssize_t n;
+	char path[64], *buf = NULL;
 
-	if (ret < 0) {
-		fuse_reply_err(req, -ret);
-		return;
-	}
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = nofollow ? lgetxattr(path, name, buf, size) : getxattr(path, name, buf, size);
-	reply_xattr_value(req, size, n, buf);
+	xattr_path(req, ino, path, sizeof(path));
+	reply_xattr_value(req, size, getxattr(path, name, buf, size), buf);
 	free(buf);
 }
 
 static void pfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	char path[PATH_MAX + 64], *buf = NULL;
-	bool nofollow;
-	int ret = xattr_path(req, ino, path, sizeof(path), &nofollow);
-	ssize_t n;
+	char path[64], *buf = NULL;
 
-	if (ret < 0) {
-		fuse_reply_err(req, -ret);
-		return;
-	}
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = nofollow ? llistxattr(path, buf, size) : listxattr(path, buf, size);
-	reply_xattr_value(req, size, n, buf);
+	xattr_path(req, ino, path, sizeof(path));
+	reply_xattr_value(req, size, listxattr(path, buf, size), buf);
 	free(buf);
 }
 
 static void pfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			 size_t size, int flags)
 {
-	char path[PATH_MAX + 64];
-	bool nofollow;
-	int ret = xattr_path(req, ino, path, sizeof(path), &nofollow);
+	char path[64];
 
-	if (ret == 0)
-		ret = (nofollow ? lsetxattr(path, name, value, size, flags)
-				: setxattr(path, name, value, size, flags)) < 0
-			  ? -errno
-			  : 0;
-	fuse_reply_err(req, -ret);
+	xattr_path(req, ino, path, sizeof(path));
+	fuse_reply_err(req, setxattr(path, name, value, size, flags) < 0 ? errno : 0);
 }
 
 static void pfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	char path[PATH_MAX + 64];
-	bool nofollow;
-	int ret = xattr_path(req, ino, path, sizeof(path), &nofollow);
+	char path[64];
 
-	if (ret == 0)
-		ret = (nofollow ? lremovexattr(path, name) : removexattr(path, name)) < 0 ? -errno
-											  : 0;
-	fuse_reply_err(req, -ret);
+	xattr_path(req, ino, path, sizeof(path));
+	fuse_reply_err(req, removexattr(path, name) < 0 ? errno : 0);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -24,11 +24,6 @@ struct pfs_inode {
 	uint8_t kind;	  /* enum pgiofs_dirkind (directories) */
 	uint8_t cls;	  /* enum ios_class (files) */
 	uint64_t nlookup; /* under pfs.lock */
-	/* symlinks only, under pfs.lock: where the link was last seen (with a
-	 * lookup reference on that directory), to reach its own extended
-	 * attributes, which no call on an O_PATH descriptor can */
-	struct pfs_inode *lparent;
-	char *lname;
 };
 
 /* The filesystem: one per mount. */

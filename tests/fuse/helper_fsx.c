@@ -11,10 +11,10 @@
  * pwrite, pread, ftruncate, fallocate, fsync, fdatasync, fstat, create,
  * unlink, mkdir, rmdir, rename/renameat2, link, symlink, truncate, stat,
  * readdir, chmod, xattrs, copy_file_range, posix_fadvise, sync_file_range --
- * runs on both sides and must
- * return the same value and errno; reads must return the same bytes.  Up to
- * NSLOT descriptors stay open across operations (as PostgreSQL keeps its
- * files open), so writes go to renamed, replaced and unlinked files too.
+ * runs on both sides and must return the same value and errno; reads must
+ * return the same bytes.  Up to NSLOT descriptors stay open across
+ * operations (as PostgreSQL keeps its files open), so writes go to renamed,
+ * replaced and unlinked files too; some are O_DIRECT (aligned transfers).
  * After every batch of B operations (default 100) and at the end, the two
  * trees are compared: names, types, modes, owners, sizes, link counts, which
  * names are hard links of each other, symlink targets, xattrs (a symlink's
@@ -105,7 +105,6 @@ static const struct names *names = &plain_names; /* --names */
 
 enum kind { ANY, FILE_NAME, DIR_NAME, LINK_NAME };
 
-
 static const mode_t modes[] = { 0644, 0600, 0755, 0444, 0640, 0700 };
 
 /* ------------------------------------------------------------------------ */
@@ -120,7 +119,7 @@ struct slot {
 	bool used;
 	int fd[2];
 	int flags;
-	char path[32];
+	char path[48];
 };
 
 struct result {
@@ -133,7 +132,9 @@ static struct slot slots[NSLOT];
 static uint64_t rng;
 static uint64_t seed;
 static long opno;
+static long batch = DEFAULT_BATCH;
 static bool verbose;
+static bool compare_only; /* --compare: no operations, no seed */
 static char history[HISTORY][DESC_MAX];
 static char compare_desc[DESC_MAX];
 static const char *cur_desc = ""; /* what is running: an op or a comparison */
@@ -157,7 +158,7 @@ static const int op_weight[NOPS] = {
 	[OP_FALLOCATE] = 5, [OP_FSYNC] = 3, [OP_FDATASYNC] = 3, [OP_FSTAT] = 3, [OP_CREATE] = 5,
 	[OP_UNLINK] = 7, [OP_MKDIR] = 5, [OP_RMDIR] = 5, [OP_RENAME] = 7, [OP_LINK] = 4,
 	[OP_SYMLINK] = 4, [OP_TRUNCATE] = 3, [OP_STAT] = 3, [OP_READDIR] = 3, [OP_CHMOD] = 2,
-	[OP_XATTR] = 3, [OP_COPY] = 2, [OP_ADVISE] = 3,
+	[OP_XATTR] = 4, [OP_COPY] = 2, [OP_ADVISE] = 3,
 };
 static long stat_ok[NOPS], stat_err[NOPS];
 
@@ -290,15 +291,21 @@ static void mismatch(const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
-	printf("MISMATCH seed=%llu op=%ld: %s\n", (unsigned long long)seed, opno, cur_desc);
+	if (compare_only)
+		printf("MISMATCH (--compare)\n");
+	else
+		printf("MISMATCH seed=%llu op=%ld: %s\n", (unsigned long long)seed, opno, cur_desc);
 	printf("  ");
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n  (A = %s, B = %s)\n", side[0].root, side[1].root);
+	if (compare_only)
+		exit(1);
 	show_history();
-	printf("reproduce: helper_fsx --seed %llu --ops %ld --verbose DIR_A DIR_B\n",
-	       (unsigned long long)seed, opno);
+	printf("reproduce: helper_fsx --seed %llu --ops %ld --batch %ld --names %s --verbose "
+	       "DIR_A DIR_B\n",
+	       (unsigned long long)seed, opno, batch, names == &pg_names ? "pg" : "plain");
 	fflush(stdout);
 	exit(1);
 }
@@ -432,7 +439,8 @@ static long list_names(int dfd, const char *rel, char ***out)
 		v[n++] = strdup(de->d_name);
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), cmp_str);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
 	*out = v;
 	return (long)n;
 }
@@ -992,8 +1000,8 @@ static void op_readdir(void)
  * symlinks, or trusted.* with the l* calls (on symlinks themselves; root). */
 static void op_xattr(void)
 {
-	bool l = chance(30);
-	const char *p = pick_path(l && chance(50) ? LINK_NAME : ANY);
+	bool l = chance(40);
+	const char *p = pick_path(l && chance(70) ? LINK_NAME : ANY);
 	const char *name = l ? (chance(50) ? "trusted.t0" : "trusted.t1")
 			     : (chance(50) ? "user.k0" : "user.k1");
 	char path[2][PATH_MAX], val[64], got[2][256];
@@ -1223,8 +1231,7 @@ int main(int argc, char **argv)
 		{ "names", required_argument, NULL, 'N' },
 		{ 0 },
 	};
-	long nops = -1, batch = DEFAULT_BATCH, s = -1;
-	bool compare_only = false;
+	long nops = -1, s = -1;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "s:n:b:vc", opts, NULL)) != -1) {

@@ -417,7 +417,8 @@ static void list_dir(const char *path)
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
 	printf("readdir(\"%s\") = %zu entries\n", path, n);
 	for (size_t i = 0; i < n; i++) {
 		printf("  %s\n", names[i]);
@@ -1639,6 +1640,7 @@ static void t_wronly(void)
 		}
 	}
 	R(close(w), "close(fd)");
+	free(b);
 	n = slurp("wo", &b);
 	fact("write through the mapping reached the file", n > 204 && memcmp(b + 200, "MMAP", 4) == 0);
 	free(a);
@@ -1937,7 +1939,8 @@ static void dump(const char *path, int depth)
 			exit(2);
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		dump(names[i], depth + 1);
 		free(names[i]);

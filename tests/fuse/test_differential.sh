@@ -10,9 +10,12 @@
 # its backing directory (everything reached the backing store), then with a
 # fresh mount of it (cold-cache reads through the daemon).
 #
-# Configurations: pgiofs defaults, and write-back caching off (another kernel
-# write path) when pgiofs has that tunable.  Seeds are fixed so a failure
-# reproduces; FSX_SEEDS / FSX_OPS override them for longer soak runs, e.g.
+# Configurations: pgiofs defaults with plain names; defaults with the names of
+# a PostgreSQL data directory (pgiofs treats relation, WAL and temp files by
+# class, e.g. O_DIRECT on the backing file); the same with write-back caching
+# off (another kernel write path) when pgiofs has that tunable.  Seeds are
+# fixed so a failure reproduces; FSX_SEEDS, FSX_SEEDS_PG, FSX_SEEDS_NOWB and
+# FSX_OPS override them for longer soak runs, e.g.
 # FSX_SEEDS="$(seq 100 199)" FSX_OPS=20000 tests/run.sh differential.
 . "$(dirname "$0")/../lib.sh"
 
@@ -23,8 +26,9 @@ H=$TESTBUILD/fuse/helper_fsx
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 command -v fusermount3 >/dev/null || skip "fusermount3 not installed"
 
-SEEDS=${FSX_SEEDS:-"1 2 3 4 5"}
-SEEDS_NOWB=${FSX_SEEDS_NOWB:-"6 7"}
+SEEDS=${FSX_SEEDS:-"1 2 3"}
+SEEDS_PG=${FSX_SEEDS_PG:-"4 5 6"}
+SEEDS_NOWB=${FSX_SEEDS_NOWB:-"7 8"}
 OPS=${FSX_OPS:-4000}
 
 T=$(mktempdir)
@@ -44,17 +48,17 @@ fsx() {
 	return 0
 }
 
-# config TAG SEEDS MOUNTOPTS... -- one mount, one subdirectory per seed.
+# config TAG SEEDS NAMES MOUNTOPTS... -- one mount, one subdirectory per seed.
 config() {
-	local tag=$1 seeds=$2 s
-	shift 2
+	local tag=$1 seeds=$2 names=$3 s
+	shift 3
 	local d=$T/$tag
 	mkdir -p "$d/native" "$d/backing" "$d/mnt"
-	echo "== $tag (pgiofs $*): seeds $seeds, $OPS operations each"
+	echo "== $tag (pgiofs $*): --names $names, seeds $seeds, $OPS operations each"
 	pgiofs_mount "$d/backing" "$d/mnt" "$@"
 	for s in $seeds; do
 		mkdir "$d/native/s$s" "$d/mnt/s$s" || fail "cannot create s$s"
-		fsx --seed "$s" --ops "$OPS" "$d/native/s$s" "$d/mnt/s$s" ||
+		fsx --seed "$s" --ops "$OPS" --names "$names" "$d/native/s$s" "$d/mnt/s$s" ||
 			bad+=("$tag seed $s")
 	done
 	pgiofs_umount "$d/mnt" || bad+=("$tag: unmount failed")
@@ -68,9 +72,10 @@ config() {
 	pgiofs_umount "$d/mnt" || bad+=("$tag: unmount failed")
 }
 
-config defaults "$SEEDS"
+config defaults "$SEEDS" plain
+config pg-names "$SEEDS_PG" pg
 if "$BIN/pgiofs" --help 2>&1 | grep -q 'fuse.writeback_cache'; then
-	config no-writeback "$SEEDS_NOWB" -s fuse.writeback_cache=no -s fuse.keep_cache=no
+	config no-writeback "$SEEDS_NOWB" pg -s fuse.writeback_cache=no -s fuse.keep_cache=no
 else
 	echo "note: pgiofs has no fuse.writeback_cache tunable; that configuration left out"
 fi
