@@ -1,20 +1,17 @@
 /*
- * direct.c -- the "direct" policy: each request is executed synchronously in
- * the submitting thread with preadv/pwritev/fsync/fdatasync, and completed
- * before ios_submit() returns.  It trivially keeps every ordering invariant
- * of iosched.h because nothing is ever queued; queueing policies replace it.
+ * direct.c -- synchronous execution of a request (preadv/pwritev until done,
+ * fsync/fdatasync), used by the "direct" policy in the submitting thread and
+ * by back ends for retries; and the names of classes and directions.  The
+ * direct policy trivially keeps every ordering invariant of iosched.h:
+ * nothing is ever queued.
  */
-#include "iosched.h"
+#include "iosched_i.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-struct ios_sched {
-	int policy; /* only "direct" so far */
-};
 
 static const char *const class_names[IOS_NCLASS] = {
     [IOS_CLASS_WAL] = "wal",	 [IOS_CLASS_XACT] = "xact", [IOS_CLASS_HEAP] = "heap",
@@ -42,37 +39,21 @@ uint64_t ios_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-struct ios_sched *ios_create(const char *name)
-{
-	struct ios_sched *s;
-
-	if (!name || strcmp(name, "direct") != 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	s = calloc(1, sizeof(*s));
-	return s;
-}
-
-void ios_destroy(struct ios_sched *s)
-{
-	free(s);
-}
-
-/* do_rw() -- preadv/pwritev until @r->len bytes are done, EOF (a read
+/* ios_do_rw() -- preadv/pwritev until @len bytes are done, EOF (a read
  * returning 0) or an error; a partial count is returned only together with
  * the error or EOF that stopped it.  The caller's iovec array is never
  * modified: after a short transfer the rest is described by a copy. */
-static ssize_t do_rw(struct ios_req *r)
+ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
+		  size_t len)
 {
-	struct iovec stackv[8], *copy = NULL, *v = r->iov;
-	int cnt = r->iovcnt;
+	struct iovec stackv[8], *copy = NULL, *v = (struct iovec *)iov;
+	int cnt = iovcnt;
 	size_t done = 0;
 	ssize_t n = 0;
 
-	while (done < r->len) {
-		n = r->dir == IOS_READ ? preadv(r->fd, v, cnt, r->off + (off_t)done)
-				       : pwritev(r->fd, v, cnt, r->off + (off_t)done);
+	while (done < len) {
+		n = dir == IOS_READ ? preadv(fd, v, cnt, off + (off_t)done)
+				    : pwritev(fd, v, cnt, off + (off_t)done);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -82,7 +63,7 @@ static ssize_t do_rw(struct ios_req *r)
 		if (n == 0)
 			break;
 		done += (size_t)n;
-		if (done >= r->len)
+		if (done >= len)
 			break;
 		if (!copy) { /* first short transfer: work on a copy */
 			copy = cnt <= 8 ? stackv : malloc(sizeof(*copy) * (size_t)cnt);
@@ -90,7 +71,7 @@ static ssize_t do_rw(struct ios_req *r)
 				n = -ENOMEM;
 				break;
 			}
-			memcpy(copy, r->iov, sizeof(*copy) * (size_t)cnt);
+			memcpy(copy, iov, sizeof(*copy) * (size_t)cnt);
 			v = copy;
 		}
 		while (n > 0 && cnt > 0) { /* drop what was transferred */
@@ -110,25 +91,18 @@ static ssize_t do_rw(struct ios_req *r)
 	return done ? (ssize_t)done : n;
 }
 
-int ios_submit(struct ios_sched *s, struct ios_req *r)
+ssize_t ios_execute(struct ios_req *r)
 {
 	ssize_t res;
 
-	(void)s;
-	r->arrival_ns = 0;
 	switch (r->dir) {
 	case IOS_READ:
 	case IOS_WRITE:
-		res = do_rw(r);
-		break;
+		return ios_do_rw(r->fd, r->dir, r->iov, r->iovcnt, r->off, r->len);
 	case IOS_SYNC:
 		res = (r->flags & IOS_F_DATASYNC) ? fdatasync(r->fd) : fsync(r->fd);
-		if (res < 0)
-			res = -errno;
-		break;
+		return res < 0 ? -errno : 0;
 	default:
-		res = -EINVAL;
+		return -EINVAL;
 	}
-	r->done(r, res);
-	return 0;
 }

@@ -24,6 +24,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "conf.h"
+
 /* What an I/O is for, as far as PostgreSQL's data directory tells. */
 enum ios_class {
 	IOS_CLASS_WAL,	 /* pg_wal segments */
@@ -65,7 +67,96 @@ struct ios_req {
 	uint64_t arrival_ns; /* CLOCK_MONOTONIC at ios_submit() */
 };
 
+/* ---- tunables ---------------------------------------------------------------
+ * One table (ios_conf) drives the INI sections [iosched] and [device], the
+ * profiles in config/profiles/, --help and the documentation. */
+
+enum ios_policy {
+	IOS_POLICY_DIRECT,	   /* no queue: each request runs in its submitter */
+	IOS_POLICY_NOOP,	   /* FIFO with merging */
+	IOS_POLICY_ELEVATOR24,	   /* Linux 2.4 elevator_linus */
+	IOS_POLICY_ELEVATOR24AA,   /* 2.4-aa low-latency elevator */
+	IOS_POLICY_DEADLINE,	   /* Linux 2.6 deadline */
+	IOS_POLICY_AS,		   /* Linux 2.6 anticipatory */
+	IOS_POLICY_DBAWARE,	   /* database-aware (pgiofs) */
+	IOS_NPOLICY
+};
+
+enum ios_device_model { IOS_DEVICE_NONE, IOS_DEVICE_HDD, IOS_DEVICE_SSD };
+
+struct ios_settings {
+	/* [iosched] */
+	int policy;		    /* enum ios_policy */
+	int64_t nr_requests;	    /* requests in flight at most */
+	int64_t max_request_kb;	    /* largest merged transfer */
+	int64_t max_inflight_kb;    /* bytes in flight at most (0: no limit) */
+	int64_t read_expire_ms;	    /* deadline, as-2.6 and dbaware reads */
+	int64_t write_expire_ms;    /* deadline and as-2.6 writes */
+	int64_t fifo_batch;	    /* deadline: requests per batch */
+	int64_t writes_starved;	    /* deadline: read batches before writes must go */
+	bool front_merges;
+	int64_t read_passover;	    /* elevator-2.4: times a read may be passed over */
+	int64_t write_passover;
+	int64_t antic_expire_us;    /* as-2.6: wait for the same process's next read */
+	int64_t read_batch_expire_ms;
+	int64_t write_batch_expire_ms;
+	int64_t wal_expire_ms;	    /* dbaware: per-class write deadlines */
+	int64_t xact_expire_ms;
+	int64_t data_write_expire_ms; /* heap, index, fsm, vm, meta, other */
+	int64_t temp_expire_ms;
+	/* [device] */
+	int device_model;	    /* enum ios_device_model */
+	double seq_mb_s;	    /* hdd/ssd transfer rate */
+	double seek_ms;		    /* hdd average seek */
+	int64_t rpm;		    /* hdd spindle speed */
+	double ssd_latency_us;	    /* ssd per-request latency */
+	double track_kb;	    /* hdd: distance within which a seek is a track switch */
+};
+
+extern const struct conf_table ios_conf;
+extern const char *const ios_policy_names[]; /* NULL-terminated */
+
+/* ios_policy_by_name() -- enum ios_policy for @name, or -EINVAL. */
+int ios_policy_by_name(const char *name);
+
 struct ios_sched;
+
+/* ios_create_with() -- a scheduler with these settings.  Queueing policies
+ * start a dispatcher thread that owns an io_uring.  Returns NULL with errno
+ * set on failure. */
+struct ios_sched *ios_create_with(const struct ios_settings *set);
+
+/* ios_create_virtual() -- a scheduler for tests: no thread; time is a
+ * virtual clock advanced by ios_virtual_advance(); the back end executes
+ * each transfer synchronously when it is dispatched (real preadv/pwritev/
+ * fsync on the request's descriptor) and reports its completion when the
+ * emulated device says it is done (at once without a device model). */
+struct ios_sched *ios_create_virtual(const struct ios_settings *set);
+
+/* ios_virtual_advance() -- run the scheduler until virtual time @until_ns:
+ * every submission taken, every dispatch and completion due done. */
+void ios_virtual_advance(struct ios_sched *s, uint64_t until_ns);
+
+/* ios_virtual_now() -- the virtual clock. */
+uint64_t ios_virtual_now(const struct ios_sched *s);
+
+/* ios_pending() -- requests submitted and not yet completed. */
+int ios_pending(struct ios_sched *s);
+
+/* Counters of what the core did (dispatcher thread's view). */
+struct ios_counters {
+	uint64_t requests;  /* completed */
+	uint64_t transfers; /* dispatched transfers (merged requests count once) */
+	uint64_t merged;    /* requests joined to another's transfer */
+	uint64_t parked;    /* times a request had to wait for an ordering rule */
+};
+
+/* ios_get_counters() -- a copy of the counters (exact once idle). */
+void ios_get_counters(struct ios_sched *s, struct ios_counters *out);
+
+/* ios_is_async() -- whether done may run after ios_submit() returns, on
+ * another thread (the submitter must then own the buffers it passes). */
+bool ios_is_async(const struct ios_sched *s);
 
 /* ios_create() -- a scheduler running policy @name ("direct" executes each
  * request synchronously in the submitting thread).  Returns NULL with errno
@@ -86,5 +177,233 @@ const char *ios_dir_name(enum ios_dir d);
 
 /* ios_now_ns() -- CLOCK_MONOTONIC in nanoseconds. */
 uint64_t ios_now_ns(void);
+
+/* ---- statistics -------------------------------------------------------------
+ * Per-class I/O statistics (stats.c), cheap enough to update on every request
+ * from every thread: relaxed atomic additions into per-CPU shards, no lock.
+ * Readers take snapshots, plain structs that can be compared, printed as a
+ * table or as JSON (schema "pgiofs.stats/1", documented in docs/stats.md). */
+
+#include <stdio.h>
+
+/* Latency histogram: values below 16 ns have a bucket each; above, every
+ * power of two is split into 16 sub-buckets, so a bucket is at most 1/16
+ * (6.25%) of its lower bound wide.  Covers the whole uint64_t range. */
+#define IOS_STATS_SUB_BITS 4
+#define IOS_STATS_NBUCKETS ((64 - IOS_STATS_SUB_BITS + 1) << IOS_STATS_SUB_BITS)
+
+#define IOS_STATS_SCHEMA "pgiofs.stats/1"
+
+/* The counters of one class (or of all of them: ios_stats_snapshot.total).
+ * Counters only grow between ios_stats_create() and ios_stats_destroy(). */
+struct ios_stats_class {
+	uint64_t read_ops, read_bytes;	 /* bytes: as completed, not requested */
+	uint64_t write_ops, write_bytes; /* ops count failed requests too */
+	uint64_t sync_ops;		 /* fsync and fdatasync */
+	uint64_t errors;		 /* requests completed with -errno */
+	uint64_t merges;		 /* requests merged into another */
+	uint64_t ra_hit_bytes;		 /* readahead bytes later read */
+	uint64_t ra_wasted_bytes;	 /* readahead bytes never read */
+	/* latency = queue wait + service time, over every accounted request */
+	uint64_t lat_count;	 /* requests in the histogram */
+	uint64_t queue_sum_ns;	 /* total queue wait */
+	uint64_t service_sum_ns; /* total service time */
+	uint64_t lat_max_ns;	 /* exact in a cumulative snapshot; in a diff,
+				  * exact if set in the interval, else the upper
+				  * bound of the highest bucket used */
+	uint64_t lat_over_2s;	 /* requests with latency > 2 s */
+	uint64_t lat_over_10s;	 /* ... > 10 s */
+	/* derived (ios_stats_snapshot() and ios_stats_snapshot_diff() fill them) */
+	uint64_t lat_avg_ns, lat_p50_ns, lat_p99_ns, lat_p999_ns;
+	double over_2s_pct, over_10s_pct; /* percent of lat_count */
+	uint64_t hist[IOS_STATS_NBUCKETS];
+};
+
+/* A snapshot: about 80 KiB, so allocate it rather than put it on the stack
+ * of a thread with a small one. */
+struct ios_stats_snapshot {
+	uint64_t start_ns;  /* ios_now_ns() at the start of the interval covered
+			     * (creation, or the earlier snapshot of a diff) */
+	uint64_t time_ns;   /* ios_now_ns() when taken */
+	int cumulative;	    /* 1: since creation; 0: an interval (a diff) */
+	struct ios_stats_class cls[IOS_NCLASS];
+	struct ios_stats_class total; /* sum of the classes */
+};
+
+struct ios_stats;
+
+/* ios_stats_create() -- zeroed statistics.  NULL with errno set on failure. */
+struct ios_stats *ios_stats_create(void);
+
+/* ios_stats_destroy() -- free.  Accepts NULL.  No thread may still be
+ * accounting into @s. */
+void ios_stats_destroy(struct ios_stats *s);
+
+/* ios_stats_account() -- count one completed request: an op (and, if
+ * @result > 0, that many bytes) of req->cls and req->dir, an error if
+ * @result < 0, and a latency of @queue_ns + @service_ns.  Only req->cls and
+ * req->dir are read.  Thread-safe and lock-free; @s may be NULL. */
+void ios_stats_account(struct ios_stats *s, const struct ios_req *req, ssize_t result,
+		       uint64_t queue_ns, uint64_t service_ns);
+
+/* ios_stats_note_merge() -- @n requests of class @cls were merged into
+ * others (they are still accounted one by one when they complete). */
+void ios_stats_note_merge(struct ios_stats *s, enum ios_class cls, uint64_t n);
+
+/* ios_stats_note_readahead() -- readahead of class @cls: @hit_bytes read
+ * ahead and then used, @wasted_bytes read ahead and dropped unused. */
+void ios_stats_note_readahead(struct ios_stats *s, enum ios_class cls, uint64_t hit_bytes,
+			      uint64_t wasted_bytes);
+
+/* ios_stats_snapshot() -- copy the counters into @out and derive average,
+ * percentiles and shares.  Each counter is exact; a snapshot taken while
+ * requests complete may show one in some counters and not yet in others.
+ * Returns 0 or -EINVAL. */
+int ios_stats_snapshot(const struct ios_stats *s, struct ios_stats_snapshot *out);
+
+/* ios_stats_snapshot_diff() -- what happened between snapshots @a and the
+ * later @b (the same statistics), as an interval snapshot.  @out may be @b.
+ * Returns 0 or -EINVAL (NULL, or @b older than @a). */
+int ios_stats_snapshot_diff(const struct ios_stats_snapshot *a, const struct ios_stats_snapshot *b,
+			    struct ios_stats_snapshot *out);
+
+/* ios_stats_percentile() -- the latency at quantile @q (0..1] of @c, in ns:
+ * the middle of the histogram bucket holding it, at most lat_max_ns; 0 when
+ * nothing was counted. */
+uint64_t ios_stats_percentile(const struct ios_stats_class *c, double q);
+
+/* ios_stats_to_json() -- @snap as one JSON object (schema IOS_STATS_SCHEMA,
+ * see docs/stats.md), without a newline.  @extra_json_fields, if not NULL or
+ * empty, is inserted verbatim after "schema" and must be valid members,
+ * e.g. "\"mount\": \"/srv/pg\", \"pid\": 42".  Returns the length written
+ * (excluding the NUL) or -ENOSPC if @len is too small (the output is then
+ * truncated but NUL-terminated when @len > 0). */
+int ios_stats_to_json(const struct ios_stats_snapshot *snap, const char *extra_json_fields,
+		      char *buf, size_t len);
+
+/* ios_stats_write_json() -- the same, followed by a newline, to @f.
+ * Returns 0 or -errno. */
+int ios_stats_write_json(FILE *f, const struct ios_stats_snapshot *snap,
+			 const char *extra_json_fields);
+
+/* ios_stats_print_table() -- a table with one row per class that saw any
+ * activity and a total row: ops and MB per direction, errors, merges and
+ * latency (avg, p50, p99, p99.9, max in ms; % over 2 s and 10 s). */
+void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap);
+
+/* ---- traces -----------------------------------------------------------------
+ * I/O traces (trace.c): one fixed-size record per request, streamed into a
+ * file in the lz4 frame format (`lz4 -d` decompresses it) by a background
+ * thread with a bounded buffer.  The decompressed stream is a 32-byte file
+ * header followed by 48-byte records, all little-endian:
+ *
+ *   header  0 magic "PGIOTRC1"      8 u16 version (1)   10 u16 header size (32)
+ *          12 u16 record size (48) 14 u16 reserved (0)  16 u64 CLOCK_REALTIME ns
+ *          24 u64 CLOCK_MONOTONIC ns, both taken when the writer was created
+ *   record  0 u64 time_ns    8 u64 file_id  16 u64 off   24 u32 len  28 u32 pid
+ *          32 u32 queue_us  36 u32 service_us  40 i32 result  44 u8 cls
+ *          45 u8 dir  46 u16 flags
+ *
+ * A reader accepts a larger header or record size (later versions may append
+ * fields) and refuses a smaller one. */
+
+#define IOS_TRACE_MAGIC	      "PGIOTRC1"
+#define IOS_TRACE_VERSION     1
+#define IOS_TRACE_HEADER_SIZE 32
+#define IOS_TRACE_REC_SIZE    48
+#define IOS_TRACE_DEFAULT_BUFFER (1u << 20) /* bytes of records held in memory */
+
+/* ios_trace_rec.flags */
+#define IOS_TRACE_F_DATASYNC 0x1 /* an IOS_SYNC that was an fdatasync */
+
+struct ios_trace_rec {
+	uint64_t time_ns;    /* CLOCK_MONOTONIC at submission (ios_now_ns()) */
+	uint64_t file_id;    /* backing inode number */
+	uint64_t off;	     /* byte offset */
+	uint32_t len;	     /* bytes requested */
+	uint32_t pid;	     /* requesting process, 0 if unknown */
+	uint32_t queue_us;   /* time queued in the scheduler */
+	uint32_t service_us; /* time the backing store took */
+	int32_t result;	     /* bytes transferred or -errno */
+	uint8_t cls;	     /* enum ios_class */
+	uint8_t dir;	     /* enum ios_dir */
+	uint16_t flags;	     /* IOS_TRACE_F_* */
+};
+
+struct ios_trace_opts {
+	size_t buffer_bytes; /* records held in memory at most, rounded to 64 KiB
+			      * chunks, at least 2 (0: IOS_TRACE_DEFAULT_BUFFER) */
+	int wait_when_full;  /* 1: ios_trace_write() waits for room instead of
+			      * dropping (offline tools, tests) */
+	int fd;		     /* with a NULL path: write the trace to this open
+			      * descriptor, which the writer takes over */
+};
+
+struct ios_trace_stats {
+	uint64_t records;   /* accepted by ios_trace_write() */
+	uint64_t dropped;   /* refused: buffer full, or the output had failed */
+	uint64_t bytes_in;  /* uncompressed bytes handed to lz4 so far */
+	uint64_t bytes_out; /* compressed bytes written so far */
+	int error;	    /* first output error (-errno), 0 if none */
+};
+
+struct ios_trace_writer;
+struct ios_trace_reader;
+
+/* ios_trace_writer_create() -- start a trace in a new file @path (created
+ * O_CREAT|O_EXCL, mode 0600: an existing file is never overwritten, -EEXIST)
+ * with the default options.  Writes the lz4 frame header at once, so an
+ * unwritable file fails here.  NULL with *err = -errno on failure. */
+struct ios_trace_writer *ios_trace_writer_create(const char *path, int *err);
+
+/* ios_trace_writer_create_opts() -- the same with options (NULL: defaults);
+ * a NULL @path writes to opts->fd (a pipe, a socket or an open file). */
+struct ios_trace_writer *ios_trace_writer_create_opts(const char *path,
+						      const struct ios_trace_opts *opts, int *err);
+
+/* ios_trace_write() -- append one record.  Thread-safe; copies 48 bytes
+ * under a mutex and never does I/O.  Returns 0, or -ENOBUFS when the record
+ * was dropped (counted) because the background thread is a whole buffer
+ * behind or the output failed. */
+int ios_trace_write(struct ios_trace_writer *w, const struct ios_trace_rec *rec);
+
+/* ios_trace_writer_stats() -- the counters so far. */
+void ios_trace_writer_stats(struct ios_trace_writer *w, struct ios_trace_stats *st);
+
+/* ios_trace_writer_close() -- compress what is buffered, end the frame,
+ * fsync (regular files) and close; fill @st (may be NULL) with the final
+ * counters, dropped records included; free.  No ios_trace_write() may run
+ * concurrently or after.  Returns 0 or the first output error (-errno).
+ * Accepts NULL. */
+int ios_trace_writer_close(struct ios_trace_writer *w, struct ios_trace_stats *st);
+
+struct ios_trace_info {
+	uint32_t version;
+	uint32_t header_size, rec_size;
+	uint64_t start_realtime_ns;  /* CLOCK_REALTIME when the trace began */
+	uint64_t start_monotonic_ns; /* CLOCK_MONOTONIC at the same moment */
+};
+
+/* ios_trace_reader_open() -- open trace @path.  Only the open itself can
+ * fail here (NULL, *err = -errno); a file that is not a valid trace opens
+ * and its first ios_trace_read() reports why. */
+struct ios_trace_reader *ios_trace_reader_open(const char *path, int *err);
+
+/* ios_trace_read() -- the next record into @out: 1; 0 at the clean end of
+ * the trace; -EBADMSG when the file is truncated, corrupt or not a trace
+ * (after every record before the damage was returned), -EIO etc. on read
+ * errors.  Errors are sticky; ios_trace_reader_error() explains them. */
+int ios_trace_read(struct ios_trace_reader *r, struct ios_trace_rec *out);
+
+/* ios_trace_reader_info() -- the file header (read if not yet).  0 or the
+ * error ios_trace_read() would return. */
+int ios_trace_reader_info(struct ios_trace_reader *r, struct ios_trace_info *info);
+
+/* ios_trace_reader_error() -- after an error, a message naming the file,
+ * the byte offset in it and the reason; "" otherwise. */
+const char *ios_trace_reader_error(const struct ios_trace_reader *r);
+
+/* ios_trace_reader_close() -- close and free.  Accepts NULL. */
+void ios_trace_reader_close(struct ios_trace_reader *r);
 
 #endif

@@ -1,0 +1,266 @@
+/*
+ * backend.c -- the two ways transfers are executed.
+ *
+ * uring: a dispatcher thread owns an io_uring.  It takes submissions, lets
+ * the policy choose, queues readv/writev/fsync SQEs for what it dispatches
+ * and submits them in one batch, then waits for completions, new
+ * submissions (an eventfd polled through the ring) or the next timer
+ * (policy or emulated device), whichever comes first.  io_uring does not
+ * order an fsync after earlier writes: the core only dispatches a sync once
+ * those writes have completed.  A short read or write (rare on local
+ * filesystems) is finished synchronously.
+ *
+ * virtual: for tests.  A transfer is executed synchronously when it is
+ * dispatched and completes when the emulated device says so, on a virtual
+ * clock driven by ios_virtual_advance().
+ */
+#include "iosched_i.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WAKE_TAG ((uint64_t)1)
+
+struct uring_be {
+	struct io_uring ring;
+	uint64_t wake_val;
+	bool poll_armed;
+};
+
+/* finish_short() -- do the rest of a transfer io_uring left short. */
+static ssize_t finish_short(struct ios_rq *rq, ssize_t got)
+{
+	struct iovec stackv[16], *v = stackv;
+	size_t skip = (size_t)got;
+	int i, n = 0;
+	ssize_t more;
+
+	if (rq->iovcnt > 16 && !(v = malloc(sizeof(*v) * (size_t)rq->iovcnt)))
+		return got;
+	for (i = 0; i < rq->iovcnt; i++) {
+		if (skip >= rq->iov[i].iov_len) {
+			skip -= rq->iov[i].iov_len;
+			continue;
+		}
+		v[n].iov_base = (char *)rq->iov[i].iov_base + skip;
+		v[n].iov_len = rq->iov[i].iov_len - skip;
+		skip = 0;
+		n++;
+	}
+	more = ios_do_rw(rq->req->fd, rq->req->dir, v, n, rq->off + got, rq->len - (size_t)got);
+	if (v != stackv)
+		free(v);
+	if (more < 0)
+		return got > 0 ? got : more;
+	return got + more;
+}
+
+static struct io_uring_sqe *get_sqe(struct uring_be *u)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+
+	if (!sqe) {
+		io_uring_submit(&u->ring);
+		sqe = io_uring_get_sqe(&u->ring);
+	}
+	return sqe;
+}
+
+static void arm_wake(struct ios_sched *s, struct uring_be *u)
+{
+	struct io_uring_sqe *sqe;
+
+	if (u->poll_armed)
+		return;
+	sqe = get_sqe(u);
+	if (!sqe)
+		return;
+	io_uring_prep_read(sqe, s->wake_fd, &u->wake_val, sizeof(u->wake_val), 0);
+	io_uring_sqe_set_data64(sqe, WAKE_TAG);
+	u->poll_armed = true;
+}
+
+static int uring_start(struct ios_sched *s, struct ios_rq *rq)
+{
+	struct uring_be *u = s->be;
+	struct io_uring_sqe *sqe = get_sqe(u);
+	struct ios_req *req = rq->req;
+
+	if (!sqe)
+		return -EAGAIN;
+	switch (req->dir) {
+	case IOS_READ:
+		io_uring_prep_readv(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt, (uint64_t)rq->off);
+		break;
+	case IOS_WRITE:
+		io_uring_prep_writev(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt, (uint64_t)rq->off);
+		break;
+	default:
+		io_uring_prep_fsync(sqe, req->fd,
+				    (req->flags & IOS_F_DATASYNC) ? IORING_FSYNC_DATASYNC : 0);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, rq);
+	if (s->dev)
+		rq->device_done_ns = ios_device_service(s->dev, rq, s->clock(s));
+	return 0;
+}
+
+static void handle_cqe(struct ios_sched *s, struct uring_be *u, struct io_uring_cqe *cqe)
+{
+	struct ios_rq *rq;
+	ssize_t res = cqe->res;
+
+	if (io_uring_cqe_get_data64(cqe) == WAKE_TAG) {
+		u->poll_armed = false; /* the eventfd was read: re-armed below */
+		return;
+	}
+	rq = io_uring_cqe_get_data(cqe);
+	if (res == -EINTR || res == -EAGAIN) /* retry synchronously */
+		res = rq->req->dir == IOS_SYNC ? ios_execute(rq->req)
+					       : ios_do_rw(rq->req->fd, rq->req->dir, rq->iov,
+							   rq->iovcnt, rq->off, rq->len);
+	else if (res >= 0 && rq->req->dir != IOS_SYNC && (size_t)res < rq->len && res > 0)
+		res = finish_short(rq, res);
+	if (s->dev && rq->device_done_ns > s->clock(s)) {
+		rq->result = res;
+		ios_core_hold(s, rq);
+		return;
+	}
+	ios_core_complete(s, rq, res);
+}
+
+static void *dispatcher(void *arg)
+{
+	struct ios_sched *s = arg;
+	struct uring_be *u = s->be;
+
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		struct __kernel_timespec ts, *tsp = NULL;
+		uint64_t next, now;
+		unsigned head, n = 0;
+		bool stop;
+		int ret;
+
+		ios_core_take_submissions(s);
+		ios_core_release_held(s);
+		ios_core_dispatch(s);
+		pthread_mutex_lock(&s->sub_lock);
+		stop = s->stopping;
+		pthread_mutex_unlock(&s->sub_lock);
+		if (stop && ios_core_idle(s) && ios_list_empty(&s->held))
+			break;
+		arm_wake(s, u);
+		next = ios_core_next_event(s);
+		now = s->clock(s);
+		if (next != UINT64_MAX) {
+			uint64_t d = next > now ? next - now : 0;
+
+			ts.tv_sec = (long long)(d / 1000000000u);
+			ts.tv_nsec = (long long)(d % 1000000000u);
+			tsp = &ts;
+		}
+		ret = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, tsp, NULL);
+		if (ret < 0 && ret != -ETIME && ret != -EINTR)
+			continue;
+		io_uring_for_each_cqe(&u->ring, head, cqe)
+		{
+			handle_cqe(s, u, cqe);
+			n++;
+		}
+		io_uring_cq_advance(&u->ring, n);
+	}
+	return NULL;
+}
+
+static int uring_init(struct ios_sched *s)
+{
+	struct uring_be *u = calloc(1, sizeof(*u));
+	unsigned entries = 8;
+	int ret;
+
+	if (!u)
+		return -ENOMEM;
+	while (entries < (unsigned)s->set.nr_requests + 8 && entries < 4096)
+		entries *= 2;
+	ret = io_uring_queue_init(entries, &u->ring, 0);
+	if (ret < 0) {
+		free(u);
+		return ret;
+	}
+	s->be = u;
+	ret = pthread_create(&s->thread, NULL, dispatcher, s);
+	if (ret) {
+		io_uring_queue_exit(&u->ring);
+		free(u);
+		s->be = NULL;
+		return -ret;
+	}
+	s->thread_started = true;
+	return 0;
+}
+
+/* uring_exit() -- stop taking work once everything submitted completed. */
+static void uring_exit(struct ios_sched *s)
+{
+	struct uring_be *u = s->be;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&s->sub_lock);
+	s->stopping = true;
+	pthread_mutex_unlock(&s->sub_lock);
+	if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+		/* saturated: the dispatcher is awake */
+	}
+	if (s->thread_started)
+		pthread_join(s->thread, NULL);
+	io_uring_queue_exit(&u->ring);
+	free(u);
+	s->be = NULL;
+}
+
+const struct ios_backend_ops ios_backend_uring = {
+	.name = "uring",
+	.init = uring_init,
+	.exit = uring_exit,
+	.start = uring_start,
+};
+
+/* ---- virtual ------------------------------------------------------------------ */
+
+static int virt_init(struct ios_sched *s)
+{
+	(void)s;
+	return 0;
+}
+
+static void virt_exit(struct ios_sched *s)
+{
+	/* complete what is left, as the real back end drains before stopping */
+	ios_virtual_advance(s, UINT64_MAX / 2);
+}
+
+static int virt_start(struct ios_sched *s, struct ios_rq *rq)
+{
+	struct ios_req *req = rq->req;
+	uint64_t now = s->clock(s);
+
+	if (req->dir == IOS_SYNC)
+		rq->result = ios_execute(req);
+	else
+		rq->result = ios_do_rw(req->fd, req->dir, rq->iov, rq->iovcnt, rq->off, rq->len);
+	rq->device_done_ns = s->dev ? ios_device_service(s->dev, rq, now) : now;
+	ios_core_hold(s, rq);
+	return 0;
+}
+
+const struct ios_backend_ops ios_backend_virtual = {
+	.name = "virtual",
+	.init = virt_init,
+	.exit = virt_exit,
+	.start = virt_start,
+};

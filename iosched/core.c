@@ -1,0 +1,687 @@
+/*
+ * core.c -- the scheduler core: submission, per-file ordering rules,
+ * dispatch-time merging, completion; the policies only choose the order.
+ *
+ * What must stay true (iosched.h states it for callers):
+ *   - every request is completed exactly once: it is on exactly one of
+ *     submitted, a policy queue, a file's parked list, ready, in flight or
+ *     held, and leaves the last through ios_core_complete();
+ *   - a sync is dispatched only when no write to its file that arrived
+ *     before it is still outstanding (writes after it do not wait for it);
+ *   - a read or write is dispatched only when no write that arrived before
+ *     it and overlaps it is still outstanding (dependencies always point to
+ *     earlier arrivals, so there is no cycle);
+ *   - merging only joins requests that are eligible now, so a transfer is
+ *     never held back by one of its own members;
+ *   - at most nr_requests requests (and max_inflight_kb, if set) are in
+ *     flight.
+ *
+ * Everything from ios_core_take_submissions() on runs on the dispatcher
+ * thread (or the test driving the virtual clock) only.
+ */
+#include "iosched_i.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/* ---- per-file state ------------------------------------------------------------ */
+
+static size_t file_hash(const struct ios_sched *s, uint64_t id)
+{
+	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ (h >> 31)) & (s->nfiles_tab - 1);
+}
+
+static struct ios_file *file_get(struct ios_sched *s, uint64_t id)
+{
+	size_t h = file_hash(s, id);
+	struct ios_file *f;
+
+	for (f = s->files[h]; f; f = f->hnext)
+		if (f->file_id == id) {
+			f->refs++;
+			return f;
+		}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->file_id = id;
+	f->refs = 1;
+	ios_list_init(&f->queued);
+	ios_list_init(&f->parked);
+	ios_list_init(&f->writes);
+	f->hnext = s->files[h];
+	s->files[h] = f;
+	s->nfiles++;
+	return f;
+}
+
+static void file_put(struct ios_sched *s, struct ios_file *f)
+{
+	struct ios_file **pp;
+
+	if (--f->refs > 0)
+		return;
+	for (pp = &s->files[file_hash(s, f->file_id)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == f) {
+			*pp = f->hnext;
+			break;
+		}
+	s->nfiles--;
+	free(f);
+}
+
+/* ---- submission (any thread) ----------------------------------------------------- */
+
+static uint64_t real_clock(struct ios_sched *s)
+{
+	(void)s;
+	return ios_now_ns();
+}
+
+static uint64_t virtual_clock(struct ios_sched *s)
+{
+	return s->vclock;
+}
+
+static void wake(struct ios_sched *s)
+{
+	uint64_t one = 1;
+
+	if (s->wake_fd >= 0 && write(s->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: the dispatcher is awake anyway */
+	}
+}
+
+int ios_submit(struct ios_sched *s, struct ios_req *req)
+{
+	struct ios_rq *rq;
+
+	if (s->sync_mode) {
+		req->arrival_ns = 0;
+		req->done(req, ios_execute(req));
+		return 0;
+	}
+	rq = calloc(1, sizeof(*rq));
+	if (!rq) {
+		req->done(req, -ENOMEM);
+		return 0;
+	}
+	rq->req = req;
+	pthread_mutex_lock(&s->sub_lock);
+	req->arrival_ns = s->clock(s);
+	ios_list_add_tail(&s->submitted, &rq->anode);
+	pthread_mutex_unlock(&s->sub_lock);
+	wake(s);
+	return 0;
+}
+
+/* ---- arrival --------------------------------------------------------------------- */
+
+static bool eligible(const struct ios_rq *rq);
+static void park(struct ios_sched *s, struct ios_rq *rq);
+
+/* queued_insert() -- keep file->queued sorted by offset. */
+static void queued_insert(struct ios_file *f, struct ios_rq *rq)
+{
+	struct ios_list *p;
+
+	for (p = f->queued.prev; p != &f->queued; p = p->prev) {
+		struct ios_rq *o = ios_container_of(p, struct ios_rq, fnode);
+
+		if (o->off <= rq->off)
+			break;
+	}
+	ios_list_insert_after(p, &rq->fnode);
+}
+
+static void arrive(struct ios_sched *s, struct ios_rq *rq)
+{
+	struct ios_req *req = rq->req;
+
+	rq->seq = ++s->next_seq;
+	rq->arrival_ns = req->arrival_ns;
+	rq->off = req->off;
+	rq->len = req->dir == IOS_SYNC ? 0 : req->len;
+	rq->nreq = 1;
+	rq->state = RQ_QUEUED;
+	ios_list_init(&rq->pol[0]);
+	ios_list_init(&rq->pol[1]);
+	ios_list_init(&rq->fnode);
+	ios_list_init(&rq->wnode);
+	ios_list_init(&rq->merged);
+	ios_list_init(&rq->mnode);
+	rq->file = file_get(s, req->file_id);
+	if (!rq->file) {
+		req->done(req, -ENOMEM);
+		free(rq);
+		return;
+	}
+	if (req->dir == IOS_WRITE)
+		ios_list_add_tail(&rq->file->writes, &rq->wnode);
+	if (req->dir == IOS_SYNC) {
+		/* syncs bypass the policy, as flushes bypass a Linux elevator:
+		 * they go as soon as the writes before them are done */
+		if (eligible(rq)) {
+			rq->state = RQ_READY;
+			ios_list_add_tail(&s->ready, &rq->anode);
+		} else {
+			park(s, rq);
+		}
+		return;
+	}
+	queued_insert(rq->file, rq);
+	s->nr_queued++;
+	s->pol_ops->add(s, rq);
+}
+
+void ios_core_take_submissions(struct ios_sched *s)
+{
+	struct ios_list batch;
+
+	ios_list_init(&batch);
+	pthread_mutex_lock(&s->sub_lock);
+	if (!ios_list_empty(&s->submitted)) {
+		batch.next = s->submitted.next;
+		batch.prev = s->submitted.prev;
+		batch.next->prev = &batch;
+		batch.prev->next = &batch;
+		ios_list_init(&s->submitted);
+	}
+	pthread_mutex_unlock(&s->sub_lock);
+	while (!ios_list_empty(&batch)) {
+		struct ios_rq *rq = ios_container_of(batch.next, struct ios_rq, anode);
+
+		ios_list_del(&rq->anode);
+		arrive(s, rq);
+	}
+}
+
+/* ---- ordering rules ------------------------------------------------------------- */
+
+static bool overlaps(const struct ios_rq *a, const struct ios_rq *b)
+{
+	return a->off < b->off + (off_t)b->len && b->off < a->off + (off_t)a->len;
+}
+
+/* eligible() -- whether @rq may be dispatched now (see the file comment).
+ * Members of one transfer are adjacent, never overlapping, so they are no
+ * obstacle to one another. */
+static bool eligible(const struct ios_rq *rq)
+{
+	const struct ios_list *p;
+
+	for (p = rq->file->writes.next; p != &rq->file->writes; p = p->next) {
+		const struct ios_rq *w = ios_container_of(p, struct ios_rq, wnode);
+
+		if (w->seq >= rq->seq)
+			break; /* arrival order: nothing earlier left */
+		if (rq->req->dir == IOS_SYNC || overlaps(w, rq))
+			return false;
+	}
+	return true;
+}
+
+static void park(struct ios_sched *s, struct ios_rq *rq)
+{
+	rq->state = RQ_PARKED;
+	ios_list_add_tail(&rq->file->parked, &rq->fnode);
+	s->cnt.parked++;
+}
+
+/* unpark() -- after a write to @f completed, parked rqs that may go now go
+ * to the ready list, which is served before the policy is asked again. */
+static void unpark(struct ios_sched *s, struct ios_file *f)
+{
+	struct ios_list *p, *n;
+
+	for (p = f->parked.next; p != &f->parked; p = n) {
+		struct ios_rq *rq = ios_container_of(p, struct ios_rq, fnode);
+
+		n = p->next;
+		if (!eligible(rq))
+			continue;
+		ios_list_del(&rq->fnode);
+		rq->state = RQ_READY;
+		ios_list_add_tail(&s->ready, &rq->anode);
+	}
+}
+
+/* ---- merging ------------------------------------------------------------------ */
+
+static bool can_join(const struct ios_sched *s, const struct ios_rq *head, const struct ios_rq *c,
+		     size_t xlen, int nreq)
+{
+	return c->req->dir == head->req->dir && c->req->fd == head->req->fd &&
+	       xlen + c->len <= (size_t)s->set.max_request_kb * 1024 &&
+	       nreq + c->req->iovcnt <= IOV_MAX / 2;
+}
+
+/* take_member() -- move queued @c into @head's transfer. */
+static void take_member(struct ios_sched *s, struct ios_rq *head, struct ios_rq *c, bool front)
+{
+	s->pol_ops->remove(s, c);
+	ios_list_del(&c->fnode);
+	s->nr_queued--;
+	c->state = RQ_INFLIGHT;
+	if (front)
+		ios_list_insert_after(&head->merged, &c->mnode);
+	else
+		ios_list_add_tail(&head->merged, &c->mnode);
+	head->nreq++;
+	s->cnt.merged++;
+}
+
+/* merge() -- grow @head (just taken off the queues, eligible) with queued,
+ * eligible requests adjacent to it on the same file, descriptor and
+ * direction; the transfer's range ends up in head->xoff/xlen and its
+ * members, in offset order, on head->merged (head included). */
+static void merge(struct ios_sched *s, struct ios_rq *head, off_t *xoff, size_t *xlen)
+{
+	struct ios_file *f = head->file;
+	struct ios_list *p;
+
+	*xoff = head->off;
+	*xlen = head->len;
+	ios_list_add_tail(&head->merged, &head->mnode);
+	if (head->req->dir == IOS_SYNC)
+		return;
+	/* back merges: the queue is sorted by offset */
+	for (p = f->queued.next; p != &f->queued;) {
+		struct ios_rq *c = ios_container_of(p, struct ios_rq, fnode);
+
+		p = p->next;
+		if (c->off < *xoff + (off_t)*xlen)
+			continue;
+		if (c->off > *xoff + (off_t)*xlen)
+			break;
+		if (!can_join(s, head, c, *xlen, head->nreq) || !eligible(c))
+			break;
+		take_member(s, head, c, false);
+		*xlen += c->len;
+		p = f->queued.next; /* the list changed: rescan from the start */
+	}
+	if (!s->set.front_merges)
+		return;
+	for (;;) {
+		struct ios_rq *found = NULL;
+
+		for (p = f->queued.next; p != &f->queued; p = p->next) {
+			struct ios_rq *c = ios_container_of(p, struct ios_rq, fnode);
+
+			if (c->off + (off_t)c->len == *xoff) {
+				found = c;
+				break;
+			}
+			if (c->off >= *xoff)
+				break;
+		}
+		if (!found || !can_join(s, head, found, *xlen, head->nreq) || !eligible(found))
+			return;
+		take_member(s, head, found, true);
+		*xoff = found->off;
+		*xlen += found->len;
+	}
+}
+
+/* build_iov() -- one iovec over every member's buffers, in offset order. */
+static int build_iov(struct ios_rq *head)
+{
+	struct ios_list *p;
+	int n = 0, i;
+
+	for (p = head->merged.next; p != &head->merged; p = p->next)
+		n += ios_container_of(p, struct ios_rq, mnode)->req->iovcnt;
+	head->iov = n <= 4 ? head->iov_inline : malloc(sizeof(struct iovec) * (size_t)n);
+	if (!head->iov)
+		return -ENOMEM;
+	head->iovcnt = 0;
+	for (p = head->merged.next; p != &head->merged; p = p->next) {
+		struct ios_req *r = ios_container_of(p, struct ios_rq, mnode)->req;
+
+		for (i = 0; i < r->iovcnt; i++)
+			head->iov[head->iovcnt++] = r->iov[i];
+	}
+	return 0;
+}
+
+/* ---- dispatch -------------------------------------------------------------------- */
+
+static bool throttled(struct ios_sched *s, const struct ios_rq *rq)
+{
+	size_t limit = (size_t)s->set.max_inflight_kb * 1024;
+
+	if (s->nr_inflight >= s->set.nr_requests)
+		return true;
+	if (!limit || s->nr_inflight == 0)
+		return false;
+	/* 2.4-aa: once the limit is reached, refill in batches of half of it */
+	if (s->bytes_inflight + rq->len > limit)
+		return true;
+	return false;
+}
+
+static void start(struct ios_sched *s, struct ios_rq *head)
+{
+	off_t xoff;
+	size_t xlen;
+	int ret;
+
+	merge(s, head, &xoff, &xlen);
+	head->off = xoff; /* the head now describes the whole transfer */
+	head->len = xlen;
+	head->state = RQ_INFLIGHT;
+	head->dispatch_ns = s->clock(s);
+	s->cnt.transfers++;
+	ios_list_add_tail(&s->inflight, &head->anode);
+	s->nr_inflight += head->nreq;
+	s->bytes_inflight += xlen;
+	ret = head->req->dir == IOS_SYNC ? 0 : build_iov(head);
+	if (ret == 0)
+		ret = s->be_ops->start(s, head);
+	if (ret < 0)
+		ios_core_complete(s, head, ret);
+}
+
+void ios_core_dispatch(struct ios_sched *s)
+{
+	uint64_t now = s->clock(s);
+
+	for (;;) {
+		struct ios_rq *rq;
+		bool from_ready = !ios_list_empty(&s->ready);
+
+		if (from_ready)
+			rq = ios_container_of(s->ready.next, struct ios_rq, anode);
+		else
+			rq = s->pol_ops->next(s, now);
+		if (!rq || throttled(s, rq))
+			return;
+		if (from_ready) {
+			ios_list_del(&rq->anode);
+		} else {
+			s->pol_ops->remove(s, rq);
+			ios_list_del(&rq->fnode); /* file->queued (syncs: no-op) */
+			s->nr_queued--;
+			if (!eligible(rq)) {
+				park(s, rq);
+				continue;
+			}
+		}
+		start(s, rq);
+	}
+}
+
+/* ---- completion ------------------------------------------------------------------ */
+
+void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
+{
+	enum ios_dir dir = head->req->dir;
+	struct ios_file *f = head->file;
+	uint64_t now = s->clock(s);
+	struct ios_list *p, *n;
+	bool wrote = dir == IOS_WRITE;
+
+	ios_list_del(&head->anode);
+	s->nr_inflight -= head->nreq;
+	s->bytes_inflight -= head->len;
+	s->pol_ops->completed(s, head, now);
+	for (p = head->merged.next; p != &head->merged; p = n) {
+		struct ios_rq *m = ios_container_of(p, struct ios_rq, mnode);
+		struct ios_req *req = m->req;
+		ssize_t r;
+
+		n = p->next;
+		if (res < 0) {
+			r = res;
+		} else if (dir == IOS_SYNC) {
+			r = 0;
+		} else {
+			size_t start_at = (size_t)(req->off - head->off);
+
+			r = (size_t)res > start_at ? (ssize_t)((size_t)res - start_at) : 0;
+			if ((size_t)r > req->len)
+				r = (ssize_t)req->len;
+			if (dir == IOS_WRITE && (size_t)r < req->len && r == 0)
+				r = -EIO; /* a write the backing store took none of */
+		}
+		if (dir == IOS_WRITE)
+			ios_list_del(&m->wnode);
+		ios_list_del(&m->mnode);
+		s->cnt.requests++;
+		req->done(req, r);
+		if (m != head) {
+			file_put(s, m->file);
+			free(m);
+		}
+	}
+	if (head->iov && head->iov != head->iov_inline)
+		free(head->iov);
+	if (wrote)
+		unpark(s, f);
+	file_put(s, f);
+	free(head);
+}
+
+/* ---- waiting --------------------------------------------------------------------- */
+
+uint64_t ios_core_next_event(struct ios_sched *s)
+{
+	uint64_t now = s->clock(s), t = UINT64_MAX;
+
+	if (!ios_list_empty(&s->held))
+		t = ios_container_of(s->held.next, struct ios_rq, anode)->device_done_ns;
+	if (s->pol_ops->timer) {
+		uint64_t pt = s->pol_ops->timer(s, now);
+
+		if (pt > now && pt < t)
+			t = pt;
+	}
+	return t;
+}
+
+bool ios_core_idle(struct ios_sched *s)
+{
+	bool idle;
+
+	pthread_mutex_lock(&s->sub_lock);
+	idle = ios_list_empty(&s->submitted);
+	pthread_mutex_unlock(&s->sub_lock);
+	return idle && s->nr_queued == 0 && s->nr_inflight == 0 && ios_list_empty(&s->ready);
+}
+
+/* ios_core_hold() -- an emulated-device completion: keep @rq until its
+ * modelled completion time (held is sorted by that time). */
+void ios_core_hold(struct ios_sched *s, struct ios_rq *rq)
+{
+	struct ios_list *p;
+
+	ios_list_del(&rq->anode);
+	for (p = s->held.prev; p != &s->held; p = p->prev)
+		if (ios_container_of(p, struct ios_rq, anode)->device_done_ns <= rq->device_done_ns)
+			break;
+	ios_list_insert_after(p, &rq->anode);
+}
+
+/* ios_core_release_held() -- complete held transfers that are due. */
+void ios_core_release_held(struct ios_sched *s)
+{
+	uint64_t now = s->clock(s);
+
+	while (!ios_list_empty(&s->held)) {
+		struct ios_rq *rq = ios_container_of(s->held.next, struct ios_rq, anode);
+
+		if (rq->device_done_ns > now)
+			break;
+		ios_core_complete(s, rq, rq->result);
+	}
+}
+
+/* ---- creation -------------------------------------------------------------------- */
+
+static const struct ios_policy_ops *const policies[IOS_NPOLICY] = {
+	[IOS_POLICY_NOOP] = &ios_policy_noop,
+	[IOS_POLICY_DEADLINE] = &ios_policy_deadline,
+	[IOS_POLICY_DBAWARE] = &ios_policy_dbaware,
+};
+
+static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
+{
+	struct ios_sched *s;
+	int ret;
+
+	if ((unsigned)set->policy >= IOS_NPOLICY ||
+	    (set->policy != IOS_POLICY_DIRECT && !policies[set->policy])) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->set = *set;
+	s->wake_fd = -1;
+	pthread_mutex_init(&s->sub_lock, NULL);
+	ios_list_init(&s->submitted);
+	ios_list_init(&s->ready);
+	ios_list_init(&s->inflight);
+	ios_list_init(&s->held);
+	s->clock = virt ? virtual_clock : real_clock;
+	if (set->policy == IOS_POLICY_DIRECT && !virt) {
+		s->sync_mode = true;
+		return s;
+	}
+	s->pol_ops = policies[set->policy] ? policies[set->policy] : &ios_policy_noop;
+	s->nfiles_tab = 256;
+	s->files = calloc(s->nfiles_tab, sizeof(*s->files));
+	if (!s->files)
+		goto fail;
+	if (set->device_model != IOS_DEVICE_NONE) {
+		s->dev = ios_device_create(set);
+		if (!s->dev)
+			goto fail;
+	}
+	ret = s->pol_ops->init(s);
+	if (ret < 0) {
+		errno = -ret;
+		goto fail;
+	}
+	s->be_ops = virt ? &ios_backend_virtual : &ios_backend_uring;
+	if (!virt) {
+		s->wake_fd = eventfd(0, EFD_CLOEXEC);
+		if (s->wake_fd < 0)
+			goto fail_pol;
+	}
+	ret = s->be_ops->init(s);
+	if (ret < 0) {
+		errno = -ret;
+		goto fail_pol;
+	}
+	return s;
+fail_pol:
+	s->pol_ops->exit(s);
+fail:
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	ios_device_destroy(s->dev);
+	free(s->files);
+	pthread_mutex_destroy(&s->sub_lock);
+	free(s);
+	return NULL;
+}
+
+struct ios_sched *ios_create_with(const struct ios_settings *set)
+{
+	return sched_new(set, false);
+}
+
+struct ios_sched *ios_create_virtual(const struct ios_settings *set)
+{
+	return sched_new(set, true);
+}
+
+struct ios_sched *ios_create(const char *name)
+{
+	struct ios_settings set;
+	int p = name ? ios_policy_by_name(name) : -EINVAL;
+
+	if (p < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	conf_defaults(&ios_conf, &set);
+	set.policy = p;
+	return ios_create_with(&set);
+}
+
+void ios_destroy(struct ios_sched *s)
+{
+	if (!s)
+		return;
+	if (!s->sync_mode) {
+		s->be_ops->exit(s); /* drains: every request completes first */
+		s->pol_ops->exit(s);
+		if (s->wake_fd >= 0)
+			close(s->wake_fd);
+		ios_device_destroy(s->dev);
+		free(s->files);
+	}
+	pthread_mutex_destroy(&s->sub_lock);
+	free(s);
+}
+
+void ios_get_counters(struct ios_sched *s, struct ios_counters *out)
+{
+	*out = s->cnt;
+}
+
+bool ios_is_async(const struct ios_sched *s)
+{
+	return !s->sync_mode;
+}
+
+int ios_pending(struct ios_sched *s)
+{
+	int n = 0;
+	struct ios_list *p;
+
+	pthread_mutex_lock(&s->sub_lock);
+	for (p = s->submitted.next; p != &s->submitted; p = p->next)
+		n++;
+	pthread_mutex_unlock(&s->sub_lock);
+	return n + (int)s->nr_queued + s->nr_inflight;
+}
+
+/* ---- the virtual clock ------------------------------------------------------------- */
+
+uint64_t ios_virtual_now(const struct ios_sched *s)
+{
+	return s->vclock;
+}
+
+void ios_virtual_advance(struct ios_sched *s, uint64_t until)
+{
+	for (;;) {
+		uint64_t t;
+
+		ios_core_take_submissions(s);
+		ios_core_dispatch(s);
+		ios_core_release_held(s);
+		ios_core_dispatch(s);
+		t = ios_core_next_event(s);
+		if (t > until)
+			break;
+		if (t > s->vclock)
+			s->vclock = t;
+	}
+	if (until > s->vclock)
+		s->vclock = until;
+	ios_core_take_submissions(s);
+	ios_core_dispatch(s);
+	ios_core_release_held(s);
+	ios_core_dispatch(s);
+}

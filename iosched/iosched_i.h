@@ -1,0 +1,213 @@
+/*
+ * iosched_i.h -- internals of the I/O scheduler (not a public header).
+ *
+ * The scheduler state is one struct ios_sched, split into runtime data and
+ * tunables.  Everything below "dispatcher only" is touched by one thread at a
+ * time: the dispatcher thread (or, in tests, the caller driving a virtual
+ * clock); submitters only append to the submission list under sub_lock.
+ *
+ * A request (struct ios_req) is wrapped in a struct ios_rq when it arrives.
+ * Policies order rqs; at dispatch the core merges the chosen rq with queued
+ * rqs that are adjacent on the same file, descriptor and direction (one
+ * transfer of up to max_request_kb, the buffers of every request in one
+ * iovec: no copy), checks the ordering rules, and hands it to the backend.
+ */
+#ifndef PGIOFS_IOSCHED_I_H
+#define PGIOFS_IOSCHED_I_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "iosched.h"
+
+/* ---- lists ---------------------------------------------------------------- */
+
+struct ios_list {
+	struct ios_list *next, *prev;
+};
+
+static inline void ios_list_init(struct ios_list *h)
+{
+	h->next = h->prev = h;
+}
+
+static inline bool ios_list_empty(const struct ios_list *h)
+{
+	return h->next == h;
+}
+
+static inline void ios_list_insert_after(struct ios_list *pos, struct ios_list *n)
+{
+	n->prev = pos;
+	n->next = pos->next;
+	pos->next->prev = n;
+	pos->next = n;
+}
+
+static inline void ios_list_add_tail(struct ios_list *h, struct ios_list *n)
+{
+	ios_list_insert_after(h->prev, n);
+}
+
+static inline void ios_list_del(struct ios_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = n;
+}
+
+#define ios_container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
+
+/* ---- requests -------------------------------------------------------------- */
+
+enum ios_rq_state { RQ_QUEUED, RQ_PARKED, RQ_READY, RQ_INFLIGHT };
+
+struct ios_file;
+
+/* One request as the scheduler sees it; after a merge, the head rq carries
+ * the others (in offset order) on its `merged` list. */
+struct ios_rq {
+	struct ios_req *req;
+	struct ios_file *file;
+	enum ios_rq_state state;
+	uint64_t seq;	      /* arrival order, global */
+	uint64_t arrival_ns;
+	uint64_t deadline_ns; /* set by the policy (0: none) */
+	off_t off;	      /* of the whole transfer once merged */
+	size_t len;
+	int nreq;	      /* requests in this transfer */
+	uint64_t barrier;     /* IOS_SYNC: writes to the file up to this seq first */
+	uint64_t dispatch_ns;
+	uint64_t device_done_ns; /* emulated device: completion time */
+
+	struct ios_list pol[2];	 /* for the policy: e.g. sorted list and FIFO */
+	int pol_queue;		 /* for the policy: which queue it is on */
+	struct ios_list fnode;	 /* file->queued (sorted by offset) or file->parked */
+	struct ios_list wnode;	 /* file->writes: outstanding writes, arrival order */
+	struct ios_list anode;	 /* ready list, in-flight list, held completions */
+	struct ios_list merged;	 /* head: rqs merged behind this one */
+	struct ios_list mnode;	 /* member of a head's merged list */
+	struct iovec *iov;	 /* built at dispatch */
+	int iovcnt;
+	struct iovec iov_inline[4];
+	ssize_t result;		 /* held completions: the transfer's result */
+};
+
+/* Per-file state: what the ordering rules need. */
+struct ios_file {
+	struct ios_file *hnext;
+	uint64_t file_id;
+	int refs;		/* rqs pointing here */
+	struct ios_list queued; /* policy-queued rqs, sorted by offset (merging) */
+	struct ios_list parked; /* chosen but waiting for an ordering rule */
+	struct ios_list writes; /* outstanding writes, arrival order */
+	/* readahead stream state (policies with readahead) */
+	off_t ra_next;		/* where a sequential reader goes next */
+	size_t ra_window;
+	pid_t last_pid;
+	off_t last_end;
+};
+
+/* ---- policies ---------------------------------------------------------------- */
+
+struct ios_policy_ops {
+	const char *name;
+	/* init() -- allocate s->pol; 0 or -errno. */
+	int (*init)(struct ios_sched *s);
+	void (*exit)(struct ios_sched *s);
+	/* add() -- a new rq (RQ_QUEUED); set rq->deadline_ns if the policy has one. */
+	void (*add)(struct ios_sched *s, struct ios_rq *rq);
+	/* remove() -- take a queued rq out (merged into another, or parked). */
+	void (*remove)(struct ios_sched *s, struct ios_rq *rq);
+	/* next() -- the rq to dispatch now, still queued (the core removes it),
+	 * or NULL: nothing queued, or the policy waits (see timer()). */
+	struct ios_rq *(*next)(struct ios_sched *s, uint64_t now);
+	/* completed() -- an rq finished (after its requests were completed). */
+	void (*completed)(struct ios_sched *s, struct ios_rq *rq, uint64_t now);
+	/* timer() -- the time next() wants to be asked again even if nothing
+	 * happens (anticipation, deadlines); UINT64_MAX for none.  Optional. */
+	uint64_t (*timer)(struct ios_sched *s, uint64_t now);
+};
+
+/* pol_simple.c: position order (file, offset) shared by the elevators */
+bool ios_rq_before(const struct ios_rq *a, const struct ios_rq *b);
+void ios_sorted_insert(struct ios_list *head, struct ios_rq *rq, int link);
+struct ios_rq *ios_sorted_next(struct ios_list *head, struct ios_rq *rq, int link);
+
+extern const struct ios_policy_ops ios_policy_noop, ios_policy_elevator24,
+	ios_policy_elevator24aa, ios_policy_deadline, ios_policy_as, ios_policy_dbaware;
+
+/* ---- execution back ends ---------------------------------------------------- */
+
+struct ios_backend_ops {
+	const char *name;
+	int (*init)(struct ios_sched *s);
+	void (*exit)(struct ios_sched *s);
+	/* start() -- begin @rq's transfer; completion is reported later
+	 * through ios_core_complete().  0 or -errno (then completed by the
+	 * caller with that error). */
+	int (*start)(struct ios_sched *s, struct ios_rq *rq);
+};
+
+/* ---- the scheduler ---------------------------------------------------------- */
+
+struct ios_sched {
+	/* tunables */
+	struct ios_settings set;
+	const struct ios_policy_ops *pol_ops;
+	const struct ios_backend_ops *be_ops;
+	bool sync_mode; /* "direct": execute in the submitting thread */
+
+	/* submission (any thread) */
+	pthread_mutex_t sub_lock;
+	struct ios_list submitted;
+	int wake_fd;		/* eventfd the dispatcher waits on */
+	bool stopping;
+
+	/* runtime data: dispatcher only */
+	uint64_t (*clock)(struct ios_sched *s); /* real or virtual */
+	uint64_t vclock;
+	uint64_t next_seq;
+	struct ios_file **files;
+	size_t nfiles_tab, nfiles;
+	struct ios_list ready;	  /* parked rqs that became eligible */
+	struct ios_list inflight;
+	struct ios_list held;	  /* emulated device: done, not yet due */
+	int nr_inflight;	  /* requests (not transfers) in flight */
+	size_t bytes_inflight;
+	size_t nr_queued;	  /* requests in the policy */
+	struct ios_counters cnt;
+	void *pol;		  /* policy state */
+	void *be;		  /* back-end state */
+	struct ios_device *dev;	  /* emulated device, or NULL */
+	struct ios_stats *stats;  /* optional */
+	pthread_t thread;
+	bool thread_started;
+};
+
+extern const struct ios_backend_ops ios_backend_uring, ios_backend_virtual;
+
+/* direct.c: synchronous execution */
+ssize_t ios_execute(struct ios_req *r);
+ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
+		  size_t len);
+
+/* core.c: used by back ends and the dispatcher */
+void ios_core_take_submissions(struct ios_sched *s);
+void ios_core_dispatch(struct ios_sched *s);
+void ios_core_complete(struct ios_sched *s, struct ios_rq *rq, ssize_t res);
+uint64_t ios_core_next_event(struct ios_sched *s);
+bool ios_core_idle(struct ios_sched *s);
+void ios_core_hold(struct ios_sched *s, struct ios_rq *rq);
+void ios_core_release_held(struct ios_sched *s);
+
+/* device.c: the emulated disk */
+struct ios_device;
+struct ios_device *ios_device_create(const struct ios_settings *set);
+void ios_device_destroy(struct ios_device *d);
+/* ios_device_service() -- when a transfer started at @now completes on the
+ * modelled device (one head: transfers are served one after another). */
+uint64_t ios_device_service(struct ios_device *d, const struct ios_rq *rq, uint64_t now);
+
+#endif
