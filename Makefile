@@ -76,15 +76,19 @@ $(BUILD)/%.o: %.c
 
 $(LIBCOMMON): $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
+	@rm -f $@
 	ar rcs $@ $^
 $(LIBIOSCHED): $(IOSCHED_OBJ)
 	@mkdir -p $(dir $@)
+	@rm -f $@
 	ar rcs $@ $^
 $(LIBPGIOFS): $(filter-out %_main.o,$(FUSE_OBJ))
 	@mkdir -p $(dir $@)
+	@rm -f $@
 	ar rcs $@ $^
 $(LIBPGLOAD): $(filter-out %_main.o,$(PGLOAD_OBJ))
 	@mkdir -p $(dir $@)
+	@rm -f $@
 	ar rcs $@ $^
 
 $(BIN)/pgiofs: $(BUILD)/fuse/pgiofs_main.o $(LIBPGIOFS) $(LIBIOSCHED) $(LIBCOMMON)

@@ -954,10 +954,12 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (direct) {
-		/* O_DIRECT needs an aligned buffer; the request's data sits
-		 * behind the protocol headers.  One memcpy is cheaper than
-		 * the backing page cache it saves. */
+	if (direct || ios_is_async(pfs_of(req)->ios)) {
+		/* O_DIRECT needs an aligned buffer, and the request's data sits
+		 * behind the protocol headers; a queueing scheduler keeps the
+		 * data after this handler returns, when libfuse reuses its
+		 * buffer.  One memcpy is cheaper than the backing page cache
+		 * O_DIRECT saves, and frees the worker at once. */
 		if (posix_memalign(&c->buf, DIO_ALIGN, size) != 0) {
 			free(c);
 			fuse_reply_err(req, ENOMEM);

@@ -2,6 +2,7 @@
  * options.c -- the tunables of pgiofs: one table drives config/pgiofs.conf
  * parsing, --set overrides, --help and --print-config (see conf.h).
  */
+#include <pthread.h>
 #include <stddef.h>
 
 #include "pgiofs.h"
@@ -53,12 +54,34 @@ static const struct conf_tunable rows[] = {
      "O_DIRECT when offset and length are 4 KiB aligned, so their data is cached once "
      "(in the mount's page cache) instead of twice, and the daemon spends no CPU "
      "filling a second page cache."},
-    {"iosched", "policy", CONF_STRING, "", "direct", 0, 0, NULL, F(policy),
-     "I/O scheduling policy every data request goes through."},
 };
 
-const struct conf_table pgiofs_conf = {
-    .rows = rows,
-    .nrows = sizeof(rows) / sizeof(rows[0]),
-    .settings_size = sizeof(struct pgiofs_settings),
-};
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+/* The table of pgiofs: its own rows, then iosched's ([iosched], [device])
+ * with their offsets moved into pgiofs_settings.ios. */
+static struct conf_tunable all_rows[NROWS + 64];
+static struct conf_table table;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void build(void)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < NROWS; i++)
+		all_rows[n++] = rows[i];
+	for (i = 0; i < ios_conf.nrows && n < sizeof(all_rows) / sizeof(all_rows[0]); i++) {
+		all_rows[n] = ios_conf.rows[i];
+		all_rows[n].offset += offsetof(struct pgiofs_settings, ios);
+		n++;
+	}
+	table.rows = all_rows;
+	table.nrows = n;
+	table.settings_size = sizeof(struct pgiofs_settings);
+}
+
+const struct conf_table *pgiofs_conf(void)
+{
+	pthread_once(&once, build);
+	return &table;
+}

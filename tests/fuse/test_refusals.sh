@@ -38,7 +38,7 @@ refuse "option \"fuse.max_write_kb=0\": max_write_kb: 0 is out of range (4 to 10
 	--set fuse.max_write_kb=0 "$T/backing" "$T/mnt"
 refuse "option \"attr_timeout=abc\": attr_timeout: \"abc\" is not a number" \
 	-o attr_timeout=abc "$T/backing" "$T/mnt"
-refuse "iosched.policy \"nosuch\": unknown policy" --set policy=nosuch "$T/backing" "$T/mnt"
+refuse "option \"policy=nosuch\": policy: \"nosuch\" is not one of: direct, noop, elevator-2.4" --set policy=nosuch "$T/backing" "$T/mnt"
 
 printf '[fuse]\nattr_timeout = 1\n\n[fuse]\nmax_background = 99999\n' >"$T/bad.conf"
 refuse "$T/bad.conf:5: max_background: 99999 is out of range" -c "$T/bad.conf" "$T/backing" "$T/mnt"
