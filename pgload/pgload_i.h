@@ -1,0 +1,140 @@
+/*
+ * pgload_i.h -- internals shared by the files of pgload (not installed).
+ *
+ * The embedded server (server.c), interrupt handling, and small helpers.
+ * Nothing outside pgload/ includes this header.
+ */
+#ifndef PGLOAD_I_H
+#define PGLOAD_I_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <libpq-fe.h>
+
+/* ---- interrupts ----------------------------------------------------------- */
+
+/* Set once SIGINT, SIGTERM or SIGHUP arrives; the run then aborts (exit 2). */
+extern atomic_int pgl_interrupted;
+
+/*
+ * pgl_signals_start() -- block the termination signals in every thread and
+ * start a thread that waits for them: the first one sets pgl_interrupted,
+ * cancels the queries of every registered connection and terminates the
+ * registered child process; a second one does it again.  Call before
+ * creating any other thread.  Returns 0 or -errno.
+ */
+int pgl_signals_start(void);
+
+/* pgl_cancel_register() -- make CONN's query cancellable by a signal. */
+void pgl_cancel_register(PGconn *conn);
+
+/* pgl_cancel_unregister() -- forget CONN (call before PQfinish). */
+void pgl_cancel_unregister(PGconn *conn);
+
+/* pgl_child_register() -- a child to kill on interrupt (0 to forget). */
+void pgl_child_register(pid_t pid);
+
+/* ---- the embedded server ------------------------------------------------ */
+
+struct pgl_server;
+
+struct pgl_server_opts {
+	const char *pgbin;  /* directory of initdb and postgres, or NULL */
+	const char *pgdata; /* cluster directory (must be absent or empty), or NULL */
+	bool quiet;
+	const char *const *settings; /* "name=value" server settings, NULL-terminated */
+	bool on_pgiofs;		     /* put the cluster on a pgiofs mount */
+	const char *profile;	     /* pgiofs configuration: NAME (config/NAME.conf) or a file */
+};
+
+/*
+ * pgl_server_start() -- initdb a private cluster and start a postmaster on a
+ * private Unix socket (no TCP).  As root the server runs as "postgres".
+ * Returns 0 and sets *out, or -errno after printing why on stderr; nothing is
+ * left behind on failure.
+ */
+int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out);
+
+/* pgl_server_conninfo() -- "host=... port=... user=..." for libpq. */
+const char *pgl_server_conninfo(const struct pgl_server *s);
+
+/* pgl_server_datadir() -- the cluster directory. */
+const char *pgl_server_datadir(const struct pgl_server *s);
+
+/* pgl_server_alive() -- false once the postmaster has exited. */
+bool pgl_server_alive(struct pgl_server *s);
+
+/* pgl_server_describe_exit() -- how the postmaster ended, into BUF. */
+void pgl_server_describe_exit(struct pgl_server *s, char *buf, size_t cap);
+
+/* pgl_server_log_tail() -- print the last lines of the server log on stderr. */
+void pgl_server_log_tail(const struct pgl_server *s, int lines);
+
+/*
+ * pgl_server_stop() -- stop the postmaster and remove the cluster, socket
+ * and temporary directories.  Accepts NULL.  Returns 0 or -errno.
+ */
+int pgl_server_stop(struct pgl_server *s);
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* pgl_now() -- CLOCK_MONOTONIC in seconds. */
+double pgl_now(void);
+
+/* pgl_rmtree() -- remove PATH recursively (no error if absent). */
+int pgl_rmtree(const char *path);
+
+/* pgl_fstype() -- file system type name of PATH ("ext4", "fuse", ...). */
+const char *pgl_fstype(const char *path);
+
+/* pgl_fmt_time() -- the `time` format: "1m0.467s". */
+void pgl_fmt_time(char *buf, size_t cap, double secs);
+
+/* ---- results of `pgload run` --------------------------------------------- */
+
+enum pgl_phase { PGL_PH_SCHEMA, PGL_PH_DATA, PGL_PH_POST, PGL_NPHASE };
+
+extern const char *const pgl_phase_names[PGL_NPHASE];
+
+/* Rows and bytes loaded into one table during one phase. */
+struct pgl_table_stat {
+	struct pgl_table_stat *next;  /* hash chain */
+	struct pgl_table_stat *order; /* in order of first appearance */
+	char *name;
+	uint64_t rows, bytes;
+};
+
+struct pgl_tables {
+	struct pgl_table_stat **hash;
+	size_t nbuckets, count;
+	struct pgl_table_stat *first, *last;
+};
+
+/* pgl_tables_add() -- add ROWS and BYTES to table NAME. */
+int pgl_tables_add(struct pgl_tables *t, const char *name, uint64_t rows, uint64_t bytes);
+
+/* pgl_tables_merge() -- add every table of SRC to DST. */
+int pgl_tables_merge(struct pgl_tables *dst, const struct pgl_tables *src);
+
+/* pgl_tables_free() -- free the entries (T itself is not freed). */
+void pgl_tables_free(struct pgl_tables *t);
+
+struct pgl_phase_result {
+	bool present;
+	double real, user, sys; /* seconds */
+	uint64_t rows, bytes;	/* COPY and INSERT rows, COPY bytes */
+	uint64_t wal;		/* WAL bytes generated */
+	uint64_t statements, errors;
+	struct pgl_tables tables;
+};
+
+struct pgl_run_result {
+	bool warmup;
+	struct pgl_phase_result ph[PGL_NPHASE];
+};
+
+#endif /* PGLOAD_I_H */

@@ -1,0 +1,573 @@
+/*
+ * report.c -- what `pgload run` prints: the summary on stdout, --json and
+ * --csv files, and the progress line on stderr.
+ *
+ * The summary starts with the line users of `time psql` know
+ * ("real 1m0.467s user 0m3.290s sys 0m1.646s", means over the measured
+ * runs), then a table of mean ± sd, min … max, CV and n per phase and
+ * metric, hyperfine style.  Warmup runs appear only in --json and --csv
+ * (flagged), never in the statistics.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pgload.h"
+#include "run_i.h"
+
+#define MB 1e6
+
+struct stat_acc {
+	double sum, sumsq, min, max;
+	int n;
+};
+
+static void acc_add(struct stat_acc *a, double v)
+{
+	if (a->n == 0 || v < a->min)
+		a->min = v;
+	if (a->n == 0 || v > a->max)
+		a->max = v;
+	a->sum += v;
+	a->sumsq += v * v;
+	a->n++;
+}
+
+static double acc_mean(const struct stat_acc *a)
+{
+	return a->n ? a->sum / a->n : 0;
+}
+
+static double acc_sd(const struct stat_acc *a)
+{
+	if (a->n < 2)
+		return 0;
+	double m = acc_mean(a);
+	double var = (a->sumsq - a->n * m * m) / (a->n - 1);
+	return var > 0 ? sqrt(var) : 0;
+}
+
+enum metric { M_REAL, M_USER, M_SYS, M_ROWS_S, M_MB_S, M_WAL, M_NMETRIC };
+static const char *const metric_names[M_NMETRIC] = {
+    "real", "user", "sys", "rows/s", "MB/s", "WAL",
+};
+static const char *const metric_units[M_NMETRIC] = {"s", "s", "s", "", "", "MB"};
+
+static bool metric_value(const struct pgl_phase_result *r, enum metric m, double *v)
+{
+	switch (m) {
+	case M_REAL:
+		*v = r->real;
+		return true;
+	case M_USER:
+		*v = r->user;
+		return true;
+	case M_SYS:
+		*v = r->sys;
+		return true;
+	case M_ROWS_S:
+		if (!r->rows || r->real <= 0)
+			return false;
+		*v = (double)r->rows / r->real;
+		return true;
+	case M_MB_S:
+		if (!r->bytes || r->real <= 0)
+			return false;
+		*v = (double)r->bytes / MB / r->real;
+		return true;
+	case M_WAL:
+		*v = (double)r->wal / MB;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* total_of() -- a run's phases added up (rates over the summed time). */
+static void total_of(const struct pgl_run_result *rr, struct pgl_phase_result *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (int ph = 0; ph < PGL_NPHASE; ph++) {
+		const struct pgl_phase_result *r = &rr->ph[ph];
+		if (!r->present)
+			continue;
+		t->present = true;
+		t->real += r->real;
+		t->user += r->user;
+		t->sys += r->sys;
+		t->rows += r->rows;
+		t->bytes += r->bytes;
+		t->wal += r->wal;
+		t->statements += r->statements;
+		t->errors += r->errors;
+	}
+}
+
+/*
+ * scale_for() -- unit and divisor for values around V: times in s or ms,
+ * sizes in MB, rates as plain numbers.
+ */
+static const char *scale_for(enum metric m, double v, double *div)
+{
+	*div = 1;
+	if (m == M_REAL || m == M_USER || m == M_SYS) {
+		if (fabs(v) < 1.0) {
+			*div = 1e-3;
+			return "ms";
+		}
+		return "s";
+	}
+	return metric_units[m];
+}
+
+static void fmt_num(char *buf, size_t cap, double v, const char *unit)
+{
+	const char *sp = *unit ? " " : "";
+	if (fabs(v) >= 100000)
+		snprintf(buf, cap, "%.0f%s%s", v, sp, unit);
+	else if (fabs(v) >= 100)
+		snprintf(buf, cap, "%.1f%s%s", v, sp, unit);
+	else
+		snprintf(buf, cap, "%.3f%s%s", v, sp, unit);
+}
+
+/* put_padded() -- S left-aligned in WIDTH display columns (UTF-8 aware). */
+static void put_padded(FILE *f, const char *s, int width)
+{
+	int cols = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if ((*p & 0xC0) != 0x80)
+			cols++;
+	fputs(s, f);
+	for (; cols < width; cols++)
+		fputc(' ', f);
+}
+
+void pgl_report_summary(struct pgl_ctx *c, FILE *f)
+{
+	const struct pgl_opts *o = c->o;
+	int nmeasured = 0;
+	uint64_t errors = 0;
+	struct pgl_phase_result tot;
+	const int NROW = PGL_NPHASE + 1; /* phases, then total */
+	struct stat_acc acc[PGL_NPHASE + 1][M_NMETRIC];
+	memset(acc, 0, sizeof(acc));
+
+	for (int i = 0; i < c->nresults; i++) {
+		const struct pgl_run_result *rr = &c->results[i];
+		if (rr->warmup)
+			continue;
+		nmeasured++;
+		total_of(rr, &tot);
+		errors += tot.errors;
+		for (int row = 0; row < NROW; row++) {
+			const struct pgl_phase_result *r = row < PGL_NPHASE ? &rr->ph[row] : &tot;
+			if (!r->present)
+				continue;
+			for (int m = 0; m < M_NMETRIC; m++) {
+				double v;
+				if (metric_value(r, (enum metric)m, &v))
+					acc_add(&acc[row][m], v);
+			}
+		}
+	}
+	if (nmeasured == 0) {
+		fprintf(f, "pgload: no measured run completed\n");
+		return;
+	}
+	fprintf(f, "pgload: %d run%s%s", nmeasured, nmeasured > 1 ? "s" : "", o->warmup ? "" : "");
+	if (o->warmup)
+		fprintf(f, " after %d warmup", o->warmup);
+	fprintf(f, ", PostgreSQL %s, %s%s%s, jobs %d%s\n", c->server_version,
+		c->server ? "embedded server" : "server from --dsn", o->label ? ", " : "",
+		o->label ? o->label : "", o->jobs, o->pipeline ? ", pipeline" : "");
+	fprintf(f, "\n");
+	/* the `time` lines: means over the measured runs */
+	int nphases = (acc[0][M_REAL].n != 0) + (acc[1][M_REAL].n != 0) + (acc[2][M_REAL].n != 0);
+	for (int row = 0; row < NROW; row++) {
+		if (acc[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
+			continue;
+		char r[32], u[32], s[32];
+		pgl_fmt_time(r, sizeof(r), acc_mean(&acc[row][M_REAL]));
+		pgl_fmt_time(u, sizeof(u), acc_mean(&acc[row][M_USER]));
+		pgl_fmt_time(s, sizeof(s), acc_mean(&acc[row][M_SYS]));
+		fprintf(f, "%-7s real %s user %s sys %s\n",
+			row < PGL_NPHASE ? pgl_phase_names[row] : "total", r, u, s);
+	}
+	fprintf(f, "\n");
+	put_padded(f, "phase", 8);
+	put_padded(f, "metric", 8);
+	put_padded(f, "mean ± sd", 26);
+	put_padded(f, "min … max", 28);
+	fprintf(f, "%6s %4s\n", "CV", "n");
+	for (int row = 0; row < NROW; row++) {
+		if (acc[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
+			continue;
+		for (int m = 0; m < M_NMETRIC; m++) {
+			const struct stat_acc *a = &acc[row][m];
+			if (a->n == 0)
+				continue;
+			char mean[32], sd[32], mn[32], mx[32], ms[72], range[72];
+			double d;
+			const char *unit = scale_for((enum metric)m, acc_mean(a), &d);
+			fmt_num(mean, sizeof(mean), acc_mean(a) / d, unit);
+			fmt_num(sd, sizeof(sd), acc_sd(a) / d, unit);
+			fmt_num(mn, sizeof(mn), a->min / d, unit);
+			fmt_num(mx, sizeof(mx), a->max / d, unit);
+			snprintf(ms, sizeof(ms), "%s ± %s", mean, sd);
+			snprintf(range, sizeof(range), "%s … %s", mn, mx);
+			double cv = acc_mean(a) != 0 ? 100.0 * acc_sd(a) / fabs(acc_mean(a)) : 0;
+			put_padded(f, row < PGL_NPHASE ? pgl_phase_names[row] : "total", 8);
+			put_padded(f, metric_names[m], 8);
+			put_padded(f, ms, 26);
+			put_padded(f, range, 28);
+			fprintf(f, "%5.1f%% %4d\n", cv, a->n);
+		}
+	}
+
+	/* tables of the last measured run */
+	const struct pgl_run_result *last = NULL;
+	for (int i = c->nresults - 1; i >= 0 && !last; i--)
+		if (!c->results[i].warmup)
+			last = &c->results[i];
+	struct pgl_tables all = {0};
+	for (int ph = 0; ph < PGL_NPHASE; ph++)
+		pgl_tables_merge(&all, &last->ph[ph].tables);
+	if (all.count > 0) {
+		fprintf(f, "\n%-40s %14s %12s\n", "table (last run)", "rows", "MB");
+		uint64_t rows = 0, bytes = 0;
+		for (struct pgl_table_stat *e = all.first; e; e = e->order) {
+			fprintf(f, "%-40s %14llu %12.1f\n", e->name, (unsigned long long)e->rows,
+				(double)e->bytes / MB);
+			rows += e->rows;
+			bytes += e->bytes;
+		}
+		fprintf(f, "%-40s %14llu %12.1f\n", "total", (unsigned long long)rows,
+			(double)bytes / MB);
+	}
+	pgl_tables_free(&all);
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(f, "\npgload peak RSS: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
+	if (errors)
+		fprintf(f, "\nerrors: %llu (continued past them)\n", (unsigned long long)errors);
+	fflush(f);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void json_phase(FILE *f, const struct pgl_phase_result *r)
+{
+	fprintf(f,
+		"{\"real_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"rows\": %llu, "
+		"\"bytes\": %llu, \"wal_bytes\": %llu, \"statements\": %llu, \"errors\": %llu, "
+		"\"tables\": [",
+		r->real, r->user, r->sys, (unsigned long long)r->rows, (unsigned long long)r->bytes,
+		(unsigned long long)r->wal, (unsigned long long)r->statements,
+		(unsigned long long)r->errors);
+	for (struct pgl_table_stat *e = r->tables.first; e; e = e->order) {
+		fprintf(f, "%s{\"name\": ", e == r->tables.first ? "" : ", ");
+		json_str(f, e->name);
+		fprintf(f, ", \"rows\": %llu, \"bytes\": %llu}", (unsigned long long)e->rows,
+			(unsigned long long)e->bytes);
+	}
+	fprintf(f, "]}");
+}
+
+static FILE *open_out(const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return stdout;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "pgload: could not write \"%s\": %s\n", path, strerror(errno));
+	return f;
+}
+
+static int close_out(FILE *f, const char *path)
+{
+	if (f == stdout)
+		return fflush(f) == 0 ? 0 : -EIO;
+	if (ferror(f) | (fclose(f) != 0)) {
+		fprintf(stderr, "pgload: could not write \"%s\": %s\n", path, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+int pgl_report_json(struct pgl_ctx *c, const char *path)
+{
+	const struct pgl_opts *o = c->o;
+	FILE *f = open_out(path);
+	if (!f)
+		return -errno;
+	fprintf(f, "{\n  \"tool\": \"pgload\",\n  \"label\": ");
+	json_str(f, o->label);
+	fprintf(f,
+		",\n  \"settings\": {\"runs\": %d, \"warmup\": %d, \"jobs\": %d, "
+		"\"pipeline\": %s, \"continue_on_error\": %s, \"db\": ",
+		o->runs, o->warmup, o->jobs, o->pipeline ? "true" : "false",
+		o->cont ? "true" : "false");
+	json_str(f, o->db);
+	for (int ph = 0; ph < PGL_NPHASE; ph++) {
+		fprintf(f, ", \"%s_file\": ", pgl_phase_names[ph]);
+		if (o->file[ph])
+			json_str(f, o->file[ph]);
+		else
+			fprintf(f, "null");
+	}
+	fprintf(f, "},\n  \"server\": {\"version\": ");
+	json_str(f, c->server_version);
+	fprintf(f, ", \"embedded\": %s, \"data_directory\": ", c->server ? "true" : "false");
+	json_str(f, c->datadir);
+	fprintf(f, ", \"fstype\": ");
+	json_str(f, c->fstype);
+	fprintf(f, ", \"on_pgiofs\": %s, \"pgiofs_profile\": ", o->on_pgiofs ? "true" : "false");
+	if (o->on_pgiofs)
+		json_str(f, o->profile ? o->profile : "default");
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"kernel\": ");
+	json_str(f, c->kernel);
+	fprintf(f, ", \"settings\": {");
+	for (int i = 0; i < c->nsettings; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_str(f, c->setting_name[i]);
+		fprintf(f, ": ");
+		json_str(f, c->setting_val[i]);
+	}
+	struct rusage ru;
+	fprintf(f, "}},\n  \"client_peak_rss_kb\": %ld,\n  \"runs\": [",
+		getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1L);
+	for (int i = 0; i < c->nresults; i++) {
+		const struct pgl_run_result *rr = &c->results[i];
+		fprintf(f, "%s\n    {\"run\": %d, \"warmup\": %s, \"phases\": {", i ? "," : "",
+			i + 1, rr->warmup ? "true" : "false");
+		bool first = true;
+		for (int ph = 0; ph < PGL_NPHASE; ph++) {
+			if (!rr->ph[ph].present)
+				continue;
+			fprintf(f, "%s\n      \"%s\": ", first ? "" : ",", pgl_phase_names[ph]);
+			json_phase(f, &rr->ph[ph]);
+			first = false;
+		}
+		fprintf(f, "}}");
+	}
+	fprintf(f, "\n  ]\n}\n");
+	return close_out(f, path);
+}
+
+int pgl_report_csv(struct pgl_ctx *c, const char *path)
+{
+	FILE *f = open_out(path);
+	if (!f)
+		return -errno;
+	fprintf(f, "label,run,warmup,phase,real_s,user_s,sys_s,rows,bytes,wal_bytes,statements,"
+		   "errors\n");
+	const char *label = c->o->label ? c->o->label : "";
+	for (int i = 0; i < c->nresults; i++) {
+		const struct pgl_run_result *rr = &c->results[i];
+		for (int ph = 0; ph < PGL_NPHASE; ph++) {
+			const struct pgl_phase_result *r = &rr->ph[ph];
+			if (!r->present)
+				continue;
+			/* quote the label CSV style */
+			fputc('"', f);
+			for (const char *s = label; *s; s++) {
+				if (*s == '"')
+					fputc('"', f);
+				fputc(*s, f);
+			}
+			fprintf(f, "\",%d,%d,%s,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu\n", i + 1,
+				rr->warmup ? 1 : 0, pgl_phase_names[ph], r->real, r->user, r->sys,
+				(unsigned long long)r->rows, (unsigned long long)r->bytes,
+				(unsigned long long)r->wal, (unsigned long long)r->statements,
+				(unsigned long long)r->errors);
+		}
+	}
+	return close_out(f, path);
+}
+
+/* ---- progress ----------------------------------------------------------- */
+
+struct pgl_progress {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+};
+
+/* input_total() -- size of FILE and whether it is an lz4 frame stream. */
+static int64_t input_total(const char *file, bool *lz4)
+{
+	*lz4 = false;
+	if (!file || strcmp(file, "-") == 0)
+		return -1;
+	FILE *fp = fopen(file, "r");
+	if (!fp)
+		return -1;
+	unsigned char m[4];
+	if (fread(m, 1, 4, fp) == 4 && m[0] == 0x04 && m[1] == 0x22 && m[2] == 0x4D && m[3] == 0x18)
+		*lz4 = true;
+	fseek(fp, 0, SEEK_END);
+	int64_t total = ftell(fp);
+	fclose(fp);
+	return total;
+}
+
+static void *progress_thread(void *arg)
+{
+	struct pgl_ctx *c = arg;
+	struct pgl_progress *pr = c->progress;
+	int lastph = -1, lastrun = -1;
+	double t0 = pgl_now(), tprev = t0;
+	uint64_t sprev = 0, rprev = 0;
+	double mbs = 0, rps = 0;
+	int64_t total = -1;
+	bool lz4 = false;
+	pthread_mutex_lock(&pr->lock);
+	while (!pr->stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 500000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&pr->cond, &pr->lock, &ts);
+		if (pr->stop)
+			break;
+		int ph = atomic_load(&c->progress_phase), run = atomic_load(&c->progress_run);
+		double now = pgl_now();
+		uint64_t sent = atomic_load(&c->progress_bytes);
+		uint64_t rows = atomic_load(&c->progress_rows);
+		if (ph != lastph || run != lastrun || sent < sprev) {
+			lastph = ph;
+			lastrun = run;
+			t0 = tprev = now;
+			sprev = sent;
+			rprev = rows;
+			mbs = rps = 0;
+			total = input_total(c->o->file[ph], &lz4);
+			continue;
+		}
+		/* rates over the last interval, smoothed */
+		double dt = now - tprev;
+		if (dt > 0) {
+			double m = (double)(sent - sprev) / MB / dt,
+			       r = (double)(rows - rprev) / dt;
+			mbs = mbs == 0 ? m : 0.7 * mbs + 0.3 * m;
+			rps = rps == 0 ? r : 0.7 * rps + 0.3 * r;
+		}
+		tprev = now;
+		sprev = sent;
+		rprev = rows;
+		/* done: COPY bytes with --jobs (the reader runs ahead), else input read */
+		uint64_t done = c->o->jobs > 1 ? sent : atomic_load(&c->progress_pos);
+		if (c->o->jobs > 1 && lz4)
+			total = -1; /* uncompressed bytes against a compressed size */
+		char eta[32] = "", tot[32] = "";
+		double el = now - t0;
+		if (total > 0) {
+			snprintf(tot, sizeof(tot), "/%.1f", (double)total / MB);
+			if (done > 0 && el > 2 && (uint64_t)total > done) {
+				double rem = el * (double)((uint64_t)total - done) / (double)done;
+				snprintf(eta, sizeof(eta), ", ETA %d:%02d", (int)rem / 60,
+					 (int)rem % 60);
+			}
+		}
+		fprintf(stderr, "\r\033[Krun %d/%d %s: %.1f%s MB, %.0f rows/s, %.1f MB/s%s",
+			run + 1, c->o->runs + c->o->warmup, pgl_phase_names[ph], (double)done / MB,
+			tot, rps, mbs, eta);
+	}
+	pthread_mutex_unlock(&pr->lock);
+	fprintf(stderr, "\r\033[K");
+	return NULL;
+}
+
+void pgl_progress_start(struct pgl_ctx *c)
+{
+	struct pgl_progress *pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return;
+	pthread_mutex_init(&pr->lock, NULL);
+	pthread_cond_init(&pr->cond, NULL);
+	c->progress = pr;
+	if (pthread_create(&pr->thread, NULL, progress_thread, c) != 0) {
+		free(pr);
+		c->progress = NULL;
+	}
+}
+
+void pgl_progress_stop(struct pgl_ctx *c)
+{
+	struct pgl_progress *pr = c->progress;
+	if (!pr)
+		return;
+	pthread_mutex_lock(&pr->lock);
+	pr->stop = true;
+	pthread_cond_signal(&pr->cond);
+	pthread_mutex_unlock(&pr->lock);
+	pthread_join(pr->thread, NULL);
+	pthread_mutex_destroy(&pr->lock);
+	pthread_cond_destroy(&pr->cond);
+	free(pr);
+	c->progress = NULL;
+}
+
+void pgl_progress_run_done(struct pgl_ctx *c, int run)
+{
+	const struct pgl_run_result *rr = &c->results[run];
+	char r[32];
+	double real = 0;
+	for (int ph = 0; ph < PGL_NPHASE; ph++)
+		real += rr->ph[ph].real;
+	pgl_fmt_time(r, sizeof(r), real);
+	if (c->progress)
+		fprintf(stderr, "\r\033[K");
+	fprintf(stderr, "pgload: run %d/%d%s done: real %s", run + 1, c->o->runs + c->o->warmup,
+		rr->warmup ? " (warmup)" : "", r);
+	for (int ph = 0; ph < PGL_NPHASE; ph++) {
+		if (!rr->ph[ph].present)
+			continue;
+		pgl_fmt_time(r, sizeof(r), rr->ph[ph].real);
+		fprintf(stderr, ", %s %s", pgl_phase_names[ph], r);
+	}
+	fprintf(stderr, "\n");
+}

@@ -1,0 +1,650 @@
+/*
+ * server.c -- the embedded PostgreSQL server of `pgload run` without --dsn.
+ *
+ * Layout: a private directory from mkdtemp("/tmp/pgload.XXXXXX") holds the
+ * Unix socket ("sock/"), the server log ("server.log") and, unless --pgdata
+ * names another place, the cluster ("data/").  The server listens on no TCP
+ * address.  As root, the directories are given to the "postgres" user and
+ * initdb and postgres run as that user.
+ *
+ * With --on-pgiofs, the cluster lives on a pgiofs mount ("mnt/", backed by
+ * "backing/") that pgload mounts before initdb and unmounts after the
+ * server has stopped.
+ *
+ * What must stay true: after pgl_server_stop(), or after a failed
+ * pgl_server_start(), no postmaster and none of those directories remain.
+ * The postmaster runs in its own session (a Ctrl-C at the terminal reaches
+ * pgload, which shuts the server down in order) and gets SIGQUIT from the
+ * kernel if pgload dies (PR_SET_PDEATHSIG).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pgload_i.h"
+
+#define START_TIMEOUT_S 60.0
+#define STOP_TIMEOUT_S	30.0
+
+struct pgl_server {
+	char tmpdir[64];
+	char sockdir[96];
+	char logpath[96];
+	char *pgdata;
+	bool pgdata_given;   /* --pgdata was given */
+	bool own_pgdata_dir; /* we created the --pgdata directory itself */
+	char bindir[512];
+	char user[64];
+	uid_t uid;
+	gid_t gid;
+	bool drop_privs;
+	int port;
+	pid_t pid;
+	int status; /* wait status once exited */
+	bool exited;
+	char conninfo[256];
+	/* --on-pgiofs */
+	char mnt[96], backing[96];
+	bool mounted;
+};
+
+/* find_bindir() -- --pgbin, `pg_config --bindir`, PATH, in that order. */
+static int find_bindir(const char *pgbin, char *out, size_t cap)
+{
+	char path[600];
+	if (pgbin) {
+		snprintf(path, sizeof(path), "%s/initdb", pgbin);
+		if (access(path, X_OK) < 0) {
+			fprintf(stderr, "pgload: no initdb in --pgbin \"%s\": %s\n", pgbin,
+				strerror(errno));
+			return -ENOENT;
+		}
+		snprintf(out, cap, "%s", pgbin);
+		return 0;
+	}
+	FILE *f = popen("pg_config --bindir 2>/dev/null", "r");
+	if (f) {
+		char line[512];
+		if (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(path, sizeof(path), "%s/initdb", line);
+			if (access(path, X_OK) == 0) {
+				snprintf(out, cap, "%s", line);
+				pclose(f);
+				return 0;
+			}
+		}
+		pclose(f);
+	}
+	const char *env = getenv("PATH");
+	char *dup = strdup(env ? env : "/usr/bin:/bin"), *save = NULL;
+	for (char *d = strtok_r(dup, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(path, sizeof(path), "%s/initdb", d);
+		if (access(path, X_OK) == 0) {
+			snprintf(out, cap, "%s", d);
+			free(dup);
+			return 0;
+		}
+	}
+	free(dup);
+	fprintf(stderr, "pgload: cannot find the PostgreSQL server binaries: no initdb in "
+			"`pg_config --bindir` or PATH (use --pgbin DIR)\n");
+	return -ENOENT;
+}
+
+/*
+ * spawn() -- run ARGV as the server user with stdout and stderr appended to
+ * the log, in a new session.  Returns the pid or -errno.
+ */
+static pid_t spawn(struct pgl_server *s, char *const argv[], bool pdeath)
+{
+	int logfd = open(s->logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (logfd < 0)
+		return -errno;
+	if (s->drop_privs && fchown(logfd, s->uid, s->gid) < 0) {
+		int e = errno;
+		close(logfd);
+		return -e;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(logfd);
+		return -e;
+	}
+	if (pid == 0) {
+		sigset_t all;
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		setsid();
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0)
+			dup2(nul, 0);
+		dup2(logfd, 1);
+		dup2(logfd, 2);
+		if (s->drop_privs) {
+			if (setgid(s->gid) < 0 || initgroups(s->user, s->gid) < 0 ||
+			    setuid(s->uid) < 0) {
+				fprintf(stderr, "pgload: cannot become user \"%s\": %s\n", s->user,
+					strerror(errno));
+				_exit(126);
+			}
+		}
+		if (pdeath)
+			prctl(PR_SET_PDEATHSIG, SIGQUIT);
+		if (chdir(s->tmpdir) < 0)
+			_exit(126);
+		execv(argv[0], argv);
+		fprintf(stderr, "pgload: cannot run \"%s\": %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(logfd);
+	return pid;
+}
+
+/* run_wait() -- spawn ARGV and wait for it; killable by an interrupt. */
+static int run_wait(struct pgl_server *s, char *const argv[])
+{
+	pid_t pid = spawn(s, argv, true);
+	int st;
+	if (pid < 0)
+		return (int)pid;
+	pgl_child_register(pid);
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			pgl_child_register(0);
+			return -errno;
+		}
+	}
+	pgl_child_register(0);
+	if (atomic_load(&pgl_interrupted))
+		return -EINTR;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -ECHILD;
+	return 0;
+}
+
+void pgl_server_log_tail(const struct pgl_server *s, int lines)
+{
+	FILE *f = fopen(s->logpath, "r");
+	if (!f)
+		return;
+	char buf[16384];
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long sz = ftell(f);
+		fseek(f, sz > (long)sizeof(buf) - 1 ? sz - (long)sizeof(buf) + 1 : 0, SEEK_SET);
+	}
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	int count = 0;
+	char *p = buf + n;
+	while (p > buf) {
+		p--;
+		if (*p == '\n' && p != buf + n - 1 && ++count == lines) {
+			p++;
+			break;
+		}
+	}
+	fprintf(stderr, "pgload: last lines of the server log (%s):\n", s->logpath);
+	for (char *line = strtok(p, "\n"); line; line = strtok(NULL, "\n"))
+		fprintf(stderr, "  | %s\n", line);
+}
+
+static int prepare_dir(struct pgl_server *s, const char *dir, mode_t mode)
+{
+	if (mkdir(dir, mode) < 0 && errno != EEXIST) {
+		int e = errno;
+		fprintf(stderr, "pgload: could not create directory \"%s\": %s\n", dir,
+			strerror(e));
+		return -e;
+	}
+	if (s->drop_privs && chown(dir, s->uid, s->gid) < 0) {
+		int e = errno;
+		fprintf(stderr, "pgload: could not give \"%s\" to user \"%s\": %s\n", dir, s->user,
+			strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* check_pgdata() -- --pgdata must be absent or an empty directory. */
+static int check_pgdata(struct pgl_server *s, const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) < 0) {
+		if (errno != ENOENT) {
+			fprintf(stderr, "pgload: cannot use --pgdata \"%s\": %s\n", dir,
+				strerror(errno));
+			return -errno;
+		}
+		s->own_pgdata_dir = true;
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "pgload: cannot use --pgdata \"%s\": not a directory\n", dir);
+		return -ENOTDIR;
+	}
+	int n = 0;
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/PG_VERSION", dir);
+	if (access(path, F_OK) == 0) {
+		fprintf(stderr,
+			"pgload: cannot use --pgdata \"%s\": it already holds a cluster "
+			"(pgload creates and removes its own)\n",
+			dir);
+		return -EEXIST;
+	}
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	if (n > 0) {
+		fprintf(stderr, "pgload: cannot use --pgdata \"%s\": directory is not empty\n",
+			dir);
+		return -ENOTEMPTY;
+	}
+	return 0;
+}
+
+/* is_fuse_mount() -- PATH is the root of a FUSE mount. */
+static bool is_fuse_mount(const char *path)
+{
+	return strcmp(pgl_fstype(path), "fuse") == 0;
+}
+
+/* find_pgiofs() -- the pgiofs binary beside pgload, or on PATH. */
+static int find_pgiofs(char *out, size_t cap)
+{
+	char exe[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, cap, "%s/pgiofs", exe);
+			if (access(out, X_OK) == 0)
+				return 0;
+		}
+	}
+	const char *env = getenv("PATH");
+	char *dup = strdup(env ? env : "/usr/bin:/bin"), *save = NULL;
+	for (char *d = strtok_r(dup, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(out, cap, "%s/pgiofs", d);
+		if (access(out, X_OK) == 0) {
+			free(dup);
+			return 0;
+		}
+	}
+	free(dup);
+	fprintf(stderr, "pgload: --on-pgiofs: no pgiofs binary beside pgload or on PATH\n");
+	return -ENOENT;
+}
+
+/* find_profile() -- PROFILE as a file, or config/PROFILE.conf of the tree. */
+static int find_profile(const char *profile, char *out, size_t cap)
+{
+	if (strchr(profile, '/') || access(profile, R_OK) == 0) {
+		snprintf(out, cap, "%s", profile);
+		if (access(out, R_OK) == 0)
+			return 0;
+	} else {
+		char exe[512];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			char *slash = strrchr(exe, '/');
+			if (slash) {
+				*slash = '\0';
+				snprintf(out, cap, "%s/../config/%s.conf", exe, profile);
+				if (access(out, R_OK) == 0)
+					return 0;
+			}
+		}
+	}
+	fprintf(stderr, "pgload: --profile \"%s\": no such file, nor config/%s.conf\n", profile,
+		profile);
+	return -ENOENT;
+}
+
+/* mount_pgiofs() -- mount pgiofs over backing/ at mnt/ (it daemonizes). */
+static int mount_pgiofs(struct pgl_server *s, const struct pgl_server_opts *o)
+{
+	char bin[600], conf[700];
+	int ret;
+	if ((ret = find_pgiofs(bin, sizeof(bin))) < 0)
+		return ret;
+	if (o->profile && (ret = find_profile(o->profile, conf, sizeof(conf))) < 0)
+		return ret;
+	char *argv[12];
+	int n = 0;
+	argv[n++] = bin;
+	if (o->profile) {
+		argv[n++] = "--config";
+		argv[n++] = conf;
+	}
+	if (s->drop_privs) {
+		/* the server runs as postgres on a mount made by root */
+		argv[n++] = "-o";
+		argv[n++] = "allow_other";
+	}
+	argv[n++] = s->backing;
+	argv[n++] = s->mnt;
+	argv[n] = NULL;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		sigset_t all;
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		int logfd = open(s->logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (logfd >= 0) {
+			dup2(logfd, 1);
+			dup2(logfd, 2);
+		}
+		execv(bin, argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !is_fuse_mount(s->mnt)) {
+		fprintf(stderr, "pgload: --on-pgiofs: could not mount pgiofs at \"%s\"\n", s->mnt);
+		pgl_server_log_tail(s, 10);
+		return -EIO;
+	}
+	s->mounted = true;
+	if (!o->quiet)
+		fprintf(stderr, "pgload: pgiofs mounted at %s%s%s\n", s->mnt,
+			o->profile ? ", profile " : "", o->profile ? o->profile : "");
+	return 0;
+}
+
+/* umount_pgiofs() -- unmount and wait for the daemon to let go. */
+static int umount_pgiofs(struct pgl_server *s)
+{
+	if (!s->mounted)
+		return 0;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int nul = open("/dev/null", O_WRONLY);
+		if (nul >= 0) {
+			dup2(nul, 1);
+			dup2(nul, 2);
+		}
+		execlp("fusermount3", "fusermount3", "-u", s->mnt, (char *)NULL);
+		execlp("umount", "umount", s->mnt, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0) {
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	for (int i = 0; i < 500 && is_fuse_mount(s->mnt); i++)
+		usleep(10000);
+	if (is_fuse_mount(s->mnt)) {
+		fprintf(stderr, "pgload: could not unmount \"%s\"; detaching it\n", s->mnt);
+		umount2(s->mnt, MNT_DETACH);
+	}
+	s->mounted = false;
+	return 0;
+}
+
+int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
+{
+	struct pgl_server *s = calloc(1, sizeof(*s));
+	int ret;
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	if ((ret = find_bindir(o->pgbin, s->bindir, sizeof(s->bindir))) < 0) {
+		free(s);
+		return ret;
+	}
+	if (geteuid() == 0) {
+		struct passwd *pw = getpwnam("postgres");
+		if (!pw) {
+			fprintf(stderr,
+				"pgload: running as root needs a \"postgres\" user to run the "
+				"server as, and there is none\n");
+			free(s);
+			return -ENOENT;
+		}
+		s->drop_privs = true;
+		s->uid = pw->pw_uid;
+		s->gid = pw->pw_gid;
+		snprintf(s->user, sizeof(s->user), "postgres");
+	} else {
+		struct passwd *pw = getpwuid(geteuid());
+		snprintf(s->user, sizeof(s->user), "%s", pw ? pw->pw_name : "postgres");
+	}
+	if (o->pgdata && (ret = check_pgdata(s, o->pgdata)) < 0) {
+		free(s);
+		return ret;
+	}
+	snprintf(s->tmpdir, sizeof(s->tmpdir), "/tmp/pgload.XXXXXX");
+	if (!mkdtemp(s->tmpdir)) {
+		ret = -errno;
+		fprintf(stderr, "pgload: could not create a temporary directory in /tmp: %s\n",
+			strerror(-ret));
+		free(s);
+		return ret;
+	}
+	snprintf(s->sockdir, sizeof(s->sockdir), "%s/sock", s->tmpdir);
+	snprintf(s->logpath, sizeof(s->logpath), "%s/server.log", s->tmpdir);
+	if (o->on_pgiofs) {
+		snprintf(s->backing, sizeof(s->backing), "%s/backing", s->tmpdir);
+		snprintf(s->mnt, sizeof(s->mnt), "%s/mnt", s->tmpdir);
+		if ((ret = prepare_dir(s, s->tmpdir, 0711)) < 0 ||
+		    (ret = prepare_dir(s, s->backing, 0700)) < 0 ||
+		    (ret = prepare_dir(s, s->mnt, 0700)) < 0 || (ret = mount_pgiofs(s, o)) < 0)
+			goto fail;
+		if (asprintf(&s->pgdata, "%s/data", s->mnt) < 0)
+			s->pgdata = NULL;
+	} else if (o->pgdata) {
+		s->pgdata_given = true;
+		s->pgdata = realpath(o->pgdata, NULL);
+		if (!s->pgdata) {
+			/* absent: make it absolute by hand */
+			char cwd[1024];
+			if (o->pgdata[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+				s->pgdata = strdup(o->pgdata);
+			else if (asprintf(&s->pgdata, "%s/%s", cwd, o->pgdata) < 0)
+				s->pgdata = NULL;
+		}
+	} else if (asprintf(&s->pgdata, "%s/data", s->tmpdir) < 0) {
+		s->pgdata = NULL;
+	}
+	if (!s->pgdata) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if ((ret = prepare_dir(s, s->tmpdir, 0700)) < 0 ||
+	    (ret = prepare_dir(s, s->sockdir, 0700)) < 0 ||
+	    (ret = prepare_dir(s, s->pgdata, 0700)) < 0)
+		goto fail;
+	s->port = 20000 + (int)(getpid() % 30000);
+	snprintf(s->conninfo, sizeof(s->conninfo), "host=%s port=%d user=%s", s->sockdir, s->port,
+		 s->user);
+
+	/* initdb */
+	char initdb[600], postgres[600], portstr[16];
+	snprintf(initdb, sizeof(initdb), "%s/initdb", s->bindir);
+	snprintf(postgres, sizeof(postgres), "%s/postgres", s->bindir);
+	snprintf(portstr, sizeof(portstr), "%d", s->port);
+	char *iargv[] = {initdb,  "-D", s->pgdata, "-A",	  "trust",     "-U",
+			 s->user, "-E", "UTF8",	   "--no-locale", "--no-sync", "--no-instructions",
+			 NULL};
+	if (!o->quiet)
+		fprintf(stderr, "pgload: initdb %s\n", s->pgdata);
+	ret = run_wait(s, iargv);
+	if (ret < 0) {
+		if (ret != -EINTR) {
+			fprintf(stderr, "pgload: initdb of \"%s\" failed\n", s->pgdata);
+			pgl_server_log_tail(s, 20);
+		}
+		goto fail;
+	}
+
+	/* start the postmaster */
+	char *pargv[64];
+	int n = 0;
+	pargv[n++] = postgres;
+	pargv[n++] = "-D";
+	pargv[n++] = s->pgdata;
+	pargv[n++] = "-k";
+	pargv[n++] = s->sockdir;
+	pargv[n++] = "-p";
+	pargv[n++] = portstr;
+	pargv[n++] = "-c";
+	pargv[n++] = "listen_addresses=";
+	for (int i = 0; o->settings && o->settings[i] && n < 60; i++) {
+		pargv[n++] = "-c";
+		pargv[n++] = (char *)o->settings[i];
+	}
+	pargv[n] = NULL;
+	pid_t pid = spawn(s, pargv, true);
+	if (pid < 0) {
+		ret = (int)pid;
+		fprintf(stderr, "pgload: could not start postgres: %s\n", strerror(-ret));
+		goto fail;
+	}
+	s->pid = pid;
+	double t0 = pgl_now();
+	for (;;) {
+		if (PQping(s->conninfo) == PQPING_OK)
+			break;
+		if (!pgl_server_alive(s)) {
+			char how[128];
+			pgl_server_describe_exit(s, how, sizeof(how));
+			fprintf(stderr, "pgload: the server did not start: %s\n", how);
+			pgl_server_log_tail(s, 20);
+			ret = -ECHILD;
+			goto fail;
+		}
+		if (atomic_load(&pgl_interrupted)) {
+			ret = -EINTR;
+			goto fail;
+		}
+		if (pgl_now() - t0 > START_TIMEOUT_S) {
+			fprintf(stderr,
+				"pgload: the server did not accept connections within %.0f s\n",
+				START_TIMEOUT_S);
+			pgl_server_log_tail(s, 20);
+			ret = -ETIMEDOUT;
+			goto fail;
+		}
+		usleep(20000);
+	}
+	if (!o->quiet)
+		fprintf(stderr, "pgload: server started (pid %d, socket %s, port %d)\n",
+			(int)s->pid, s->sockdir, s->port);
+	*out = s;
+	return 0;
+fail:
+	pgl_server_stop(s);
+	return ret;
+}
+
+const char *pgl_server_conninfo(const struct pgl_server *s)
+{
+	return s->conninfo;
+}
+
+const char *pgl_server_datadir(const struct pgl_server *s)
+{
+	return s->pgdata;
+}
+
+bool pgl_server_alive(struct pgl_server *s)
+{
+	if (s->pid <= 0 || s->exited)
+		return false;
+	pid_t r = waitpid(s->pid, &s->status, WNOHANG);
+	if (r == s->pid) {
+		s->exited = true;
+		return false;
+	}
+	return true;
+}
+
+void pgl_server_describe_exit(struct pgl_server *s, char *buf, size_t cap)
+{
+	if (pgl_server_alive(s))
+		snprintf(buf, cap, "the server is still running");
+	else if (WIFSIGNALED(s->status))
+		snprintf(buf, cap, "the server was killed by signal %d (%s)", WTERMSIG(s->status),
+			 strsignal(WTERMSIG(s->status)));
+	else
+		snprintf(buf, cap, "the server exited with status %d", WEXITSTATUS(s->status));
+}
+
+/* wait_exit() -- wait up to SECS for the postmaster to exit. */
+static bool wait_exit(struct pgl_server *s, double secs)
+{
+	double t0 = pgl_now();
+	while (pgl_now() - t0 < secs) {
+		if (!pgl_server_alive(s))
+			return true;
+		usleep(10000);
+	}
+	return !pgl_server_alive(s);
+}
+
+int pgl_server_stop(struct pgl_server *s)
+{
+	int ret = 0;
+	if (!s)
+		return 0;
+	if (s->pid > 0 && pgl_server_alive(s)) {
+		/* immediate shutdown: the cluster is thrown away anyway */
+		kill(s->pid, SIGQUIT);
+		if (!wait_exit(s, STOP_TIMEOUT_S)) {
+			fprintf(stderr, "pgload: server pid %d did not stop, killing it\n",
+				(int)s->pid);
+			kill(s->pid, SIGKILL);
+			wait_exit(s, 5.0);
+		}
+	}
+	if (s->mounted) {
+		/* the cluster goes with the backing directory */
+		umount_pgiofs(s);
+		free(s->pgdata);
+		s->pgdata = NULL;
+	}
+	if (s->pgdata) {
+		int r = pgl_rmtree(s->pgdata);
+		if (r < 0) {
+			fprintf(stderr, "pgload: could not remove \"%s\": %s\n", s->pgdata,
+				strerror(-r));
+			ret = r;
+		} else if (!s->own_pgdata_dir && s->pgdata_given) {
+			/* leave the directory the user gave us as we found it: empty */
+			mkdir(s->pgdata, 0700);
+		}
+		free(s->pgdata);
+	}
+	if (s->tmpdir[0] && pgl_rmtree(s->tmpdir) < 0) {
+		fprintf(stderr, "pgload: could not remove \"%s\"\n", s->tmpdir);
+		ret = -ENOTEMPTY;
+	}
+	free(s);
+	return ret;
+}

@@ -1,0 +1,65 @@
+# pglib.sh -- helpers for the pgload shell tests (source after tests/lib.sh).
+#
+# pg_test_server starts a private PostgreSQL cluster (Unix socket only) and
+# registers its shutdown and removal with lib.sh's exit trap; it exports
+# PGHOST, PGPORT, PGUSER and DSN for psql, pg_dump and `pgload --dsn`.
+
+PGLOAD=${PGLOAD:-$BIN/pgload}
+[ -x "$PGLOAD" ] || PGLOAD=$TOP/bin/pgload
+
+need_pg() {
+	[ -x "$PGBIN/initdb" ] || skip "no PostgreSQL server binaries in $PGBIN"
+	command -v psql >/dev/null || skip "no psql"
+	[ -x "$PGLOAD" ] || fail "pgload binary $PGLOAD not built"
+}
+
+# pg_user -- the OS user that runs the test servers.
+pg_user() {
+	if [ "$(id -u)" -eq 0 ]; then echo postgres; else id -un; fi
+}
+
+pg_test_server() {
+	local dir user port
+	need_pg
+	dir=$(mktempdir)
+	user=$(pg_user)
+	chown "$user" "$dir"
+	port=$((20000 + RANDOM % 30000))
+	as_user "$user" "$PGBIN/initdb" -D "$dir/data" -A trust -U "$user" -E UTF8 \
+		--no-locale --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log"; fail "initdb failed"; }
+	on_exit "as_user $user $PGBIN/pg_ctl -D $dir/data -m immediate stop"
+	as_user "$user" "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+		-o "-k $dir -p $port -c listen_addresses= -c fsync=off" start >/dev/null ||
+		{ cat "$dir/server.log"; fail "server did not start"; }
+	export PGHOST=$dir PGPORT=$port PGUSER=$user PGDATABASE=postgres
+	export DSN="host=$dir port=$port user=$user dbname=postgres"
+	PG_TEST_DIR=$dir
+}
+
+# table_checksums DB -- "table md5" per user table, rows in a canonical order.
+table_checksums() {
+	local db=$1 t sum
+	psql -X -At -d "$db" -c "SELECT format('%I.%I', schemaname, relname) FROM pg_stat_user_tables ORDER BY 1" |
+		while IFS= read -r t; do
+			sum=$(psql -X -At -v ON_ERROR_STOP=1 -d "$db" -c "SELECT count(*) || ' ' || coalesce(md5(string_agg(x::text, E'\n' ORDER BY x::text)), '-') FROM $t x") ||
+				sum="ERROR"
+			printf '%s %s\n' "$t" "$sum"
+		done
+}
+
+# schema_checksum DB -- md5 of the schema as pg_dump sees it.
+schema_checksum() {
+	pg_dump -X --schema-only --no-owner -d "$1" 2>/dev/null | grep -v -e '^--' -e '^\\restrict' -e '^\\unrestrict' | md5sum | cut -d' ' -f1
+}
+
+# assert_clean -- no server or temp directory of pgload is left.
+assert_clean() {
+	local left
+	left=$(pgrep -f "postgres -D /tmp/pgload\." || true)
+	[ -z "$left" ] || fail "pgload left a server running: $left"
+	left=$(ls -d /tmp/pgload.* 2>/dev/null | grep -v -f <(printf '%s\n' "${PGLOAD_PREEXISTING[@]:-none}") || true)
+	[ -z "$left" ] || fail "pgload left temporary directories: $left"
+}
+
+# Directories of concurrently running pgloads are not ours to judge.
+PGLOAD_PREEXISTING=($(ls -d /tmp/pgload.* 2>/dev/null))
