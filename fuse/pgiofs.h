@@ -42,11 +42,12 @@ struct pgiofs_settings {
 	/* [files] */
 	bool wal_direct_io;  /* pg_wal files bypass the FUSE page cache */
 	bool backing_direct; /* O_DIRECT on backing relation/WAL/temp files */
-	/* [iosched] */
-	char policy[CONF_STR_MAX];
+	/* [iosched], [device] */
+	struct ios_settings ios;
 };
 
-extern const struct conf_table pgiofs_conf;
+/* pgiofs_conf() -- the tunables table: pgiofs's own and iosched's. */
+const struct conf_table *pgiofs_conf(void);
 
 /* What a directory is to PostgreSQL; children are classified by it. */
 enum pgiofs_dirkind {
@@ -75,5 +76,14 @@ int pgiofs_check_paths(const char *backing, const char *mountpoint, bool nonempt
 
 /* pgiofs_main() -- the `pgiofs` command (mount, --help, --version). */
 int pgiofs_main(int argc, char **argv);
+
+/* pgiofs_page_kind() -- what a PostgreSQL 15 relation block is, from the
+ * first 8192 bytes of @page (@len >= 8192): *@cls IOS_CLASS_HEAP with *@am
+ * "heap" or "sequence", or IOS_CLASS_INDEX with *@am "btree", "hash",
+ * "gist", "spgist", "gin", "brin", "bloom" or "unknown" (special space of
+ * another access method).  Returns 0, -ENODATA for an all-zero (new) page,
+ * or -EINVAL when the header is not a valid page header.  @cls and @am may
+ * be NULL; *@am is a static string. */
+int pgiofs_page_kind(const void *page, size_t len, enum ios_class *cls, const char **am);
 
 #endif

@@ -1,0 +1,517 @@
+/*
+ * stats.c -- per-class I/O statistics: operation and byte counters, errors,
+ * merges, readahead use and a latency histogram per class.
+ *
+ * ios_stats_account() runs on every request, on whichever thread completes
+ * it, so the update path takes no lock: every counter is a relaxed atomic
+ * addition.  To keep threads on different CPUs from bouncing the same cache
+ * lines, the counters are sharded by the CPU the caller runs on
+ * (sched_getcpu(), served by rseq without a system call); a thread that
+ * migrates in the middle of an update merely adds to two shards.  Snapshots
+ * sum the shards.
+ *
+ * Invariants:
+ *   - every counter only grows (until ios_stats_destroy());
+ *   - a histogram bucket is at most 1/16 of its lower bound wide, so a
+ *     percentile read from it is within 1/32 of a recorded value;
+ *   - "over 2 s" and "over 10 s" are counted exactly, not from buckets;
+ *   - nothing here allocates or blocks after ios_stats_create().
+ */
+#include "iosched.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_SHARDS 16
+#define NS_2S	   2000000000ull
+#define NS_10S	   10000000000ull
+
+/* One class's counters in one shard. */
+struct shard_class {
+	_Atomic uint64_t ops[IOS_NDIR];
+	_Atomic uint64_t bytes[2]; /* IOS_READ, IOS_WRITE */
+	_Atomic uint64_t errors;
+	_Atomic uint64_t merges;
+	_Atomic uint64_t ra_hit, ra_wasted;
+	_Atomic uint64_t queue_sum, service_sum;
+	_Atomic uint64_t over_2s, over_10s;
+	_Atomic uint64_t max;
+	_Atomic uint64_t hist[IOS_STATS_NBUCKETS];
+};
+
+struct shard {
+	struct shard_class cls[IOS_NCLASS];
+} __attribute__((aligned(64)));
+
+struct ios_stats {
+	unsigned nshards;
+	uint64_t created_ns;
+	struct shard *shards; /* nshards of them, cache-line aligned */
+};
+
+/* bucket_of() -- the histogram bucket of @v ns. */
+static inline unsigned bucket_of(uint64_t v)
+{
+	unsigned e;
+
+	if (v < (1u << IOS_STATS_SUB_BITS))
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v); /* >= IOS_STATS_SUB_BITS */
+	return ((e - IOS_STATS_SUB_BITS + 1) << IOS_STATS_SUB_BITS) |
+	       (unsigned)((v >> (e - IOS_STATS_SUB_BITS)) & ((1u << IOS_STATS_SUB_BITS) - 1));
+}
+
+/* bucket_lower() / bucket_width() -- the values bucket @b holds are
+ * [lower, lower + width). */
+static uint64_t bucket_lower(unsigned b)
+{
+	unsigned e, sub;
+
+	if (b < (1u << IOS_STATS_SUB_BITS))
+		return b;
+	e = (b >> IOS_STATS_SUB_BITS) + IOS_STATS_SUB_BITS - 1;
+	sub = b & ((1u << IOS_STATS_SUB_BITS) - 1);
+	return ((uint64_t)((1u << IOS_STATS_SUB_BITS) | sub)) << (e - IOS_STATS_SUB_BITS);
+}
+
+static uint64_t bucket_width(unsigned b)
+{
+	if (b < (1u << IOS_STATS_SUB_BITS))
+		return 1;
+	return 1ull << ((b >> IOS_STATS_SUB_BITS) - 1);
+}
+
+struct ios_stats *ios_stats_create(void)
+{
+	struct ios_stats *s;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->nshards = ncpu < 1 ? 1 : ncpu > MAX_SHARDS ? MAX_SHARDS : (unsigned)ncpu;
+	s->shards = aligned_alloc(64, sizeof(struct shard) * s->nshards);
+	if (!s->shards) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(s->shards, 0, sizeof(struct shard) * s->nshards);
+	s->created_ns = ios_now_ns();
+	return s;
+}
+
+void ios_stats_destroy(struct ios_stats *s)
+{
+	if (!s)
+		return;
+	free(s->shards);
+	free(s);
+}
+
+/* my_shard() -- the shard of the CPU the caller runs on. */
+static inline struct shard *my_shard(struct ios_stats *s)
+{
+	int cpu = s->nshards > 1 ? sched_getcpu() : 0;
+
+	return &s->shards[cpu < 0 ? 0 : (unsigned)cpu % s->nshards];
+}
+
+static inline void add(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+static inline unsigned class_index(enum ios_class c)
+{
+	return (unsigned)c < IOS_NCLASS ? (unsigned)c : IOS_CLASS_OTHER;
+}
+
+void ios_stats_account(struct ios_stats *s, const struct ios_req *req, ssize_t result,
+		       uint64_t queue_ns, uint64_t service_ns)
+{
+	struct shard_class *k;
+	uint64_t lat = queue_ns + service_ns, cur;
+
+	if (!s || !req || (unsigned)req->dir >= IOS_NDIR)
+		return;
+	k = &my_shard(s)->cls[class_index(req->cls)];
+	add(&k->ops[req->dir], 1);
+	if (result > 0 && req->dir != IOS_SYNC)
+		add(&k->bytes[req->dir], (uint64_t)result);
+	else if (result < 0)
+		add(&k->errors, 1);
+	add(&k->queue_sum, queue_ns);
+	add(&k->service_sum, service_ns);
+	add(&k->hist[bucket_of(lat)], 1);
+	if (lat > NS_2S) {
+		add(&k->over_2s, 1);
+		if (lat > NS_10S)
+			add(&k->over_10s, 1);
+	}
+	cur = atomic_load_explicit(&k->max, memory_order_relaxed);
+	while (lat > cur && !atomic_compare_exchange_weak_explicit(
+				&k->max, &cur, lat, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+void ios_stats_note_merge(struct ios_stats *s, enum ios_class cls, uint64_t n)
+{
+	if (s && n)
+		add(&my_shard(s)->cls[class_index(cls)].merges, n);
+}
+
+void ios_stats_note_readahead(struct ios_stats *s, enum ios_class cls, uint64_t hit_bytes,
+			      uint64_t wasted_bytes)
+{
+	struct shard_class *k;
+
+	if (!s)
+		return;
+	k = &my_shard(s)->cls[class_index(cls)];
+	if (hit_bytes)
+		add(&k->ra_hit, hit_bytes);
+	if (wasted_bytes)
+		add(&k->ra_wasted, wasted_bytes);
+}
+
+uint64_t ios_stats_percentile(const struct ios_stats_class *c, double q)
+{
+	uint64_t rank, seen = 0, v;
+	unsigned b;
+	double x;
+
+	if (!c || c->lat_count == 0)
+		return 0;
+	if (q > 1)
+		q = 1;
+	/* the smallest value with at least q of them at or below it; the
+	 * epsilon keeps 0.99 * 1000 from becoming rank 991 */
+	x = q * (double)c->lat_count;
+	rank = (uint64_t)ceil(x - x * 1e-12);
+	if (rank < 1)
+		rank = 1;
+	for (b = 0; b < IOS_STATS_NBUCKETS; b++) {
+		seen += c->hist[b];
+		if (seen >= rank)
+			break;
+	}
+	if (b == IOS_STATS_NBUCKETS) /* torn snapshot: count > histogram */
+		return c->lat_max_ns;
+	v = bucket_lower(b) + (bucket_width(b) - 1) / 2;
+	if (c->lat_max_ns && v > c->lat_max_ns)
+		v = c->lat_max_ns;
+	return v;
+}
+
+/* derive() -- lat_count and the derived fields of @c from its counters. */
+static void derive(struct ios_stats_class *c)
+{
+	uint64_t n = 0;
+	unsigned b;
+
+	for (b = 0; b < IOS_STATS_NBUCKETS; b++)
+		n += c->hist[b];
+	c->lat_count = n;
+	if (n == 0) {
+		c->lat_avg_ns = c->lat_p50_ns = c->lat_p99_ns = c->lat_p999_ns = 0;
+		c->over_2s_pct = c->over_10s_pct = 0;
+		return;
+	}
+	c->lat_avg_ns = (c->queue_sum_ns + c->service_sum_ns) / n;
+	c->lat_p50_ns = ios_stats_percentile(c, 0.50);
+	c->lat_p99_ns = ios_stats_percentile(c, 0.99);
+	c->lat_p999_ns = ios_stats_percentile(c, 0.999);
+	c->over_2s_pct = 100.0 * (double)c->lat_over_2s / (double)n;
+	c->over_10s_pct = 100.0 * (double)c->lat_over_10s / (double)n;
+}
+
+/* accumulate() -- add the counters of @c to @sum (max: the larger). */
+static void accumulate(struct ios_stats_class *sum, const struct ios_stats_class *c)
+{
+	unsigned b;
+
+	sum->read_ops += c->read_ops;
+	sum->read_bytes += c->read_bytes;
+	sum->write_ops += c->write_ops;
+	sum->write_bytes += c->write_bytes;
+	sum->sync_ops += c->sync_ops;
+	sum->errors += c->errors;
+	sum->merges += c->merges;
+	sum->ra_hit_bytes += c->ra_hit_bytes;
+	sum->ra_wasted_bytes += c->ra_wasted_bytes;
+	sum->queue_sum_ns += c->queue_sum_ns;
+	sum->service_sum_ns += c->service_sum_ns;
+	sum->lat_over_2s += c->lat_over_2s;
+	sum->lat_over_10s += c->lat_over_10s;
+	if (c->lat_max_ns > sum->lat_max_ns)
+		sum->lat_max_ns = c->lat_max_ns;
+	for (b = 0; b < IOS_STATS_NBUCKETS; b++)
+		sum->hist[b] += c->hist[b];
+}
+
+/* finish() -- the total and every derived field of @snap. */
+static void finish(struct ios_stats_snapshot *snap)
+{
+	unsigned c;
+
+	memset(&snap->total, 0, sizeof(snap->total));
+	for (c = 0; c < IOS_NCLASS; c++) {
+		derive(&snap->cls[c]);
+		accumulate(&snap->total, &snap->cls[c]);
+	}
+	derive(&snap->total);
+}
+
+static uint64_t load(const _Atomic uint64_t *c)
+{
+	return atomic_load_explicit((_Atomic uint64_t *)c, memory_order_relaxed);
+}
+
+int ios_stats_snapshot(const struct ios_stats *s, struct ios_stats_snapshot *out)
+{
+	unsigned i, c, b;
+
+	if (!s || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->start_ns = s->created_ns;
+	out->time_ns = ios_now_ns();
+	out->cumulative = 1;
+	for (i = 0; i < s->nshards; i++) {
+		for (c = 0; c < IOS_NCLASS; c++) {
+			const struct shard_class *k = &s->shards[i].cls[c];
+			struct ios_stats_class *o = &out->cls[c];
+			uint64_t m = load(&k->max);
+
+			o->read_ops += load(&k->ops[IOS_READ]);
+			o->write_ops += load(&k->ops[IOS_WRITE]);
+			o->sync_ops += load(&k->ops[IOS_SYNC]);
+			o->read_bytes += load(&k->bytes[IOS_READ]);
+			o->write_bytes += load(&k->bytes[IOS_WRITE]);
+			o->errors += load(&k->errors);
+			o->merges += load(&k->merges);
+			o->ra_hit_bytes += load(&k->ra_hit);
+			o->ra_wasted_bytes += load(&k->ra_wasted);
+			o->queue_sum_ns += load(&k->queue_sum);
+			o->service_sum_ns += load(&k->service_sum);
+			o->lat_over_2s += load(&k->over_2s);
+			o->lat_over_10s += load(&k->over_10s);
+			if (m > o->lat_max_ns)
+				o->lat_max_ns = m;
+			for (b = 0; b < IOS_STATS_NBUCKETS; b++)
+				o->hist[b] += load(&k->hist[b]);
+		}
+	}
+	finish(out);
+	return 0;
+}
+
+static uint64_t sub(uint64_t b, uint64_t a)
+{
+	return b > a ? b - a : 0;
+}
+
+/* diff_class() -- @out = @b - @a for one class (@out may be @b). */
+static void diff_class(const struct ios_stats_class *a, const struct ios_stats_class *b,
+		       struct ios_stats_class *out)
+{
+	uint64_t bmax = b->lat_max_ns, amax = a->lat_max_ns;
+	int top = -1;
+	unsigned i;
+
+	out->read_ops = sub(b->read_ops, a->read_ops);
+	out->read_bytes = sub(b->read_bytes, a->read_bytes);
+	out->write_ops = sub(b->write_ops, a->write_ops);
+	out->write_bytes = sub(b->write_bytes, a->write_bytes);
+	out->sync_ops = sub(b->sync_ops, a->sync_ops);
+	out->errors = sub(b->errors, a->errors);
+	out->merges = sub(b->merges, a->merges);
+	out->ra_hit_bytes = sub(b->ra_hit_bytes, a->ra_hit_bytes);
+	out->ra_wasted_bytes = sub(b->ra_wasted_bytes, a->ra_wasted_bytes);
+	out->queue_sum_ns = sub(b->queue_sum_ns, a->queue_sum_ns);
+	out->service_sum_ns = sub(b->service_sum_ns, a->service_sum_ns);
+	out->lat_over_2s = sub(b->lat_over_2s, a->lat_over_2s);
+	out->lat_over_10s = sub(b->lat_over_10s, a->lat_over_10s);
+	for (i = 0; i < IOS_STATS_NBUCKETS; i++) {
+		out->hist[i] = sub(b->hist[i], a->hist[i]);
+		if (out->hist[i])
+			top = (int)i;
+	}
+	/* The interval's maximum: exact if the running maximum moved in it;
+	 * otherwise the top of the highest bucket used, which cannot exceed
+	 * the running maximum. */
+	if (top < 0)
+		out->lat_max_ns = 0;
+	else if (bmax > amax)
+		out->lat_max_ns = bmax;
+	else {
+		uint64_t hi = bucket_lower((unsigned)top) + bucket_width((unsigned)top) - 1;
+
+		out->lat_max_ns = hi < bmax ? hi : bmax;
+	}
+}
+
+int ios_stats_snapshot_diff(const struct ios_stats_snapshot *a, const struct ios_stats_snapshot *b,
+			    struct ios_stats_snapshot *out)
+{
+	uint64_t start;
+	unsigned c;
+
+	if (!a || !b || !out || b->time_ns < a->time_ns)
+		return -EINVAL;
+	start = a->time_ns;
+	for (c = 0; c < IOS_NCLASS; c++)
+		diff_class(&a->cls[c], &b->cls[c], &out->cls[c]);
+	out->time_ns = b->time_ns;
+	out->start_ns = start;
+	out->cumulative = 0;
+	finish(out);
+	return 0;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+/* A bounded string builder: keeps counting past the end so the caller learns
+ * the length it would have needed. */
+struct sbuf {
+	char *buf;
+	size_t len, pos;
+};
+
+static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room = sb->pos < sb->len ? sb->len - sb->pos : 0;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? sb->buf + sb->pos : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sb->pos += (size_t)n;
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void json_class(struct sbuf *sb, const struct ios_stats_class *c)
+{
+	uint64_t n = c->lat_count;
+
+	sb_printf(sb,
+		  "{\"read_ops\":%" PRIu64 ",\"read_bytes\":%" PRIu64 ",\"write_ops\":%" PRIu64
+		  ",\"write_bytes\":%" PRIu64 ",\"sync_ops\":%" PRIu64 ",\"errors\":%" PRIu64
+		  ",\"merges\":%" PRIu64 ",\"ra_hit_bytes\":%" PRIu64
+		  ",\"ra_wasted_bytes\":%" PRIu64,
+		  c->read_ops, c->read_bytes, c->write_ops, c->write_bytes, c->sync_ops, c->errors,
+		  c->merges, c->ra_hit_bytes, c->ra_wasted_bytes);
+	sb_printf(
+	    sb,
+	    ",\"latency_ms\":{\"count\":%" PRIu64
+	    ",\"avg\":%.6f,\"p50\":%.6f,\"p99\":%.6f,\"p999\":%.6f,\"max\":%.6f"
+	    ",\"queue_avg\":%.6f,\"service_avg\":%.6f,\"over_2s_pct\":%.4f,\"over_10s_pct\":%.4f}}",
+	    n, ms(c->lat_avg_ns), ms(c->lat_p50_ns), ms(c->lat_p99_ns), ms(c->lat_p999_ns),
+	    ms(c->lat_max_ns), n ? ms(c->queue_sum_ns / n) : 0.0,
+	    n ? ms(c->service_sum_ns / n) : 0.0, c->over_2s_pct, c->over_10s_pct);
+}
+
+/* json_build() -- the JSON object of @snap into @sb. */
+static void json_build(struct sbuf *sb, const struct ios_stats_snapshot *snap,
+		       const char *extra_json_fields)
+{
+	unsigned c;
+
+	sb_printf(sb, "{\"schema\":\"%s\",", IOS_STATS_SCHEMA);
+	if (extra_json_fields && *extra_json_fields)
+		sb_printf(sb, "%s,", extra_json_fields);
+	sb_printf(sb, "\"cumulative\":%s,\"interval_s\":%.6f,\"classes\":{",
+		  snap->cumulative ? "true" : "false",
+		  (double)sub(snap->time_ns, snap->start_ns) / 1e9);
+	for (c = 0; c < IOS_NCLASS; c++) {
+		sb_printf(sb, "%s\"%s\":", c ? "," : "", ios_class_name((enum ios_class)c));
+		json_class(sb, &snap->cls[c]);
+	}
+	sb_printf(sb, "},\"total\":");
+	json_class(sb, &snap->total);
+	sb_printf(sb, "}");
+}
+
+int ios_stats_to_json(const struct ios_stats_snapshot *snap, const char *extra_json_fields,
+		      char *buf, size_t len)
+{
+	struct sbuf sb = {buf, len, 0};
+
+	if (!snap || (!buf && len))
+		return -EINVAL;
+	json_build(&sb, snap, extra_json_fields);
+	if (sb.pos >= len) {
+		if (len)
+			buf[len - 1] = '\0';
+		return -ENOSPC;
+	}
+	return (int)sb.pos; /* a few KiB at most */
+}
+
+int ios_stats_write_json(FILE *f, const struct ios_stats_snapshot *snap,
+			 const char *extra_json_fields)
+{
+	struct sbuf sb = {NULL, 0, 0};
+	int ret = 0;
+
+	if (!f || !snap)
+		return -EINVAL;
+	json_build(&sb, snap, extra_json_fields); /* measure */
+	sb.len = sb.pos + 1;
+	sb.pos = 0;
+	sb.buf = malloc(sb.len);
+	if (!sb.buf)
+		return -ENOMEM;
+	json_build(&sb, snap, extra_json_fields);
+	if (fputs(sb.buf, f) == EOF || fputc('\n', f) == EOF)
+		ret = -(errno ? errno : EIO);
+	free(sb.buf);
+	return ret;
+}
+
+/* active() -- whether class @c saw anything worth a table row. */
+static int active(const struct ios_stats_class *c)
+{
+	return c->read_ops || c->write_ops || c->sync_ops || c->merges || c->ra_hit_bytes ||
+	       c->ra_wasted_bytes;
+}
+
+static void table_row(FILE *f, const char *name, const struct ios_stats_class *c)
+{
+	fprintf(f,
+		"%-6s %10" PRIu64 " %10.2f %10" PRIu64 " %10.2f %9" PRIu64 " %7" PRIu64 " %7" PRIu64
+		" %9.3f %9.3f %9.3f %9.3f %9.3f %6.2f %6.2f\n",
+		name, c->read_ops, (double)c->read_bytes / 1e6, c->write_ops,
+		(double)c->write_bytes / 1e6, c->sync_ops, c->errors, c->merges, ms(c->lat_avg_ns),
+		ms(c->lat_p50_ns), ms(c->lat_p99_ns), ms(c->lat_p999_ns), ms(c->lat_max_ns),
+		c->over_2s_pct, c->over_10s_pct);
+}
+
+void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap)
+{
+	unsigned c;
+
+	if (!f || !snap)
+		return;
+	fprintf(f, "%-6s %10s %10s %10s %10s %9s %7s %7s %9s %9s %9s %9s %9s %6s %6s\n", "class",
+		"read_ops", "read_MB", "write_ops", "write_MB", "sync_ops", "errors", "merges",
+		"avg_ms", "p50_ms", "p99_ms", "p99.9_ms", "max_ms", ">2s%", ">10s%");
+	for (c = 0; c < IOS_NCLASS; c++)
+		if (active(&snap->cls[c]))
+			table_row(f, ios_class_name((enum ios_class)c), &snap->cls[c]);
+	table_row(f, "total", &snap->total);
+}
