@@ -81,7 +81,8 @@ static bool is_mount_opt(const char *o)
 
 struct cli {
 	bool foreground, debug, nonempty, print_config;
-	const char *config;
+	const char *config, *profile;
+	char config_abs[PATH_MAX], profile_path[PATH_MAX];
 	const char *backing, *mountpoint;
 	char backing_abs[PATH_MAX], mountpoint_abs[PATH_MAX];
 	char fuse_opts[4096]; /* comma-separated, for libfuse */
@@ -145,15 +146,20 @@ toolong:
 static int parse_args(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"foreground", no_argument, NULL, 'f'},   {"debug", no_argument, NULL, 'd'},
-	    {"config", required_argument, NULL, 'c'}, {"set", required_argument, NULL, 's'},
-	    {"print-config", no_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+	    {"foreground", no_argument, NULL, 'f'},
+	    {"debug", no_argument, NULL, 'd'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"set", required_argument, NULL, 's'},
+	    {"print-config", no_argument, NULL, 'P'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"profile", required_argument, NULL, 'p'},
+	    {NULL, 0, NULL, 0},
 	};
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+fdo:c:s:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+fdo:c:s:p:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			c->foreground = true;
@@ -167,6 +173,9 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			break;
 		case 'c':
 			c->config = optarg;
+			break;
+		case 'p':
+			c->profile = optarg;
 			break;
 		case 's':
 			if (add_override(c, optarg) < 0)
@@ -207,24 +216,95 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
-static int load_settings(const struct cli *c, struct pgiofs_settings *s)
+/* find_profile() -- the file of profile @name: a path if it has a '/',
+ * else NAME.conf in $PGIOFS_PROFILE_DIR, next to the binary
+ * (../config/profiles, ../share/pgiofs/profiles) or /etc/pgiofs/profiles. */
+static int find_profile(const char *name, char *out, size_t len)
 {
-	char err[CONF_ERR_MAX];
+	char exe[PATH_MAX], *slash;
+	const char *env = getenv("PGIOFS_PROFILE_DIR");
+	const char *rel[] = {"/../config/profiles", "/../share/pgiofs/profiles",
+			     "/../../config/profiles"};
+	ssize_t n;
+	size_t i;
+
+	if (strchr(name, '/'))
+		return realpath(name, out) ? 0 : -errno;
+	if (!*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != strlen(name))
+		return -EINVAL;
+	if (env) {
+		snprintf(out, len, "%s/%s.conf", env, name);
+		if (access(out, R_OK) == 0)
+			return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			char dir[PATH_MAX + 64];
+
+			snprintf(dir, sizeof(dir), "%s%s/%s.conf", exe, rel[i], name);
+			if (access(dir, R_OK) == 0 && realpath(dir, out))
+				return 0;
+		}
+	}
+	snprintf(out, len, "/etc/pgiofs/profiles/%s.conf", name);
+	return access(out, R_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* load_settings() -- defaults, then the profile, the config file and the
+ * overrides, in that order.  Returns 0, or -1 with a message in @err. */
+static int load_settings(const struct cli *c, struct pgiofs_settings *s, char *err, size_t errlen)
+{
+	char why[CONF_ERR_MAX];
 	int i;
 
 	if (conf_defaults(pgiofs_conf(), s) < 0) {
-		fprintf(stderr, "pgiofs: internal error: invalid default in the tunables table\n");
-		return 1;
+		snprintf(err, errlen, "internal error: invalid default in the tunables table");
+		return -1;
 	}
-	if (c->config && conf_load_file(pgiofs_conf(), s, c->config, err, sizeof(err)) < 0) {
-		fprintf(stderr, "pgiofs: %s\n", err);
-		return 1;
+	if (c->profile && conf_load_file(pgiofs_conf(), s, c->profile_path, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "profile \"%s\": %s", c->profile, why);
+		return -1;
+	}
+	if (c->config && conf_load_file(pgiofs_conf(), s, c->config_abs, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s", why);
+		return -1;
 	}
 	for (i = 0; i < c->noverrides; i++)
-		if (conf_set_arg(pgiofs_conf(), s, c->overrides[i], err, sizeof(err)) < 0) {
-			fprintf(stderr, "pgiofs: option \"%s\": %s\n", c->overrides[i], err);
+		if (conf_set_arg(pgiofs_conf(), s, c->overrides[i], why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "option \"%s\": %s", c->overrides[i], why);
+			return -1;
+		}
+	return 0;
+}
+
+/* resolve_files() -- absolute paths for the profile and config file, which
+ * SIGHUP reads again after the daemon changed to "/". */
+static int resolve_files(struct cli *c)
+{
+	int ret;
+
+	if (c->profile) {
+		ret = find_profile(c->profile, c->profile_path, sizeof(c->profile_path));
+		if (ret < 0) {
+			fprintf(stderr,
+				"pgiofs: profile \"%s\": %s (profiles are NAME.conf files in "
+				"config/profiles, $PGIOFS_PROFILE_DIR or /etc/pgiofs/profiles)\n",
+				c->profile, ret == -EINVAL ? "not a profile name" : strerror(-ret));
 			return 1;
 		}
+	}
+	if (c->config) {
+		if (!realpath(c->config, c->config_abs)) {
+			fprintf(stderr, "pgiofs: %s: cannot open: %s\n", c->config,
+				strerror(errno));
+			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -265,6 +345,8 @@ static void raise_nofile(void)
 
 struct sigctx {
 	struct fuse_session *se;
+	struct pfs *fs;
+	const struct cli *cli;
 	const char *mountpoint;
 	int backing_fd;
 	bool is_root;
@@ -301,6 +383,37 @@ static void flush_mount(struct sigctx *c)
 		pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
 }
 
+/* reload() -- SIGHUP: read the profile, config file and overrides again;
+ * a bad value keeps every old setting.  What the kernel negotiated at mount
+ * time (write-back cache, request sizes) needs a remount. */
+static void reload(struct sigctx *c)
+{
+	struct pgiofs_settings *ns = malloc(sizeof(*ns));
+	char err[CONF_ERR_MAX + 64];
+	int ret;
+
+	if (!ns)
+		return;
+	if (load_settings(c->cli, ns, err, sizeof(err)) < 0) {
+		pfs_log(LOG_ERR, "SIGHUP: %s; keeping the current settings", err);
+		free(ns);
+		return;
+	}
+	if (ns->writeback_cache != c->fs->set.writeback_cache ||
+	    ns->max_write_kb != c->fs->set.max_write_kb ||
+	    ns->max_background != c->fs->set.max_background)
+		pfs_log(LOG_WARNING, "SIGHUP: fuse.writeback_cache, max_write_kb and "
+				     "max_background take effect at the next mount");
+	ret = pfs_reload(c->fs, ns);
+	if (ret < 0)
+		pfs_log(LOG_ERR, "SIGHUP: cannot start the new scheduler: %s; keeping the old one",
+			strerror(-ret));
+	else
+		pfs_log(LOG_INFO, "SIGHUP: settings reloaded (policy %s)",
+			ios_policy_names[ns->ios.policy]);
+	free(ns);
+}
+
 static void *signal_thread(void *arg)
 {
 	struct sigctx *c = arg;
@@ -310,7 +423,7 @@ static void *signal_thread(void *arg)
 		if (sigwait(&c->set, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
-			pfs_log(LOG_INFO, "SIGHUP: nothing to reload yet");
+			reload(c);
 			continue;
 		}
 		break;
@@ -449,6 +562,8 @@ static int run(struct cli *c, struct pfs *fs)
 
 	memset(&sc, 0, sizeof(sc));
 	sc.se = se;
+	sc.fs = fs;
+	sc.cli = c;
 	sc.mountpoint = c->mountpoint;
 	sc.is_root = fs->is_root;
 	sc.backing_fd = open(c->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -495,10 +610,16 @@ int pgiofs_main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	memset(&fs, 0, sizeof(fs));
 	fs.root.fd = -1;
-	if (parse_args(&c, argc, argv))
+	if (parse_args(&c, argc, argv) || resolve_files(&c))
 		return 1;
-	if (load_settings(&c, &fs.set))
-		return 1;
+	{
+		char err[CONF_ERR_MAX + 64];
+
+		if (load_settings(&c, &fs.set, err, sizeof(err)) < 0) {
+			fprintf(stderr, "pgiofs: %s\n", err);
+			return 1;
+		}
+	}
 	if (c.print_config) {
 		printf("; pgiofs configuration (INI).  Use it with: pgiofs --config FILE ...\n"
 		       "; Every option, its unit, range and default; generated by\n"

@@ -153,6 +153,7 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 	in->kind = (uint8_t)kind;
 	in->cls = (uint8_t)cls;
 	in->nlookup = 1;
+	pthread_mutex_init(&in->wb_lock, NULL);
 	in->hnext = fs->tab[h];
 	fs->tab[h] = in;
 	if (++fs->count > fs->tabsize * 2)
@@ -187,14 +188,21 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 	fs->count--;
 	pthread_mutex_unlock(&fs->lock);
 	close(in->fd);
+	pthread_mutex_destroy(&in->wb_lock);
 	free(in);
 }
 
 int pfs_init_root(struct pfs *fs, const char *backing)
 {
+	pthread_rwlockattr_t ra;
 	struct stat st;
 
 	pthread_mutex_init(&fs->lock, NULL);
+	pthread_rwlockattr_init(&ra);
+	/* a reload must not wait behind a steady stream of submitters */
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fs->ios_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	fs->tabsize = 1024;
 	fs->tab = calloc(fs->tabsize, sizeof(*fs->tab));
 	if (!fs->tab)
@@ -208,6 +216,7 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 	fs->root.ino = st.st_ino;
 	fs->root.fmt = S_IFDIR;
 	fs->root.nlookup = 2; /* never freed */
+	pthread_mutex_init(&fs->root.wb_lock, NULL);
 	fs->tab[hash_of(fs, st.st_dev, st.st_ino)] = &fs->root;
 	fs->count = 1;
 	return 0;
@@ -234,6 +243,13 @@ void pfs_cleanup(struct pfs *fs)
 		close(fs->root.fd);
 	fs->root.fd = -1;
 	pthread_mutex_destroy(&fs->lock);
+}
+
+/* wb_wait() -- until no acknowledged write to @in is in progress. */
+static void wb_wait(struct pfs_inode *in)
+{
+	pthread_mutex_lock(&in->wb_lock);
+	pthread_mutex_unlock(&in->wb_lock);
 }
 
 /* proc_path() -- "/proc/self/fd/N", to reach an O_PATH descriptor's object
@@ -426,6 +442,7 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 		}
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
+		wb_wait(in);
 		if (fd >= 0)
 			ret = ftruncate(fd, attr->st_size) < 0 ? -errno : 0;
 		else
@@ -834,6 +851,7 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 
 static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	wb_wait(fh_of(fi)->inode); /* an acknowledged write may still use the fd */
 	fh_free(fh_of(fi));
 	fuse_reply_err(req, 0);
 }
@@ -843,8 +861,10 @@ static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
  * there) without giving up the descriptor. */
 static void pfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int fd = dup(fh_fd(fi));
+	int fd;
 
+	wb_wait(fh_of(fi)->inode);
+	fd = dup(fh_fd(fi));
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -854,6 +874,52 @@ static void pfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 /* ------------------------------------------------------------------------ */
 /* data path: every read, write and sync is an iosched request */
+
+/* Write-behind.  With files.wal_direct_io, WAL bypasses the mount's page
+ * cache, and a WRITE to it is acknowledged as soon as its data is in our
+ * hands; the backing write follows in the same worker under the inode's
+ * wb_lock.  Everything that must see it (fsync, reads, truncation, close)
+ * takes wb_lock first, and a failed write is reported by the next fsync,
+ * as writeback errors are.  A commit thus costs one WRITE round trip that
+ * does not wait for the backing store, then the FSYNC. */
+static bool write_behind(const struct pfs *fs, const struct pfs_fh *fh)
+{
+	return fh->cls == IOS_CLASS_WAL && fs->set.wal_direct_io && !ios_is_async(fs->ios);
+}
+
+/* submit() -- hand a request to the current scheduler (a reload swaps it
+ * under the write lock). */
+static void submit(struct pfs *fs, struct ios_req *r)
+{
+	pthread_rwlock_rdlock(&fs->ios_lock);
+	ios_submit(fs->ios, r);
+	pthread_rwlock_unlock(&fs->ios_lock);
+}
+
+int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
+{
+	struct ios_sched *n;
+
+	pthread_rwlock_wrlock(&fs->ios_lock);
+	ios_destroy(fs->ios); /* completes everything it holds */
+	n = ios_create_with(&ns->ios);
+	if (!n) {
+		int e = errno;
+
+		fs->ios = ios_create_with(&fs->set.ios);
+		pthread_rwlock_unlock(&fs->ios_lock);
+		return -e;
+	}
+	fs->ios = n;
+	fs->set.entry_timeout = ns->entry_timeout;
+	fs->set.attr_timeout = ns->attr_timeout;
+	fs->set.negative_timeout = ns->negative_timeout;
+	fs->set.keep_cache = ns->keep_cache;
+	fs->set.wal_direct_io = ns->wal_direct_io;
+	fs->set.ios = ns->ios;
+	pthread_rwlock_unlock(&fs->ios_lock);
+	return 0;
+}
 
 struct rw_ctx {
 	struct ios_req r;
@@ -887,6 +953,20 @@ static void write_done(struct ios_req *r, ssize_t res)
 		fuse_reply_err(c->req, (int)-res);
 	else
 		fuse_reply_write(c->req, (size_t)res);
+	rw_free(c);
+}
+
+/* write_behind_done() -- an acknowledged write finished: keep its error
+ * (caller holds the inode's wb_lock). */
+static void write_behind_done(struct ios_req *r, ssize_t res)
+{
+	struct rw_ctx *c = (struct rw_ctx *)r;
+	struct pfs_inode *in = r->priv;
+
+	if (res < 0)
+		in->wb_err = (int)-res;
+	else if ((size_t)res < r->len)
+		in->wb_err = ENOSPC; /* a short write: the filesystem is full */
 	rw_free(c);
 }
 
@@ -931,7 +1011,10 @@ static void pfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct pfs_fh *fh = fh_of(fi);
 	bool direct = fh->dfd >= 0 && dio_aligned(off, size);
-	struct rw_ctx *c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_READ);
+	struct rw_ctx *c;
+
+	wb_wait(fh->inode); /* see acknowledged writes */
+	c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_READ);
 
 	if (!c || posix_memalign(&c->buf, DIO_ALIGN, size ? size : 1) != 0) {
 		free(c);
@@ -940,12 +1023,13 @@ static void pfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	rw_data(c, c->buf, size, off);
 	c->r.done = read_done;
-	ios_submit(pfs_of(req)->ios, &c->r);
+	submit(pfs_of(req), &c->r);
 }
 
 static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
+	struct pfs *fs = pfs_of(req);
 	struct pfs_fh *fh = fh_of(fi);
 	bool direct = fh->dfd >= 0 && dio_aligned(off, size);
 	struct rw_ctx *c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_WRITE);
@@ -954,13 +1038,31 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (direct || ios_is_async(pfs_of(req)->ios)) {
+	/* the reply carries no attributes: drop the kernel's copy of the mode */
+	if (pfs_wire_kill_suidgid() && kill_suidgid(fs, fh->fd, NULL))
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	c->r.done = write_done;
+	pthread_rwlock_rdlock(&fs->ios_lock);
+	if (write_behind(fs, fh)) {
+		pthread_mutex_lock(&fh->inode->wb_lock);
+		fuse_reply_write(req, size); /* the data is ours now */
+		c->req = NULL;
+		c->r.priv = fh->inode;
+		c->r.done = write_behind_done;
+		rw_data(c, (void *)buf, size, off);
+		ios_submit(fs->ios, &c->r); /* direct: done when this returns */
+		pthread_mutex_unlock(&fh->inode->wb_lock);
+		pthread_rwlock_unlock(&fs->ios_lock);
+		return;
+	}
+	if (direct || ios_is_async(fs->ios)) {
 		/* O_DIRECT needs an aligned buffer, and the request's data sits
 		 * behind the protocol headers; a queueing scheduler keeps the
 		 * data after this handler returns, when libfuse reuses its
 		 * buffer.  One memcpy is cheaper than the backing page cache
 		 * O_DIRECT saves, and frees the worker at once. */
 		if (posix_memalign(&c->buf, DIO_ALIGN, size) != 0) {
+			pthread_rwlock_unlock(&fs->ios_lock);
 			free(c);
 			fuse_reply_err(req, ENOMEM);
 			return;
@@ -970,11 +1072,8 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	} else {
 		rw_data(c, (void *)buf, size, off);
 	}
-	c->r.done = write_done;
-	/* the reply carries no attributes: drop the kernel's copy of the mode */
-	if (pfs_wire_kill_suidgid() && kill_suidgid(pfs_of(req), fh->fd, NULL))
-		fuse_lowlevel_notify_inval_inode(pfs_of(req)->se, ino, -1, 0);
-	ios_submit(pfs_of(req)->ios, &c->r);
+	ios_submit(fs->ios, &c->r);
+	pthread_rwlock_unlock(&fs->ios_lock);
 }
 
 static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync)
@@ -987,17 +1086,30 @@ static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync)
 	}
 	c->r.flags = datasync ? IOS_F_DATASYNC : 0;
 	c->r.done = sync_done;
-	ios_submit(pfs_of(req)->ios, &c->r);
+	submit(pfs_of(req), &c->r);
 }
 
 static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	struct pfs_inode *in = fh_of(fi)->inode;
+	int err;
+
+	/* acknowledged writes first; an error of theirs is this fsync's */
+	pthread_mutex_lock(&in->wb_lock);
+	err = in->wb_err;
+	in->wb_err = 0;
+	pthread_mutex_unlock(&in->wb_lock);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
 	submit_sync(req, fh_of(fi), fh_fd(fi), datasync);
 }
 
 static void pfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			  struct fuse_file_info *fi)
 {
+	wb_wait(fh_of(fi)->inode);
 	fuse_reply_err(req, fallocate(fh_fd(fi), mode, offset, length) < 0 ? errno : 0);
 }
 
@@ -1275,7 +1387,7 @@ static void pfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_readahead = (unsigned)(s->max_readahead_kb * 1024);
 	conn->max_background = (unsigned)s->max_background;
 	conn->congestion_threshold = (unsigned)(s->max_background * 3 / 4);
-	conn->time_gran = 1;
+	conn->time_gran = (unsigned)s->time_gran_ns;
 }
 
 static void pfs_destroy(void *userdata)

@@ -24,6 +24,11 @@ struct pfs_inode {
 	uint8_t kind;	  /* enum pgiofs_dirkind (directories) */
 	uint8_t cls;	  /* enum ios_class (files) */
 	uint64_t nlookup; /* under pfs.lock */
+	/* write-behind (WAL with files.wal_direct_io): held while an
+	 * acknowledged write is still being written; its error, kept for the
+	 * next fsync */
+	pthread_mutex_t wb_lock;
+	int wb_err;
 };
 
 /* The filesystem: one per mount. */
@@ -33,6 +38,7 @@ struct pfs {
 	struct pfs_inode **tab;
 	size_t tabsize, count;
 	struct pgiofs_settings set;
+	pthread_rwlock_t ios_lock; /* submitters read, a reload writes */
 	struct ios_sched *ios;
 	struct fuse_session *se;
 	bool is_root; /* the daemon runs with euid 0 */
@@ -40,6 +46,11 @@ struct pfs {
 };
 
 extern const struct fuse_lowlevel_ops pfs_ops;
+
+/* pfs_reload() -- adopt new settings: the running scheduler is drained
+ * (so nothing it holds can be overtaken) and replaced.  0 or -errno (the old
+ * scheduler and settings stay). */
+int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns);
 
 /* pfs_init_root() -- open the backing root; returns 0 or -errno. */
 int pfs_init_root(struct pfs *fs, const char *backing);

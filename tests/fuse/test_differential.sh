@@ -55,7 +55,7 @@ config() {
 	local d=$T/$tag
 	mkdir -p "$d/native" "$d/backing" "$d/mnt"
 	echo "== $tag (pgiofs $*): --names $names, seeds $seeds, $OPS operations each"
-	pgiofs_mount "$d/backing" "$d/mnt" "$@"
+	pgiofs_mount "$d/backing" "$d/mnt" --set time_gran_ns=1 "$@"
 	for s in $seeds; do
 		mkdir "$d/native/s$s" "$d/mnt/s$s" || fail "cannot create s$s"
 		fsx --seed "$s" --ops "$OPS" --names "$names" "$d/native/s$s" "$d/mnt/s$s" ||
@@ -65,7 +65,7 @@ config() {
 	for s in $seeds; do
 		fsx --compare "$d/native/s$s" "$d/backing/s$s" || bad+=("$tag seed $s: backing tree")
 	done
-	pgiofs_mount "$d/backing" "$d/mnt" "$@"
+	pgiofs_mount "$d/backing" "$d/mnt" --set time_gran_ns=1 "$@"
 	for s in $seeds; do
 		fsx --compare "$d/native/s$s" "$d/mnt/s$s" || bad+=("$tag seed $s: after remount")
 	done

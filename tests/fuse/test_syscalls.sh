@@ -70,7 +70,7 @@ one_round() {
 	echo "== $tag: syscalls in ./$sub (mount options: ${mopts:-none})"
 	run_helper "$d/native.out" $hopts "$d/native/$sub" ||
 		fail "helper_syscalls fails on a plain directory"
-	pgiofs_mount "$d/backing" "$d/mnt" $mopts
+	pgiofs_mount "$d/backing" "$d/mnt" --set time_gran_ns=1 $mopts
 	if run_helper "$d/mnt.out" $hopts "$d/mnt/$sub"; then
 		compare "$tag syscall output" "$d/native.out" "$d/mnt.out"
 	fi
@@ -81,7 +81,7 @@ one_round() {
 	pgiofs_umount "$d/mnt" || bad+=("$tag: unmount of $d/mnt failed")
 	run_helper "$d/backing.dump" --dump "$d/backing" &&
 		compare "$tag backing tree after unmount" "$d/native.dump" "$d/backing.dump"
-	pgiofs_mount "$d/backing" "$d/mnt" $mopts
+	pgiofs_mount "$d/backing" "$d/mnt" --set time_gran_ns=1 $mopts
 	run_helper "$d/cold.dump" --dump "$d/mnt" &&
 		compare "$tag tree through a fresh mount (cold cache)" "$d/native.dump" "$d/cold.dump"
 	pgiofs_umount "$d/mnt" || bad+=("$tag: unmount of $d/mnt failed")

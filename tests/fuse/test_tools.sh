@@ -30,7 +30,7 @@ setfattr -n user.empty "$S/file"
 find "$S" -depth -exec touch -h -d '2001-02-03 04:05:06.789' {} +
 touch -h -d '1999-12-31 23:59:59.5' "$S/dir/rel-link" "$S/dir/small"
 
-pgiofs_mount "$T/backing" "$T/mnt"
+pgiofs_mount "$T/backing" "$T/mnt" --set time_gran_ns=1 # exact timestamps, as on ext4
 
 # describe DIR -- a canonical listing of everything a copy must preserve
 describe() {
