@@ -120,6 +120,13 @@ check-asan:
 check-tsan:
 	$(MAKE) VARIANT=tsan check
 
+# fuzz: every libFuzzer target for FUZZ_SECONDS each (default 600); make check
+# runs them briefly
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	$(MAKE) all
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(BUILD) BIN=$(BIN) tests/run.sh fuzz
+
 deps:
 	scripts/install-deps.sh
 
