@@ -33,14 +33,7 @@ static const struct conf_tunable rows[] = {
 };
 static const struct conf_table tab = {rows, sizeof(rows) / sizeof(rows[0]), sizeof(struct s)};
 
-static int failures;
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "check.h"
 
 static char tmpdir[] = "/tmp/test_conf.XXXXXX";
 

@@ -22,14 +22,7 @@
 
 #include "iosched.h"
 
-static int failures;
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "check.h"
 
 static void account(struct ios_stats *s, enum ios_class cls, enum ios_dir dir, ssize_t res,
 		    uint64_t queue_ns, uint64_t service_ns)

@@ -33,14 +33,7 @@
 
 #include "iosched/trace_gen.h"
 
-static int failures;
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "check.h"
 
 static char dir[] = "/tmp/test_trace.XXXXXX";
 
