@@ -33,6 +33,7 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT\n"
+	    "       pgiofs stat MOUNTPOINT [--json] [--interval SECONDS] [--count N]\n"
 	    "\n"
 	    "Mount BACKING_DIR at MOUNTPOINT through pgiofs, a database-aware passthrough\n"
 	    "filesystem for PostgreSQL data directories.  pgiofs must be the only writer of\n"
@@ -89,6 +90,18 @@ struct cli {
 	char *overrides[256];
 	int noverrides;
 };
+
+/* has_fuse_opt() -- whether mount option @o was given. */
+static bool has_fuse_opt(const struct cli *c, const char *o)
+{
+	size_t n = strlen(o);
+	const char *p;
+
+	for (p = c->fuse_opts; (p = strstr(p, o)); p += n)
+		if ((p == c->fuse_opts || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
 
 static int add_fuse_opt(struct cli *c, const char *o)
 {
@@ -399,11 +412,18 @@ static void reload(struct sigctx *c)
 		free(ns);
 		return;
 	}
-	if (ns->writeback_cache != c->fs->set.writeback_cache ||
-	    ns->max_write_kb != c->fs->set.max_write_kb ||
-	    ns->max_background != c->fs->set.max_background)
-		pfs_log(LOG_WARNING, "SIGHUP: fuse.writeback_cache, max_write_kb and "
-				     "max_background take effect at the next mount");
+	{
+		/* [fuse], [files] and [bdi] apply at the next mount: say so if
+		 * any of them changed */
+		struct pgiofs_settings cur = c->fs->set;
+
+		cur.ios = ns->ios;
+		cur.stats_enabled = ns->stats_enabled;
+		if (memcmp(&cur, ns, sizeof(cur)) != 0)
+			pfs_log(LOG_WARNING, "SIGHUP: [fuse], [files] and [bdi] settings take "
+					     "effect at the next mount; [iosched], [device] and "
+					     "[stats] now");
+	}
 	ret = pfs_reload(c->fs, ns);
 	if (ret < 0)
 		pfs_log(LOG_ERR, "SIGHUP: cannot start the new scheduler: %s; keeping the old one",
@@ -461,7 +481,6 @@ static int run(struct cli *c, struct pfs *fs)
 	int fargc = 0, ret = 1;
 	struct fuse_args args;
 	struct fuse_session *se;
-	struct fuse_loop_config *lc;
 	char opts[sizeof(c->fuse_opts) + PATH_MAX + 128];
 	struct sigctx sc;
 	pthread_t sigthr;
@@ -496,6 +515,12 @@ static int run(struct cli *c, struct pfs *fs)
 	if (ret < 0) {
 		fprintf(stderr, "pgiofs: backing directory \"%s\": %s\n", c->backing,
 			strerror(-ret));
+		return 1;
+	}
+	/* the statistics live as long as the mount, across reloads */
+	fs->stats = ios_stats_create();
+	if (!fs->stats) {
+		fprintf(stderr, "pgiofs: cannot allocate the statistics: %s\n", strerror(errno));
 		return 1;
 	}
 	ret = 1;
@@ -544,6 +569,11 @@ static int run(struct cli *c, struct pfs *fs)
 		return 1;
 	}
 	pfs_tune_bdi(fs, c->mountpoint);
+	/* bound now, served after daemonizing: ready when the command returns */
+	if (pfs_control_open(fs, c->mountpoint, c->backing, has_fuse_opt(c, "allow_other"), err,
+			     sizeof(err)) < 0)
+		fprintf(stderr, "pgiofs: warning: %s; `pgiofs stat` will not work for this mount\n",
+			err);
 	fs->foreground = c->foreground;
 	if (fuse_daemonize(c->foreground) != 0) {
 		fuse_session_unmount(se);
@@ -552,7 +582,7 @@ static int run(struct cli *c, struct pfs *fs)
 	}
 	if (!c->foreground)
 		pfs_log_to_syslog();
-	fs->ios = ios_create_with(&fs->set.ios);
+	fs->ios = pfs_sched_create(fs, &fs->set);
 	if (!fs->ios) {
 		pfs_log(LOG_ERR, "cannot start the I/O scheduler: %s", strerror(errno));
 		fuse_session_unmount(se);
@@ -582,14 +612,17 @@ static int run(struct cli *c, struct pfs *fs)
 		return 1;
 	}
 	pthread_detach(sigthr);
+	/* after the signal mask: only the signal thread takes those signals */
+	if (fs->control && (ret = pfs_control_start(fs)) < 0) {
+		pfs_log(LOG_WARNING,
+			"cannot start the control thread: %s; `pgiofs stat` will not work for "
+			"this mount",
+			strerror(-ret));
+		pfs_control_stop(fs);
+	}
 
-	lc = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_clone_fd(lc, fs->set.clone_fd);
-	fuse_loop_cfg_set_max_threads(lc, (unsigned)fs->set.max_threads);
-	fuse_loop_cfg_set_idle_threads(lc, (unsigned)fs->set.max_idle_threads);
-	ret = fuse_session_loop_mt(se, lc);
+	ret = pfs_loop(se, (unsigned)fs->set.max_threads);
 	atomic_store(&sc.loop_done, true);
-	fuse_loop_cfg_destroy(lc);
 	/* requests still queued complete (their replies go nowhere now)
 	 * before the session they belong to goes away */
 	ios_destroy(fs->ios);
@@ -607,6 +640,8 @@ int pgiofs_main(int argc, char **argv)
 	struct pfs fs;
 	int ret;
 
+	if (argc >= 2 && strcmp(argv[1], "stat") == 0)
+		return pfs_stat_main(argc - 1, argv + 1);
 	memset(&c, 0, sizeof(c));
 	memset(&fs, 0, sizeof(fs));
 	fs.root.fd = -1;
@@ -631,7 +666,9 @@ int pgiofs_main(int argc, char **argv)
 	raise_nofile();
 	umask(0); /* the kernel has applied the caller's umask already */
 	ret = run(&c, &fs);
+	pfs_control_stop(&fs);
 	ios_destroy(fs.ios);
+	ios_stats_destroy(fs.stats);
 	pfs_cleanup(&fs);
 	return ret;
 }

@@ -896,26 +896,34 @@ static void submit(struct pfs *fs, struct ios_req *r)
 	pthread_rwlock_unlock(&fs->ios_lock);
 }
 
+struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings *set)
+{
+	struct ios_sched *s = ios_create_with(&set->ios);
+
+	if (s && set->stats_enabled)
+		ios_attach_stats(s, fs->stats); /* before anything is submitted */
+	return s;
+}
+
 int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
 {
 	struct ios_sched *n;
 
 	pthread_rwlock_wrlock(&fs->ios_lock);
 	ios_destroy(fs->ios); /* completes everything it holds */
-	n = ios_create_with(&ns->ios);
+	n = pfs_sched_create(fs, ns);
 	if (!n) {
 		int e = errno;
 
-		fs->ios = ios_create_with(&fs->set.ios);
+		fs->ios = pfs_sched_create(fs, &fs->set);
 		pthread_rwlock_unlock(&fs->ios_lock);
 		return -e;
 	}
+	/* only what is read under ios_lock changes here: the [fuse] and
+	 * [files] settings are read by every handler without a lock and take
+	 * effect at the next mount */
 	fs->ios = n;
-	fs->set.entry_timeout = ns->entry_timeout;
-	fs->set.attr_timeout = ns->attr_timeout;
-	fs->set.negative_timeout = ns->negative_timeout;
-	fs->set.keep_cache = ns->keep_cache;
-	fs->set.wal_direct_io = ns->wal_direct_io;
+	fs->set.stats_enabled = ns->stats_enabled;
 	fs->set.ios = ns->ios;
 	pthread_rwlock_unlock(&fs->ios_lock);
 	return 0;
@@ -1055,20 +1063,27 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		pthread_rwlock_unlock(&fs->ios_lock);
 		return;
 	}
-	if (direct || ios_is_async(fs->ios)) {
-		/* O_DIRECT needs an aligned buffer, and the request's data sits
-		 * behind the protocol headers; a queueing scheduler keeps the
-		 * data after this handler returns, when libfuse reuses its
-		 * buffer.  One memcpy is cheaper than the backing page cache
-		 * O_DIRECT saves, and frees the worker at once. */
-		if (posix_memalign(&c->buf, DIO_ALIGN, size) != 0) {
+	if (!ios_is_async(fs->ios) && (!direct || (uintptr_t)buf % DIO_ALIGN == 0)) {
+		/* done before this handler returns: the receive buffer will do
+		 * (loop.c lays it out so that a write's data is page aligned) */
+		rw_data(c, (void *)buf, size, off);
+	} else if (direct || ios_is_async(fs->ios)) {
+		/* a queueing scheduler keeps the data after this handler
+		 * returns: take the receive buffer, or, if that is not
+		 * possible, copy (O_DIRECT needs alignment too) */
+		if (!direct || (uintptr_t)buf % DIO_ALIGN == 0)
+			c->buf = pfs_loop_take_buffer(buf);
+		if (c->buf) {
+			rw_data(c, (void *)buf, size, off);
+		} else if (posix_memalign(&c->buf, DIO_ALIGN, size) != 0) {
 			pthread_rwlock_unlock(&fs->ios_lock);
 			free(c);
 			fuse_reply_err(req, ENOMEM);
 			return;
+		} else {
+			memcpy(c->buf, buf, size);
+			rw_data(c, c->buf, size, off);
 		}
-		memcpy(c->buf, buf, size);
-		rw_data(c, c->buf, size, off);
 	} else {
 		rw_data(c, (void *)buf, size, off);
 	}

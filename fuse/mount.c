@@ -37,16 +37,10 @@ static void unescape_mountinfo(char *s)
 	*w = '\0';
 }
 
-struct mnt_entry {
-	char point[PATH_MAX];
-	char fstype[64];
-	unsigned major, minor;
-};
-
-/* find_mount() -- the mount that contains absolute path @path (the longest
- * mount point that is a prefix of it), or the one exactly at it when
+/* pfs_find_mount() -- the mount that contains absolute path @path (the
+ * longest mount point that is a prefix of it), or the one exactly at it when
  * @exact.  Returns 0, or -ENOENT. */
-static int find_mount(const char *path, bool exact, struct mnt_entry *out)
+int pfs_find_mount(const char *path, bool exact, struct pfs_mount_info *out)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
 	char *line = NULL;
@@ -56,7 +50,7 @@ static int find_mount(const char *path, bool exact, struct mnt_entry *out)
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		char point[PATH_MAX], fstype[64], *sep;
+		char point[PATH_MAX], fstype[64], *sep, *uid;
 		unsigned maj, min;
 		size_t len;
 
@@ -82,6 +76,9 @@ static int find_mount(const char *path, bool exact, struct mnt_entry *out)
 			snprintf(out->fstype, sizeof(out->fstype), "%s", fstype);
 			out->major = maj;
 			out->minor = min;
+			/* FUSE mounts name their owner in the super options */
+			uid = strstr(sep + 3, ",user_id=");
+			out->user_id = uid ? strtol(uid + 9, NULL, 10) : -1;
 			found = 0;
 		}
 	}
@@ -121,7 +118,7 @@ int pgiofs_check_paths(const char *backing, const char *mountpoint, bool nonempt
 		       size_t errlen)
 {
 	char rb[PATH_MAX], rm[PATH_MAX];
-	struct mnt_entry m;
+	struct pfs_mount_info m;
 	struct stat st;
 	int ret;
 
@@ -163,7 +160,7 @@ int pgiofs_check_paths(const char *backing, const char *mountpoint, bool nonempt
 			 backing, mountpoint);
 		return -EINVAL;
 	}
-	if (find_mount(rb, false, &m) == 0 && strcmp(m.fstype, "fuse.pgiofs") == 0) {
+	if (pfs_find_mount(rb, false, &m) == 0 && strcmp(m.fstype, "fuse.pgiofs") == 0) {
 		snprintf(err, errlen,
 			 "backing directory \"%s\" is already on the pgiofs mount \"%s\" (mount "
 			 "its backing directory instead)",
@@ -189,12 +186,12 @@ int pgiofs_check_paths(const char *backing, const char *mountpoint, bool nonempt
 int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor)
 {
 	char rm[PATH_MAX];
-	struct mnt_entry m;
+	struct pfs_mount_info m;
 	int ret;
 
 	if (!realpath(mountpoint, rm))
 		return -errno;
-	ret = find_mount(rm, true, &m);
+	ret = pfs_find_mount(rm, true, &m);
 	if (ret < 0)
 		return ret;
 	*major = m.major;

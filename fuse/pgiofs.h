@@ -43,6 +43,8 @@ struct pgiofs_settings {
 	/* [files] */
 	bool wal_direct_io;  /* pg_wal files bypass the FUSE page cache */
 	bool backing_direct; /* O_DIRECT on backing relation/WAL/temp files */
+	/* [stats] */
+	bool stats_enabled; /* account every request for `pgiofs stat` */
 	/* [iosched], [device] */
 	struct ios_settings ios;
 };
@@ -75,7 +77,8 @@ void pgiofs_classify(enum pgiofs_dirkind parent, const char *name, bool isdir,
 int pgiofs_check_paths(const char *backing, const char *mountpoint, bool nonempty, char *err,
 		       size_t errlen);
 
-/* pgiofs_main() -- the `pgiofs` command (mount, --help, --version). */
+/* pgiofs_main() -- the `pgiofs` command (mount, --help, --version; `pgiofs
+ * stat MOUNTPOINT` asks a running daemon for its statistics). */
 int pgiofs_main(int argc, char **argv);
 
 /* pgiofs_page_kind() -- what a PostgreSQL 15 relation block is, from the

@@ -6,6 +6,7 @@
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,7 +44,13 @@ struct pfs {
 	struct fuse_session *se;
 	bool is_root; /* the daemon runs with euid 0 */
 	bool foreground;
+	struct ios_stats *stats;     /* since mount; attached to every scheduler */
+	struct pfs_control *control; /* control channel (control.c), or NULL */
 };
+
+/* pfs_sched_create() -- a scheduler with settings @set, accounting into
+ * fs->stats when set->stats_enabled.  NULL with errno set on failure. */
+struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings *set);
 
 extern const struct fuse_lowlevel_ops pfs_ops;
 
@@ -61,12 +68,50 @@ void pfs_cleanup(struct pfs *fs);
 void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pfs_log_to_syslog(void);
 
+/* loop.c: the session loop; requests may keep their receive buffer */
+int pfs_loop(struct fuse_session *se, unsigned nthreads);
+/* pfs_loop_take_buffer() -- if @data lies in the calling worker's receive
+ * buffer, hand that buffer over: returns its base, to free() when done;
+ * NULL otherwise (the caller must copy). */
+void *pfs_loop_take_buffer(const void *data);
+
 /* wire.c: raw protocol hooks (see there for why) */
 int pfs_wire_attach(struct fuse_session *se);
 bool pfs_wire_kill_suidgid(void);
 
 /* mount.c */
+struct pfs_mount_info {
+	char point[PATH_MAX];
+	char fstype[64];
+	unsigned major, minor; /* st_dev of the mount */
+	long user_id;	       /* FUSE mounts: the owner's uid; -1 if not given */
+};
+int pfs_find_mount(const char *path, bool exact, struct pfs_mount_info *out);
 int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor);
 void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
+
+/* control.c: the control channel `pgiofs stat` talks to.  An abstract
+ * Unix socket (nothing appears in any directory) named after the mount's
+ * st_dev, so a client finds it from /proc/self/mountinfo alone. */
+#define PFS_CTL_NAME_FMT  "pgiofs/%u:%u" /* major, minor; after a NUL byte */
+#define PFS_CTL_RAW	  "pgiofs-raw/1" /* reply to "snapshot-raw\n" */
+#define PFS_CTL_TIMEOUT_S 5
+
+struct sockaddr_un;
+/* pfs_control_addr() -- the socket address of mount @major:@minor; returns
+ * its length for bind()/connect(). */
+unsigned pfs_control_addr(unsigned major, unsigned minor, struct sockaddr_un *sa);
+/* pfs_control_open() -- bind and listen (before daemonizing: the command
+ * returns with the channel ready); 0 or -errno with a reason in @err. */
+int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing, bool allow_other,
+		     char *err, size_t errlen);
+/* pfs_control_start() -- the thread serving the socket (after daemonizing:
+ * fork keeps no threads).  0 or -errno. */
+int pfs_control_start(struct pfs *fs);
+/* pfs_control_stop() -- stop the thread, close, free.  Accepts no channel. */
+void pfs_control_stop(struct pfs *fs);
+
+/* stat.c: `pgiofs stat` */
+int pfs_stat_main(int argc, char **argv);
 
 #endif

@@ -103,12 +103,25 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 	struct ios_rq *rq;
 
 	if (s->sync_mode) {
-		req->arrival_ns = 0;
-		req->done(req, ios_execute(req));
+		struct ios_stats *st = s->stats;
+		ssize_t res;
+
+		if (!st) {
+			req->arrival_ns = 0;
+			req->done(req, ios_execute(req));
+			return 0;
+		}
+		/* no queue: all of the latency is service time; accounted
+		 * before done, so a completed request is already counted */
+		req->arrival_ns = ios_now_ns();
+		res = ios_execute(req);
+		ios_stats_account(st, req, res, 0, ios_now_ns() - req->arrival_ns);
+		req->done(req, res);
 		return 0;
 	}
 	rq = calloc(1, sizeof(*rq));
 	if (!rq) {
+		ios_stats_account(s->stats, req, -ENOMEM, 0, 0);
 		req->done(req, -ENOMEM);
 		return 0;
 	}
@@ -158,6 +171,7 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 	ios_list_init(&rq->mnode);
 	rq->file = file_get(s, req->file_id);
 	if (!rq->file) {
+		ios_stats_account(s->stats, req, -ENOMEM, 0, 0);
 		req->done(req, -ENOMEM);
 		free(rq);
 		return;
@@ -275,6 +289,7 @@ static void take_member(struct ios_sched *s, struct ios_rq *head, struct ios_rq 
 		ios_list_add_tail(&head->merged, &c->mnode);
 	head->nreq++;
 	s->cnt.merged++;
+	ios_stats_note_merge(s->stats, c->req->cls, 1);
 }
 
 /* merge() -- grow @head (just taken off the queues, eligible) with queued,
@@ -454,6 +469,12 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 			ios_list_del(&m->wnode);
 		ios_list_del(&m->mnode);
 		s->cnt.requests++;
+		/* queue: arrival to dispatch; service: dispatch to completion
+		 * (emulated device included) */
+		ios_stats_account(
+		    s->stats, req, r,
+		    head->dispatch_ns > m->arrival_ns ? head->dispatch_ns - m->arrival_ns : 0,
+		    now > head->dispatch_ns ? now - head->dispatch_ns : 0);
 		req->done(req, r);
 		if (m != head) {
 			file_put(s, m->file);
@@ -526,7 +547,10 @@ void ios_core_release_held(struct ios_sched *s)
 
 static const struct ios_policy_ops *const policies[IOS_NPOLICY] = {
 	[IOS_POLICY_NOOP] = &ios_policy_noop,
+	[IOS_POLICY_ELEVATOR24] = &ios_policy_elevator24,
+	[IOS_POLICY_ELEVATOR24AA] = &ios_policy_elevator24aa,
 	[IOS_POLICY_DEADLINE] = &ios_policy_deadline,
+	[IOS_POLICY_AS] = &ios_policy_as,
 	[IOS_POLICY_DBAWARE] = &ios_policy_dbaware,
 };
 
@@ -642,6 +666,11 @@ void ios_get_counters(struct ios_sched *s, struct ios_counters *out)
 bool ios_is_async(const struct ios_sched *s)
 {
 	return !s->sync_mode;
+}
+
+void ios_attach_stats(struct ios_sched *s, struct ios_stats *st)
+{
+	s->stats = st;
 }
 
 int ios_pending(struct ios_sched *s)

@@ -291,6 +291,14 @@ int ios_stats_write_json(FILE *f, const struct ios_stats_snapshot *snap,
  * latency (avg, p50, p99, p99.9, max in ms; % over 2 s and 10 s). */
 void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap);
 
+/* ios_attach_stats() -- from now on @s accounts every request it completes
+ * into @st (NULL: stop accounting): an op with queue time (arrival to
+ * dispatch) and service time (dispatch to completion; with "direct", the
+ * time ios_execute() took and no queue time), before req->done runs, and
+ * every merge.  Call before the first ios_submit() (not concurrently with
+ * it); several schedulers may share @st, which must outlive them. */
+void ios_attach_stats(struct ios_sched *s, struct ios_stats *st);
+
 /* ---- traces -----------------------------------------------------------------
  * I/O traces (trace.c): one fixed-size record per request, streamed into a
  * file in the lz4 frame format (`lz4 -d` decompresses it) by a background

@@ -4,7 +4,8 @@
  * writes kept in order, read-after-write, deadline-2.6 write expiry,
  * dbaware priorities and deadlines, and a seeded property test (random
  * arrivals, errors; every request completes exactly once with data at
- * least as new as every write that arrived before it).
+ * least as new as every write that arrived before it) over every queueing
+ * policy.  The rules of the reference elevators are in test_policies.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,79 +16,7 @@
 
 #include "iosched.h"
 
-static int failures;
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                              \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
-
-#define MS 1000000ull
-
-struct treq {
-	struct ios_req r;
-	struct iovec iov;
-	struct ios_sched *s;
-	int calls;
-	ssize_t res;
-	uint64_t done_at;
-	int order; /* completion order */
-	char *buf;
-};
-
-static int completion_counter;
-
-static void on_done(struct ios_req *r, ssize_t res)
-{
-	struct treq *t = (struct treq *)r;
-
-	t->calls++;
-	t->res = res;
-	t->done_at = ios_virtual_now(t->s);
-	t->order = ++completion_counter;
-}
-
-static void submit(struct ios_sched *s, struct treq *t, int fd, uint64_t file, enum ios_class cls,
-		   enum ios_dir dir, off_t off, size_t len, char fill)
-{
-	memset(t, 0, sizeof(*t));
-	t->s = s;
-	t->r.fd = fd;
-	t->r.file_id = file;
-	t->r.cls = cls;
-	t->r.dir = dir;
-	t->r.off = off;
-	t->r.len = dir == IOS_SYNC ? 0 : len;
-	t->r.done = on_done;
-	if (dir != IOS_SYNC) {
-		t->buf = malloc(len);
-		memset(t->buf, fill, len);
-		t->iov.iov_base = t->buf;
-		t->iov.iov_len = len;
-		t->r.iov = &t->iov;
-		t->r.iovcnt = 1;
-	}
-	ios_submit(s, &t->r);
-}
-
-static void settings(struct ios_settings *set, int policy, int device)
-{
-	conf_defaults(&ios_conf, set);
-	set->policy = policy;
-	set->device_model = device;
-}
-
-static int tmpfile_fd(void)
-{
-	char path[] = "/tmp/test_sched.XXXXXX";
-	int fd = mkstemp(path);
-
-	unlink(path);
-	return fd;
-}
+#include "sched_util.h"
 
 /* merging: adjacent writes become one transfer, up to max_request_kb */
 static void test_merge(void)
@@ -167,8 +96,8 @@ static void test_sync_barrier(void)
 	ios_virtual_advance(s, 10000 * MS);
 	CHECK(w1.calls == 1 && sy.calls == 1 && w2.calls == 1);
 	CHECK(w1.res == 1 << 20 && sy.res == 0 && w2.res == 4096);
-	CHECK(sy.order > w1.order);	   /* after the write before it */
-	CHECK(w2.order < sy.order);	   /* the later write was not held back */
+	CHECK(sy.order > w1.order); /* after the write before it */
+	CHECK(w2.order < sy.order); /* the later write was not held back */
 	CHECK(sy.done_at >= w1.done_at);
 	free(w1.buf);
 	free(w2.buf);
@@ -322,7 +251,7 @@ static void test_dbaware(void)
 
 #define PFILES 3
 #define PCHUNK 512
-#define PSIZE (64 * PCHUNK)
+#define PSIZE  (64 * PCHUNK)
 
 static uint64_t rng;
 static uint64_t next_rand(void)
@@ -337,9 +266,9 @@ static uint64_t next_rand(void)
 struct preq {
 	struct treq t;
 	int kind, file;
-	uint32_t stamp;			  /* writes: the value written */
-	uint32_t floor[PSIZE / PCHUNK];	  /* reads: newest stamp arrived before */
-	bool bad;			  /* submitted with a bad descriptor */
+	uint32_t stamp;			/* writes: the value written */
+	uint32_t floor[PSIZE / PCHUNK]; /* reads: newest stamp arrived before */
+	bool bad;			/* submitted with a bad descriptor */
 };
 
 static void property(uint64_t seed, int policy)
@@ -356,6 +285,11 @@ static void property(uint64_t seed, int policy)
 	settings(&set, policy, (int)(seed % 3));
 	set.nr_requests = 1 + (int64_t)(seed % 7);
 	set.max_request_kb = 4 + (int64_t)(seed % 5) * 4;
+	/* the elevators' limits, small enough to be reached */
+	set.read_passover = (int64_t)(seed % 4);
+	set.write_passover = (int64_t)(seed % 6);
+	if (policy == IOS_POLICY_ELEVATOR24AA)
+		set.max_inflight_kb = set.max_request_kb * (1 + (int64_t)(seed % 3));
 	s = ios_create_virtual(&set);
 	for (i = 0; i < PFILES; i++) {
 		fds[i] = tmpfile_fd();
@@ -372,8 +306,9 @@ static void property(uint64_t seed, int policy)
 		q->file = f;
 		q->bad = next_rand() % 50 == 0;
 		q->kind = kind < 5 ? IOS_WRITE : kind < 9 ? IOS_READ : IOS_SYNC;
-		submit(s, &q->t, q->bad ? -1 : fds[f], (uint64_t)f + 1, cls, (enum ios_dir)q->kind,
-		       (off_t)c0 * PCHUNK, (size_t)nc * PCHUNK, 0);
+		/* three processes, so that as-2.6 anticipates */
+		submit_pid(s, &q->t, 100 + i % 3, q->bad ? -1 : fds[f], (uint64_t)f + 1, cls,
+			   (enum ios_dir)q->kind, (off_t)c0 * PCHUNK, (size_t)nc * PCHUNK, 0);
 		if (q->kind == IOS_WRITE) {
 			q->stamp = (uint32_t)i + 1;
 			for (j = 0; j < nc * PCHUNK / 4; j++)
@@ -417,9 +352,11 @@ static void property(uint64_t seed, int policy)
 				memcpy(&got, q->t.buf + j * PCHUNK, 4);
 				if (got < q->floor[j]) {
 					fprintf(stderr,
-						"seed %llu policy %d: read %d chunk %d saw %u, older than "
+						"seed %llu policy %d: read %d chunk %d saw %u, "
+						"older than "
 						"write %u that arrived before it\n",
-						(unsigned long long)seed, policy, i, j, got, q->floor[j]);
+						(unsigned long long)seed, policy, i, j, got,
+						q->floor[j]);
 					failures++;
 					break;
 				}
@@ -434,7 +371,8 @@ static void property(uint64_t seed, int policy)
 
 			CHECK(pread(fds[i], &got, 4, (off_t)j * PCHUNK) == 4);
 			if (got != latest[i][j]) {
-				fprintf(stderr, "seed %llu policy %d: file %d chunk %d holds %u, want %u\n",
+				fprintf(stderr,
+					"seed %llu policy %d: file %d chunk %d holds %u, want %u\n",
 					(unsigned long long)seed, policy, i, j, got, latest[i][j]);
 				failures++;
 				break;
@@ -447,7 +385,9 @@ static void property(uint64_t seed, int policy)
 
 int main(void)
 {
-	static const int pols[] = { IOS_POLICY_NOOP, IOS_POLICY_DEADLINE, IOS_POLICY_DBAWARE };
+	static const int pols[] = {IOS_POLICY_NOOP,	    IOS_POLICY_DEADLINE,
+				   IOS_POLICY_DBAWARE,	    IOS_POLICY_ELEVATOR24,
+				   IOS_POLICY_ELEVATOR24AA, IOS_POLICY_AS};
 	uint64_t seed;
 	unsigned k;
 

@@ -1,0 +1,422 @@
+/*
+ * control.c -- the control channel of a running pgiofs: `pgiofs stat` asks
+ * the daemon for its statistics here.
+ *
+ * The channel is an abstract Unix socket named "\0pgiofs/MAJOR:MINOR" after
+ * the st_dev of the mount, which any process can read from
+ * /proc/self/mountinfo.  An abstract name has no file: nothing appears in
+ * the mount (PostgreSQL owns its namespace; initdb wants it empty) or
+ * anywhere else, and it disappears with the daemon.  The socket is bound
+ * before the daemon forks into the background (a descriptor survives
+ * fork(), a thread does not), so the mount command returns with the channel
+ * ready; the thread serving it starts after.
+ *
+ * Protocol: the client sends one line and gets one reply, then the daemon
+ * closes the connection.
+ *   "snapshot\n"      one JSON object, schema pgiofs.stats/1 (docs/stats.md)
+ *                     with the mount, backing directory, policy, device
+ *                     model, version and time as extra members, then "\n";
+ *   "snapshot-raw\n"  "pgiofs-raw/1 VERSION NBUCKETS SIZE EXTRALEN\n", the
+ *                     extra members (EXTRALEN bytes of JSON) and the struct
+ *                     ios_stats_snapshot (SIZE bytes): what `pgiofs stat`
+ *                     uses, so that it can compute interval diffs and
+ *                     percentiles from the histograms;
+ *   refusals and errors are {"error":"...","errno":N}\n.
+ *
+ * What must stay true: only root and users who could read the mount root
+ * get an answer (SO_PEERCRED and the peer's groups against the root's
+ * mode, owner and group, as the kernel's default_permissions check does;
+ * without -o allow_other the kernel lets nobody but the mount's owner in,
+ * and neither do we); a client is served one at a time with a timeout, so a
+ * stuck client delays others by PFS_CTL_TIMEOUT_S at most and never the
+ * file system.
+ */
+#include "pgiofs_i.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REPLY_MAX (64 * 1024) /* the JSON of a snapshot is about 6 KiB */
+
+struct pfs_control {
+	struct pfs *fs;
+	int lfd;     /* listening socket */
+	int stop[2]; /* a pipe: written to stop the thread */
+	pthread_t thread;
+	bool started;
+	bool allow_other; /* mounted with -o allow_other */
+	uid_t owner;	  /* the daemon's uid: the mount's owner */
+	char mountpoint[PATH_MAX], backing[PATH_MAX];
+	unsigned major, minor;
+	gid_t groups[NGROUPS_MAX];	 /* the thread's: a peer's groups */
+	struct ios_stats_snapshot *snap; /* the thread's, reused */
+	char *reply;			 /* REPLY_MAX bytes */
+};
+
+unsigned pfs_control_addr(unsigned major, unsigned minor, struct sockaddr_un *sa)
+{
+	int n;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, PFS_CTL_NAME_FMT, major, minor);
+	return (unsigned)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing, bool allow_other,
+		     char *err, size_t errlen)
+{
+	struct pfs_control *c;
+	struct sockaddr_un sa;
+	unsigned len;
+	int ret;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fs = fs;
+	c->lfd = c->stop[0] = c->stop[1] = -1;
+	c->allow_other = allow_other;
+	c->owner = geteuid();
+	snprintf(c->mountpoint, sizeof(c->mountpoint), "%s", mountpoint);
+	snprintf(c->backing, sizeof(c->backing), "%s", backing);
+	ret = pfs_mount_dev(mountpoint, &c->major, &c->minor);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot find the mount \"%s\" in /proc/self/mountinfo: %s",
+			 mountpoint, strerror(-ret));
+		goto fail;
+	}
+	len = pfs_control_addr(c->major, c->minor, &sa);
+	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->lfd < 0 || bind(c->lfd, (struct sockaddr *)&sa, len) < 0 || listen(c->lfd, 16) < 0) {
+		ret = -errno;
+		snprintf(err, errlen,
+			 "cannot listen on the control socket @" PFS_CTL_NAME_FMT ": %s", c->major,
+			 c->minor, strerror(-ret));
+		goto fail;
+	}
+	if (pipe2(c->stop, O_CLOEXEC) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create a pipe: %s", strerror(-ret));
+		goto fail;
+	}
+	fs->control = c;
+	return 0;
+fail:
+	if (c->lfd >= 0)
+		close(c->lfd);
+	free(c);
+	return ret;
+}
+
+/* ---- authorisation ------------------------------------------------------- */
+
+/* peer_groups() -- the supplementary groups of the peer: SO_PEERGROUPS (the
+ * credentials it connected with), else /proc/PID/status "Groups:".  Returns
+ * the count (at most @max), or -errno. */
+static int peer_groups(int fd, pid_t pid, gid_t *groups, int max)
+{
+	socklen_t len = (socklen_t)(sizeof(gid_t) * (size_t)max);
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int n = -ENOENT;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
+		return (int)(len / sizeof(gid_t));
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char *p = line + 7, *end;
+
+		if (strncmp(line, "Groups:", 7) != 0)
+			continue;
+		for (n = 0; n < max; n++) {
+			unsigned long g = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			groups[n] = (gid_t)g;
+			p = end;
+		}
+		break;
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+/* authorize() -- 0 if the peer may read the statistics: root, or a user
+ * who could read the mount root.  Else -EACCES with the reason in @why. */
+static int authorize(struct pfs_control *c, int fd, const struct ucred *cr, char *why, size_t len)
+{
+	struct stat st;
+	mode_t bit;
+	int i, n;
+
+	if (cr->uid == 0)
+		return 0;
+	if (!c->allow_other && cr->uid != c->owner) {
+		snprintf(why, len,
+			 "permission denied: uid %u cannot use \"%s\" (mounted without -o "
+			 "allow_other: only its owner, uid %u, and root may)",
+			 (unsigned)cr->uid, c->mountpoint, (unsigned)c->owner);
+		return -EACCES;
+	}
+	if (fstat(c->fs->root.fd, &st) < 0) {
+		snprintf(why, len, "cannot stat the mount root: %s", strerror(errno));
+		return -EIO;
+	}
+	if (cr->uid == st.st_uid) {
+		bit = S_IRUSR;
+	} else {
+		bit = S_IROTH;
+		if (cr->gid == st.st_gid)
+			bit = S_IRGRP;
+		n = peer_groups(fd, cr->pid, c->groups, NGROUPS_MAX);
+		for (i = 0; i < n && bit != S_IRGRP; i++)
+			if (c->groups[i] == st.st_gid)
+				bit = S_IRGRP;
+	}
+	if (st.st_mode & bit)
+		return 0;
+	snprintf(why, len,
+		 "permission denied: uid %u cannot read the mount root \"%s\" (mode %04o, owner "
+		 "uid %u, group gid %u), and only root and users who can may read its statistics",
+		 (unsigned)cr->uid, c->mountpoint, (unsigned)(st.st_mode & 07777),
+		 (unsigned)st.st_uid, (unsigned)st.st_gid);
+	return -EACCES;
+}
+
+/* ---- replies ----------------------------------------------------------------- */
+
+/* json_str() -- @s as a JSON string (quoted, escaped) into @out. */
+static void json_str(char *out, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	if (len < 3)
+		return;
+	out[o++] = '"';
+	for (; *s && o + 8 < len; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)ch;
+		} else if (ch < 0x20) {
+			o += (size_t)snprintf(out + o, len - o, "\\u%04x", ch);
+		} else {
+			out[o++] = (char)ch;
+		}
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+/* extras() -- the members `pgiofs stat` adds after "schema". */
+static int extras(struct pfs_control *c, char *buf, size_t len)
+{
+	struct pfs *fs = c->fs;
+	char mnt[2 * PATH_MAX + 8], back[2 * PATH_MAX + 8], model[32], when[64];
+	const char *policy;
+	bool enabled;
+	struct timespec ts;
+	struct tm tm;
+
+	pthread_rwlock_rdlock(&fs->ios_lock); /* a reload changes the settings */
+	policy = ios_policy_names[fs->set.ios.policy];
+	conf_format(conf_find(pgiofs_conf(), "device", "model"), &fs->set, model, sizeof(model));
+	enabled = fs->set.stats_enabled;
+	pthread_rwlock_unlock(&fs->ios_lock);
+	json_str(mnt, sizeof(mnt), c->mountpoint);
+	json_str(back, sizeof(back), c->backing);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	return snprintf(buf, len,
+			"\"mount\":%s,\"backing\":%s,\"policy\":\"%s\",\"device\":\"%s\","
+			"\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
+			"\"time\":\"%s.%03ldZ\"",
+			mnt, back, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
+			(int)getpid(), when, ts.tv_nsec / 1000000);
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void reply_error(int fd, int err, const char *msg)
+{
+	char quoted[1024], line[1200];
+	int n;
+
+	json_str(quoted, sizeof(quoted), msg);
+	n = snprintf(line, sizeof(line), "{\"error\":%s,\"errno\":%d}\n", quoted, err);
+	write_all(fd, line, (size_t)n);
+}
+
+/* read_request() -- the request line (without "\n") into @buf. */
+static int read_request(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got + 1 < len) {
+		ssize_t n = recv(fd, buf + got, len - 1 - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (strchr(buf, '\n')) {
+			*strchr(buf, '\n') = '\0';
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void serve(struct pfs_control *c, int fd)
+{
+	struct timeval tv = {PFS_CTL_TIMEOUT_S, 0};
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	char req[128], why[PATH_MAX + 256], ext[4 * PATH_MAX + 512];
+	bool raw;
+	int n, ret;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
+		return;
+	if (read_request(fd, req, sizeof(req)) < 0)
+		return;
+	raw = strcmp(req, "snapshot-raw") == 0;
+	if (!raw && strcmp(req, "snapshot") != 0) {
+		reply_error(fd, EINVAL, "unknown request (expected \"snapshot\")");
+		return;
+	}
+	ret = authorize(c, fd, &cr, why, sizeof(why));
+	if (ret < 0) {
+		pfs_log(LOG_NOTICE, "control: refused pid %d: %s", (int)cr.pid, why);
+		reply_error(fd, -ret, why);
+		return;
+	}
+	if (ios_stats_snapshot(c->fs->stats, c->snap) < 0) {
+		reply_error(fd, EINVAL, "no statistics");
+		return;
+	}
+	n = extras(c, ext, sizeof(ext));
+	if (n < 0 || (size_t)n >= sizeof(ext)) {
+		reply_error(fd, ENAMETOOLONG, "paths too long");
+		return;
+	}
+	if (raw) {
+		char head[256];
+		int hn = snprintf(head, sizeof(head), "%s %s %d %zu %d\n", PFS_CTL_RAW,
+				  PGIOFS_VERSION, IOS_STATS_NBUCKETS, sizeof(*c->snap), n);
+
+		if (write_all(fd, head, (size_t)hn) == 0 && write_all(fd, ext, (size_t)n) == 0)
+			write_all(fd, c->snap, sizeof(*c->snap));
+		return;
+	}
+	n = ios_stats_to_json(c->snap, ext, c->reply, REPLY_MAX - 1);
+	if (n < 0) {
+		reply_error(fd, -n, "reply too large");
+		return;
+	}
+	c->reply[n++] = '\n';
+	write_all(fd, c->reply, (size_t)n);
+}
+
+static void *control_thread(void *arg)
+{
+	struct pfs_control *c = arg;
+	struct pollfd pfd[2] = {{c->lfd, POLLIN, 0}, {c->stop[0], POLLIN, 0}};
+
+	for (;;) {
+		int fd;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			pfs_log(LOG_ERR, "control: poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve(c, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+int pfs_control_start(struct pfs *fs)
+{
+	struct pfs_control *c = fs->control;
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	c->snap = malloc(sizeof(*c->snap));
+	c->reply = malloc(REPLY_MAX);
+	if (!c->snap || !c->reply)
+		return -ENOMEM;
+	ret = pthread_create(&c->thread, NULL, control_thread, c);
+	if (ret)
+		return -ret;
+	c->started = true;
+	return 0;
+}
+
+void pfs_control_stop(struct pfs *fs)
+{
+	struct pfs_control *c = fs->control;
+
+	if (!c)
+		return;
+	if (c->started) {
+		if (write(c->stop[1], "x", 1) < 0) {
+			/* cannot happen with an empty pipe */
+		}
+		pthread_join(c->thread, NULL);
+	}
+	close(c->lfd);
+	close(c->stop[0]);
+	close(c->stop[1]);
+	free(c->snap);
+	free(c->reply);
+	free(c);
+	fs->control = NULL;
+}

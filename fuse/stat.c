@@ -1,0 +1,487 @@
+/*
+ * stat.c -- `pgiofs stat MOUNTPOINT`: the statistics of a running pgiofs,
+ * read over its control channel (control.c).
+ *
+ * The mount is found in /proc/self/mountinfo (a user the mount does not
+ * admit cannot even stat() it), which gives the socket name and the mount's
+ * owner; the daemon answering must be root or that owner, so no other user
+ * can pose as it by binding the name first.  Snapshots come as raw structs
+ * ("snapshot-raw"), so that interval samples are exact diffs with their own
+ * percentiles; tables and JSON are then produced here by the same functions
+ * the daemon would use.
+ *
+ * Results go to stdout, errors to stderr; exit 1 on error.
+ */
+#include "pgiofs_i.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+struct stat_opts {
+	const char *path;
+	bool json;
+	double interval; /* s; 0: one cumulative sample */
+	long count;	 /* samples with --interval; 0: until interrupted */
+	char mount[PATH_MAX];
+	unsigned major, minor;
+	long owner; /* the mount's user_id, -1 unknown */
+};
+
+struct sample {
+	struct ios_stats_snapshot snap;
+	char extra[4 * PATH_MAX + 512]; /* JSON members from the daemon */
+};
+
+static void stat_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: pgiofs stat MOUNTPOINT [--json] [--interval SECONDS] [--count N]\n"
+		"\n"
+		"Print the I/O statistics of the pgiofs daemon serving MOUNTPOINT.\n"
+		"\n"
+		"  -j, --json              one JSON object per sample (schema pgiofs.stats/1,\n"
+		"                          see docs/stats.md)\n"
+		"  -i, --interval SECONDS  a sample every SECONDS: rates, latency and queue\n"
+		"                          depth of what happened in that interval\n"
+		"  -c, --count N           stop after N samples (with --interval)\n"
+		"  -h, --help              this help\n"
+		"\n"
+		"Without --interval: the counters since the mount, one row per class.\n"
+		"Root and users who can read the mount root may read the statistics.\n");
+}
+
+/* absolute() -- @path made absolute without following anything, "." and
+ * ".." resolved by name (for a mount point the caller may not stat). */
+static void absolute(const char *path, char *out, size_t len)
+{
+	char tmp[2 * PATH_MAX], *save = NULL, *part;
+	size_t o = 0;
+
+	if (path[0] == '/' || !getcwd(tmp, PATH_MAX))
+		snprintf(tmp, sizeof(tmp), "%s", path);
+	else
+		snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp), "/%s", path);
+	out[0] = '\0';
+	for (part = strtok_r(tmp, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+		if (strcmp(part, ".") == 0)
+			continue;
+		if (strcmp(part, "..") == 0) {
+			char *slash = strrchr(out, '/');
+
+			o = slash ? (size_t)(slash - out) : 0;
+			out[o] = '\0';
+			continue;
+		}
+		o += (size_t)snprintf(out + o, len - o, "/%s", part);
+		if (o >= len)
+			o = len - 1;
+	}
+	if (!out[0])
+		snprintf(out, len, "/");
+}
+
+/* find_pgiofs() -- the pgiofs mount holding o->path; 0 or 1 with a
+ * message. */
+static int find_pgiofs(struct stat_opts *o)
+{
+	char abs[PATH_MAX];
+	struct pfs_mount_info m;
+
+	if (!realpath(o->path, abs)) {
+		if (errno == ENOENT || errno == ENOTDIR) {
+			fprintf(stderr, "pgiofs stat: \"%s\": %s\n", o->path, strerror(errno));
+			return 1;
+		}
+		absolute(o->path, abs, sizeof(abs)); /* e.g. EACCES on the mount itself */
+	}
+	if (pfs_find_mount(abs, false, &m) < 0) {
+		fprintf(stderr, "pgiofs stat: cannot read /proc/self/mountinfo\n");
+		return 1;
+	}
+	if (strcmp(m.fstype, "fuse.pgiofs") != 0) {
+		fprintf(
+		    stderr,
+		    "pgiofs stat: \"%s\" is not a pgiofs mount (it is on the %s mount \"%s\")\n",
+		    o->path, m.fstype, m.point);
+		return 1;
+	}
+	snprintf(o->mount, sizeof(o->mount), "%s", m.point);
+	o->major = m.major;
+	o->minor = m.minor;
+	o->owner = m.user_id;
+	return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EPIPE;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* read_line() -- up to "\n" (excluded) into @buf. */
+static int read_line(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got + 1 < len) {
+		int ret = read_all(fd, buf + got, 1);
+
+		if (ret < 0) {
+			buf[got] = '\0';
+			return got ? -EPIPE : ret;
+		}
+		if (buf[got] == '\n') {
+			buf[got] = '\0';
+			return 0;
+		}
+		got++;
+	}
+	buf[got] = '\0';
+	return -EMSGSIZE;
+}
+
+/* json_string_member() -- the value of string member @key in the JSON
+ * text @json, unescaped into @out (enough for messages and paths). */
+static bool json_string_member(const char *json, const char *key, char *out, size_t len)
+{
+	char pat[64];
+	const char *p;
+	size_t o = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	p = strstr(json, pat);
+	if (!p)
+		return false;
+	for (p += strlen(pat); *p && *p != '"' && o + 1 < len; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			if (*p == 'u' && strlen(p) >= 5) {
+				out[o++] =
+				    (char)strtol((char[]){p[1], p[2], p[3], p[4], 0}, NULL, 16);
+				p += 4;
+				continue;
+			}
+			out[o++] = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
+			continue;
+		}
+		out[o++] = *p;
+	}
+	out[o] = '\0';
+	return true;
+}
+
+/* fetch() -- one snapshot from the daemon into @s; 0, or 1 with a message. */
+static int fetch(const struct stat_opts *o, struct sample *s)
+{
+	struct timeval tv = {PFS_CTL_TIMEOUT_S, 0};
+	struct sockaddr_un sa;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	char line[4096], ver[64], magic[64];
+	unsigned len = pfs_control_addr(o->major, o->minor, &sa);
+	int fd, nb, ret;
+	size_t size, elen;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "pgiofs stat: socket: %s\n", strerror(errno));
+		return 1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
+		fprintf(stderr,
+			"pgiofs stat: the pgiofs daemon of \"%s\" is not answering (control socket "
+			"@" PFS_CTL_NAME_FMT ": %s); is it running, and a pgiofs that has `pgiofs "
+			"stat`?\n",
+			o->mount, o->major, o->minor, strerror(errno));
+		goto fail;
+	}
+	/* the name is first come, first served: believe only root or the
+	 * mount's owner */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0 ||
+	    (cr.uid != 0 && (o->owner < 0 || cr.uid != (uid_t)o->owner))) {
+		fprintf(stderr,
+			"pgiofs stat: the control socket of \"%s\" is held by uid %u, not by the "
+			"mount's owner: not trusting it\n",
+			o->mount, (unsigned)cr.uid);
+		goto fail;
+	}
+	if (send(fd, "snapshot-raw\n", 13, MSG_NOSIGNAL) != 13) {
+		fprintf(stderr, "pgiofs stat: cannot send to the daemon of \"%s\": %s\n", o->mount,
+			strerror(errno));
+		goto fail;
+	}
+	ret = read_line(fd, line, sizeof(line));
+	if (ret < 0) {
+		fprintf(stderr, "pgiofs stat: no answer from the daemon of \"%s\": %s\n", o->mount,
+			ret == -EAGAIN ? "timed out" : strerror(-ret));
+		goto fail;
+	}
+	if (line[0] == '{') {
+		char msg[sizeof(line)];
+
+		if (!json_string_member(line, "error", msg, sizeof(msg)))
+			snprintf(msg, sizeof(msg), "%s", line);
+		fprintf(stderr, "pgiofs stat: %s\n", msg); /* it names the mount */
+		goto fail;
+	}
+	if (sscanf(line, "%63s %63s %d %zu %zu", magic, ver, &nb, &size, &elen) != 5 ||
+	    strcmp(magic, PFS_CTL_RAW) != 0) {
+		fprintf(stderr, "pgiofs stat: unexpected answer from the daemon of \"%s\"\n",
+			o->mount);
+		goto fail;
+	}
+	if (nb != IOS_STATS_NBUCKETS || size != sizeof(s->snap) || elen >= sizeof(s->extra)) {
+		fprintf(stderr,
+			"pgiofs stat: the daemon of \"%s\" is pgiofs %s, whose statistics this "
+			"pgiofs %s cannot read: use the `pgiofs` the mount was made with\n",
+			o->mount, ver, PGIOFS_VERSION);
+		goto fail;
+	}
+	if (read_all(fd, s->extra, elen) < 0 || read_all(fd, &s->snap, size) < 0) {
+		fprintf(stderr, "pgiofs stat: the daemon of \"%s\" closed the connection early\n",
+			o->mount);
+		goto fail;
+	}
+	s->extra[elen] = '\0';
+	close(fd);
+	return 0;
+fail:
+	close(fd);
+	return 1;
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static double per_s(uint64_t n, double secs)
+{
+	return secs > 0 ? (double)n / secs : 0;
+}
+
+static void interval_header(void)
+{
+	printf("%-8s %-6s %9s %9s %9s %8s %8s %9s %9s %7s\n", "time", "class", "r/s", "w/s",
+	       "sync/s", "rMB/s", "wMB/s", "avg_ms", "p99_ms", "aqu-sz");
+}
+
+/* interval_row() -- iostat-like: rates over the interval, latency of the
+ * requests completed in it, and the average number of requests inside
+ * pgiofs (queued or in service: total latency / interval, Little's law). */
+static void interval_row(const char *when, const char *name, const struct ios_stats_class *c,
+			 double secs)
+{
+	printf("%-8s %-6s %9.1f %9.1f %9.1f %8.2f %8.2f %9.3f %9.3f %7.2f\n", when, name,
+	       per_s(c->read_ops, secs), per_s(c->write_ops, secs), per_s(c->sync_ops, secs),
+	       per_s(c->read_bytes, secs) / 1e6, per_s(c->write_bytes, secs) / 1e6,
+	       (double)c->lat_avg_ns / 1e6, (double)c->lat_p99_ns / 1e6,
+	       secs > 0 ? (double)(c->queue_sum_ns + c->service_sum_ns) / 1e9 / secs : 0);
+}
+
+static void print_interval(const struct ios_stats_snapshot *d)
+{
+	double secs = (double)(d->time_ns - d->start_ns) / 1e9;
+	char when[16];
+	time_t now = time(NULL);
+	struct tm tm;
+	unsigned c;
+
+	localtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	for (c = 0; c < IOS_NCLASS; c++) {
+		const struct ios_stats_class *k = &d->cls[c];
+
+		if (k->read_ops || k->write_ops || k->sync_ops)
+			interval_row(when, ios_class_name((enum ios_class)c), k, secs);
+	}
+	interval_row(when, "total", &d->total, secs);
+}
+
+static void print_cumulative(const struct stat_opts *o, const struct sample *s)
+{
+	char policy[64] = "?", device[32] = "?", backing[PATH_MAX] = "?";
+
+	json_string_member(s->extra, "policy", policy, sizeof(policy));
+	json_string_member(s->extra, "device", device, sizeof(device));
+	json_string_member(s->extra, "backing", backing, sizeof(backing));
+	printf("pgiofs %s (backing %s, policy %s, device %s): %.1f s since mount%s\n", o->mount,
+	       backing, policy, device, (double)(s->snap.time_ns - s->snap.start_ns) / 1e9,
+	       strstr(s->extra, "\"stats_enabled\":false") ? " (statistics disabled: "
+							     "[stats] enabled = no)"
+							   : "");
+	ios_stats_print_table(stdout, &s->snap);
+}
+
+/* sleep_until() -- CLOCK_MONOTONIC @ns. */
+static void sleep_until(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static int run_intervals(const struct stat_opts *o, struct sample *a, struct sample *b)
+{
+	struct ios_stats_snapshot *d = malloc(sizeof(*d));
+	uint64_t step = (uint64_t)(o->interval * 1e9), next;
+	char extra[sizeof(a->extra) + 64];
+	long n;
+	int ret = 0;
+
+	if (!d) {
+		fprintf(stderr, "pgiofs stat: out of memory\n");
+		return 1;
+	}
+	if (fetch(o, a)) {
+		free(d);
+		return 1;
+	}
+	if (!o->json)
+		interval_header();
+	next = ios_now_ns();
+	for (n = 1; o->count == 0 || n <= o->count; n++) {
+		next += step;
+		sleep_until(next);
+		ret = fetch(o, b);
+		if (ret)
+			break;
+		if (b->snap.start_ns != a->snap.start_ns) {
+			fprintf(stderr,
+				"pgiofs stat: the statistics of \"%s\" were reset (was it "
+				"mounted again?)\n",
+				o->mount);
+			ret = 1;
+			break;
+		}
+		ios_stats_snapshot_diff(&a->snap, &b->snap, d);
+		if (o->json) {
+			snprintf(extra, sizeof(extra), "%s,\"sample\":%ld", b->extra, n);
+			ios_stats_write_json(stdout, d, extra);
+		} else {
+			print_interval(d);
+		}
+		fflush(stdout);
+		memcpy(a, b, sizeof(*a));
+	}
+	free(d);
+	return ret;
+}
+
+static int parse_stat_args(struct stat_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"count", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	char *end;
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "ji:c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			o->json = true;
+			break;
+		case 'i':
+			errno = 0;
+			o->interval = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(o->interval) ||
+			    o->interval < 0.01 || o->interval > 86400) {
+				fprintf(stderr,
+					"pgiofs stat: --interval \"%s\": must be a number "
+					"of seconds between 0.01 and 86400\n",
+					optarg);
+				return 1;
+			}
+			break;
+		case 'c':
+			errno = 0;
+			o->count = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || o->count < 1) {
+				fprintf(stderr,
+					"pgiofs stat: --count \"%s\": must be a whole number "
+					"of at least 1\n",
+					optarg);
+				return 1;
+			}
+			break;
+		case 'h':
+			stat_usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "pgiofs stat: unknown option or missing argument \"%s\"\n",
+				argv[optind - 1]);
+			fprintf(stderr, "Try 'pgiofs stat --help'.\n");
+			return 1;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "pgiofs stat: expected one MOUNTPOINT, got %d\n", argc - optind);
+		fprintf(stderr, "Try 'pgiofs stat --help'.\n");
+		return 1;
+	}
+	if (o->count && o->interval == 0) {
+		fprintf(stderr, "pgiofs stat: --count needs --interval\n");
+		return 1;
+	}
+	o->path = argv[optind];
+	return 0;
+}
+
+int pfs_stat_main(int argc, char **argv)
+{
+	struct stat_opts o;
+	struct sample *s;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	if (parse_stat_args(&o, argc, argv) || find_pgiofs(&o))
+		return 1;
+	s = calloc(2, sizeof(*s));
+	if (!s) {
+		fprintf(stderr, "pgiofs stat: out of memory\n");
+		return 1;
+	}
+	if (o.interval > 0) {
+		ret = run_intervals(&o, &s[0], &s[1]);
+	} else {
+		ret = fetch(&o, &s[0]);
+		if (ret == 0 && o.json)
+			ios_stats_write_json(stdout, &s[0].snap, s[0].extra);
+		else if (ret == 0)
+			print_cumulative(&o, &s[0]);
+	}
+	free(s);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "pgiofs stat: cannot write the output: %s\n", strerror(errno));
+		return 1;
+	}
+	return ret;
+}
