@@ -268,12 +268,23 @@ static void unpark(struct ios_sched *s, struct ios_file *f)
 
 /* ---- merging ------------------------------------------------------------------ */
 
+/* max_transfer() -- the largest transfer that may start now: max_request_kb,
+ * and no more than max_inflight_kb leaves room for. */
+static size_t max_transfer(const struct ios_sched *s)
+{
+	size_t cap = (size_t)s->set.max_request_kb * 1024;
+	size_t limit = (size_t)s->set.max_inflight_kb * 1024;
+
+	if (limit && s->bytes_inflight < limit && limit - s->bytes_inflight < cap)
+		cap = limit - s->bytes_inflight;
+	return cap;
+}
+
 static bool can_join(const struct ios_sched *s, const struct ios_rq *head, const struct ios_rq *c,
 		     size_t xlen, int nreq)
 {
 	return c->req->dir == head->req->dir && c->req->fd == head->req->fd &&
-	       xlen + c->len <= (size_t)s->set.max_request_kb * 1024 &&
-	       nreq + c->req->iovcnt <= IOV_MAX / 2;
+	       xlen + c->len <= max_transfer(s) && nreq + c->req->iovcnt <= IOV_MAX / 2;
 }
 
 /* take_member() -- move queued @c into @head's transfer. */
@@ -396,6 +407,8 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 	ios_list_add_tail(&s->inflight, &head->anode);
 	s->nr_inflight += head->nreq;
 	s->bytes_inflight += xlen;
+	if (s->bytes_inflight > s->cnt.peak_bytes_inflight)
+		s->cnt.peak_bytes_inflight = s->bytes_inflight;
 	ret = head->req->dir == IOS_SYNC ? 0 : build_iov(head);
 	if (ret == 0)
 		ret = s->be_ops->start(s, head);
@@ -661,6 +674,7 @@ void ios_destroy(struct ios_sched *s)
 void ios_get_counters(struct ios_sched *s, struct ios_counters *out)
 {
 	*out = s->cnt;
+	out->bytes_inflight = s->bytes_inflight;
 }
 
 bool ios_is_async(const struct ios_sched *s)

@@ -149,6 +149,8 @@ struct ios_counters {
 	uint64_t transfers; /* dispatched transfers (merged requests count once) */
 	uint64_t merged;    /* requests joined to another's transfer */
 	uint64_t parked;    /* times a request had to wait for an ordering rule */
+	uint64_t bytes_inflight;      /* now */
+	uint64_t peak_bytes_inflight; /* the most at any time */
 };
 
 /* ios_get_counters() -- a copy of the counters (exact once idle). */

@@ -14,9 +14,6 @@
  *     back.
  * The correctness property test (every request once, data order) runs over
  * these policies in test_sched.c.
- *
- * White box: the 2.4-aa test reads the scheduler's bytes in flight from
- * iosched_i.h, since no public call reports it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +21,6 @@
 #include <unistd.h>
 
 #include "iosched.h"
-#include "iosched_i.h"
 
 #include "sched_util.h"
 
@@ -167,16 +163,16 @@ static void test_aa_throttle(void)
 	ios_virtual_advance(s, 0);
 	ios_get_counters(s, &c);
 	prev_transfers = c.transfers;
-	prev_bytes = s->bytes_inflight;
+	prev_bytes = c.bytes_inflight;
 	peak = prev_bytes;
 	CHECK(prev_bytes <= limit && prev_bytes > limit / 2);
 	/* one hdd completion at most per 100 us step: see each refill */
 	for (now = 100 * US; ios_pending(s) > 0 && now < 60000 * MS; now += 100 * US) {
 		ios_virtual_advance(s, now);
 		ios_get_counters(s, &c);
-		if (s->bytes_inflight > peak)
-			peak = s->bytes_inflight;
-		CHECK(s->bytes_inflight <= limit);
+		if (c.bytes_inflight > peak)
+			peak = c.bytes_inflight;
+		CHECK(c.bytes_inflight <= limit && c.peak_bytes_inflight <= limit);
 		if (completed_bytes != prev_done)
 			completions++;
 		if (c.transfers != prev_transfers) {
@@ -188,7 +184,7 @@ static void test_aa_throttle(void)
 		}
 		prev_transfers = c.transfers;
 		prev_done = completed_bytes;
-		prev_bytes = s->bytes_inflight;
+		prev_bytes = c.bytes_inflight;
 	}
 	CHECK(ios_pending(s) == 0);
 	CHECK(bad_refills == 0);
