@@ -176,6 +176,8 @@ static void test_queue_time(void)
 	CHECK(snap->cls[IOS_CLASS_TEMP].queue_sum_ns == t[1].done_at);
 	CHECK(snap->cls[IOS_CLASS_TEMP].service_sum_ns == t[2].done_at - t[1].done_at);
 	free(snap);
+	for (int i = 0; i < 3; i++)
+		free(t[i].buf);
 	ios_destroy(s);
 	ios_stats_destroy(st);
 	close(fd);
