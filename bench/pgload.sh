@@ -14,11 +14,15 @@
 #   --quick     scale 0.5, one round
 #   --big       also check streaming: peak RSS of `pgload gen`, `pgload split`
 #               and `pgload run` on a ~1 GB dump (scale 10; takes minutes)
+#   --pgiofs    also load the workload once with `pgload run --on-pgiofs`
+#               (embedded server on a pgiofs mount; needs root or user FUSE
+#               mounts) and print its phase times and the data phase's
+#               per-class I/O from `pgiofs stat`
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 PGLOAD=${PGLOAD:-$TOP/bin/pgload}
 PGBIN=${PGBIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
-SCALE=2 RUNS=3 JOBS=4 BIG=0
+SCALE=2 RUNS=3 JOBS=4 BIG=0 PGIOFS=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--scale) SCALE=$2; shift 2 ;;
@@ -26,6 +30,7 @@ while [ $# -gt 0 ]; do
 	--jobs) JOBS=$2; shift 2 ;;
 	--quick) SCALE=0.5; RUNS=1; shift ;;
 	--big) BIG=1; shift ;;
+	--pgiofs) PGIOFS=1; shift ;;
 	-h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/pgload.sh: unknown option $1" >&2; exit 1 ;;
 	esac
@@ -150,6 +155,23 @@ END {
 		(peak["pgload"] > peak["dpgload"] ? peak["pgload"] : peak["dpgload"]) / 1024, jobs,
 		(peak["pgloadj"] > peak["dpgloadj"] ? peak["pgloadj"] : peak["dpgloadj"]) / 1024
 }' "$W/samples"
+
+if [ "$PGIOFS" = 1 ]; then
+	echo
+	echo "pgload run --on-pgiofs (embedded server on pgiofs, max_wal_size=4GB, one run):"
+	"$PGLOAD" run -q --on-pgiofs --set max_wal_size=4GB --csv "$W/io.csv" \
+		-s "$G/schema.sql" -d "$G/data.sql" -p "$G/post.sql" >"$W/io.out" 2>"$W/err" ||
+		{ cat "$W/err" >&2; exit 1; }
+	cat "$W/err" >&2
+	grep -E '^[a-z]+ +real [0-9]+m' "$W/io.out" | sed 's/^/  /'
+	echo
+	sed -n '/^I\/O of the data phase/,/^$/p' "$W/io.out" | sed '/^$/d; s/^/  /'
+	# every phase: MB written per class (from the CSV's CLASS_write_bytes columns)
+	awk -F, 'NR == 1 { for (i = 13; i <= NF; i++) if ($i ~ /_write_bytes$/) { c[i] = $i; sub(/_write_bytes$/, "", c[i]) } next }
+		{ line = sprintf("  %-7s write MB:", $4)
+		  for (i = 13; i <= NF; i++) if ((i in c) && $i > 0) line = line sprintf(" %s %.1f", c[i], $i / 1e6)
+		  print line }' "$W/io.csv"
+fi
 
 if [ "$BIG" = 1 ]; then
 	echo

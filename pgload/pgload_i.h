@@ -49,6 +49,7 @@ struct pgl_server_opts {
 	const char *const *settings; /* "name=value" server settings, NULL-terminated */
 	bool on_pgiofs;		     /* put the cluster on a pgiofs mount */
 	const char *profile;	     /* pgiofs configuration: NAME (config/NAME.conf) or a file */
+	const char *pgiofs_bin;	     /* the pgiofs binary, or NULL: beside pgload, or PATH */
 };
 
 /*
@@ -64,6 +65,9 @@ const char *pgl_server_conninfo(const struct pgl_server *s);
 
 /* pgl_server_datadir() -- the cluster directory. */
 const char *pgl_server_datadir(const struct pgl_server *s);
+
+/* pgl_server_mount() -- the pgiofs mount point (--on-pgiofs), or NULL. */
+const char *pgl_server_mount(const struct pgl_server *s);
 
 /* pgl_server_alive() -- false once the postmaster has exited. */
 bool pgl_server_alive(struct pgl_server *s);
@@ -93,6 +97,53 @@ const char *pgl_fstype(const char *path);
 
 /* pgl_fmt_time() -- the `time` format: "1m0.467s". */
 void pgl_fmt_time(char *buf, size_t cap, double secs);
+
+/* ---- per-class I/O from `pgiofs stat` (iostat.c) ------------------------ */
+
+/* The classes of schema pgiofs.stats/1, in its order, and the counters used. */
+enum { PGL_IO_NCLASS = 9 };
+enum {
+	PGL_IO_READ_OPS,
+	PGL_IO_READ_BYTES,
+	PGL_IO_WRITE_OPS,
+	PGL_IO_WRITE_BYTES,
+	PGL_IO_SYNC_OPS,
+	PGL_IO_NFIELD
+};
+extern const char *const pgl_io_class_names[PGL_IO_NCLASS];
+extern const char *const pgl_io_field_names[PGL_IO_NFIELD];
+
+struct pgl_io {
+	uint64_t v[PGL_IO_NCLASS][PGL_IO_NFIELD];
+};
+
+/*
+ * pgl_io_parse() -- read the counters out of one `pgiofs stat --json` object
+ * (LEN bytes, not NUL-terminated).  Strict: malformed JSON, another schema,
+ * a missing class or counter, a fraction or negative number where a counter
+ * is expected all give -EBADMSG with the reason in ERR.  Never reads past
+ * BUF + LEN; nesting is limited.
+ */
+int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, size_t errcap);
+
+/* pgl_io_delta() -- AFTER - BEFORE into D; -ERANGE if a counter went down. */
+int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct pgl_io *d);
+
+/*
+ * pgl_io_find_mount() -- if PATH is on a pgiofs mount (type fuse.pgiofs in
+ * MOUNTINFO, NULL for /proc/self/mountinfo), its mount point into MNT and 1;
+ * 0 if it is on another file system; -errno on error.
+ */
+int pgl_io_find_mount(const char *path, const char *mountinfo, char *mnt, size_t cap);
+
+/* pgl_io_find_bin() -- GIVEN, else pgiofs beside this program, else on PATH. */
+int pgl_io_find_bin(const char *given, char *out, size_t cap);
+
+/*
+ * pgl_io_sample() -- run `BIN stat MNT --json` (10 s limit) and parse it.
+ * Returns 0, or -errno with the reason in ERR.
+ */
+int pgl_io_sample(const char *bin, const char *mnt, struct pgl_io *out, char *err, size_t errcap);
 
 /* ---- results of `pgload run` --------------------------------------------- */
 
@@ -130,6 +181,8 @@ struct pgl_phase_result {
 	uint64_t wal;		/* WAL bytes generated */
 	uint64_t statements, errors;
 	struct pgl_tables tables;
+	bool has_io;	  /* io holds the phase's per-class I/O */
+	struct pgl_io io; /* from `pgiofs stat`: after minus before */
 };
 
 struct pgl_run_result {

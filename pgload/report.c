@@ -149,6 +149,49 @@ static void put_padded(FILE *f, const char *s, int width)
 		fputc(' ', f);
 }
 
+/*
+ * print_io() -- the data phase's per-class I/O on pgiofs: means over the
+ * measured runs that have figures; classes without any I/O are left out.
+ */
+static void print_io(const struct pgl_ctx *c, FILE *f)
+{
+	double sum[PGL_IO_NCLASS][PGL_IO_NFIELD] = {{0}};
+	int n = 0;
+	for (int i = 0; i < c->nresults; i++) {
+		const struct pgl_phase_result *r = &c->results[i].ph[PGL_PH_DATA];
+		if (c->results[i].warmup || !r->present || !r->has_io)
+			continue;
+		n++;
+		for (int k = 0; k < PGL_IO_NCLASS; k++)
+			for (int x = 0; x < PGL_IO_NFIELD; x++)
+				sum[k][x] += (double)r->io.v[k][x];
+	}
+	if (n == 0)
+		return;
+	fprintf(f, "\nI/O of the data phase on pgiofs (%s, mean of %d run%s)\n", c->io_mnt, n,
+		n > 1 ? "s" : "");
+	fprintf(f, "%-8s %10s %10s %10s %10s %10s\n", "class", "read MB", "read ops", "write MB",
+		"write ops", "sync ops");
+	double tot[PGL_IO_NFIELD] = {0};
+	for (int k = 0; k < PGL_IO_NCLASS; k++) {
+		bool any = false;
+		for (int x = 0; x < PGL_IO_NFIELD; x++) {
+			any |= sum[k][x] > 0;
+			tot[x] += sum[k][x];
+		}
+		if (!any)
+			continue;
+		fprintf(f, "%-8s %10.1f %10.0f %10.1f %10.0f %10.0f\n", pgl_io_class_names[k],
+			sum[k][PGL_IO_READ_BYTES] / n / MB, sum[k][PGL_IO_READ_OPS] / n,
+			sum[k][PGL_IO_WRITE_BYTES] / n / MB, sum[k][PGL_IO_WRITE_OPS] / n,
+			sum[k][PGL_IO_SYNC_OPS] / n);
+	}
+	fprintf(f, "%-8s %10.1f %10.0f %10.1f %10.0f %10.0f\n", "total",
+		tot[PGL_IO_READ_BYTES] / n / MB, tot[PGL_IO_READ_OPS] / n,
+		tot[PGL_IO_WRITE_BYTES] / n / MB, tot[PGL_IO_WRITE_OPS] / n,
+		tot[PGL_IO_SYNC_OPS] / n);
+}
+
 void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 {
 	const struct pgl_opts *o = c->o;
@@ -231,6 +274,8 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 		}
 	}
 
+	print_io(c, f);
+
 	/* tables of the last measured run */
 	const struct pgl_run_result *last = NULL;
 	for (int i = c->nresults - 1; i >= 0 && !last; i--)
@@ -307,7 +352,20 @@ static void json_phase(FILE *f, const struct pgl_phase_result *r)
 		fprintf(f, ", \"rows\": %llu, \"bytes\": %llu}", (unsigned long long)e->rows,
 			(unsigned long long)e->bytes);
 	}
-	fprintf(f, "]}");
+	fprintf(f, "]");
+	if (r->has_io) {
+		/* every class, as `pgiofs stat` names them: after minus before */
+		fprintf(f, ", \"io\": {");
+		for (int k = 0; k < PGL_IO_NCLASS; k++) {
+			fprintf(f, "%s\"%s\": {", k ? ", " : "", pgl_io_class_names[k]);
+			for (int x = 0; x < PGL_IO_NFIELD; x++)
+				fprintf(f, "%s\"%s\": %llu", x ? ", " : "", pgl_io_field_names[x],
+					(unsigned long long)r->io.v[k][x]);
+			fprintf(f, "}");
+		}
+		fprintf(f, "}");
+	}
+	fprintf(f, "}");
 }
 
 static FILE *open_out(const char *path)
@@ -363,6 +421,11 @@ int pgl_report_json(struct pgl_ctx *c, const char *path)
 		json_str(f, o->profile ? o->profile : "default");
 	else
 		fprintf(f, "null");
+	fprintf(f, ", \"pgiofs_mount\": ");
+	if (c->io_mnt[0])
+		json_str(f, c->io_mnt);
+	else
+		fprintf(f, "null");
 	fprintf(f, ", \"kernel\": ");
 	json_str(f, c->kernel);
 	fprintf(f, ", \"settings\": {");
@@ -399,7 +462,13 @@ int pgl_report_csv(struct pgl_ctx *c, const char *path)
 	if (!f)
 		return -errno;
 	fprintf(f, "label,run,warmup,phase,real_s,user_s,sys_s,rows,bytes,wal_bytes,statements,"
-		   "errors\n");
+		   "errors");
+	/* on pgiofs: CLASS_COUNTER columns for every class, empty without figures */
+	bool io = c->io_mnt[0] != '\0';
+	for (int k = 0; io && k < PGL_IO_NCLASS; k++)
+		for (int x = 0; x < PGL_IO_NFIELD; x++)
+			fprintf(f, ",%s_%s", pgl_io_class_names[k], pgl_io_field_names[x]);
+	fprintf(f, "\n");
 	const char *label = c->o->label ? c->o->label : "";
 	for (int i = 0; i < c->nresults; i++) {
 		const struct pgl_run_result *rr = &c->results[i];
@@ -414,11 +483,20 @@ int pgl_report_csv(struct pgl_ctx *c, const char *path)
 					fputc('"', f);
 				fputc(*s, f);
 			}
-			fprintf(f, "\",%d,%d,%s,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu\n", i + 1,
+			fprintf(f, "\",%d,%d,%s,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu", i + 1,
 				rr->warmup ? 1 : 0, pgl_phase_names[ph], r->real, r->user, r->sys,
 				(unsigned long long)r->rows, (unsigned long long)r->bytes,
 				(unsigned long long)r->wal, (unsigned long long)r->statements,
 				(unsigned long long)r->errors);
+			for (int k = 0; io && k < PGL_IO_NCLASS; k++)
+				for (int x = 0; x < PGL_IO_NFIELD; x++) {
+					if (r->has_io)
+						fprintf(f, ",%llu",
+							(unsigned long long)r->io.v[k][x]);
+					else
+						fputc(',', f);
+				}
+			fputc('\n', f);
 		}
 	}
 	return close_out(f, path);

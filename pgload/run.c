@@ -1075,12 +1075,73 @@ static double tv(struct timeval t)
 	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
 }
 
+/* io_off() -- say once why there are no per-class I/O figures, and stop. */
+static void io_off(struct pgl_ctx *c, const char *why)
+{
+	if (c->progress)
+		fprintf(stderr, "\r\033[K"); /* not in the middle of the progress line */
+	fprintf(stderr, "pgload: `%s stat %s --json` failed (%s); going on without per-class I/O\n",
+		c->io_bin, c->io_mnt, why);
+	c->io_on = false;
+}
+
+/* io_snapshot() -- the pgiofs counters now; false if there are none. */
+static bool io_snapshot(struct pgl_ctx *c, struct pgl_io *io)
+{
+	char err[600];
+	if (!c->io_on)
+		return false;
+	if (pgl_io_sample(c->io_bin, c->io_mnt, io, err, sizeof(err)) < 0) {
+		io_off(c, err);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * io_setup() -- if the data directory is on a pgiofs mount (as
+ * /proc/self/mountinfo says; --on-pgiofs makes one), find the pgiofs binary
+ * whose `stat` gives the per-class I/O of each phase.
+ */
+static void io_setup(struct pgl_ctx *c)
+{
+	const char *own = c->server ? pgl_server_mount(c->server) : NULL;
+	int ret = 0;
+	/* a --dsn server's directory may be on another machine: it must exist here */
+	if (c->datadir[0] && (access(c->datadir, F_OK) == 0 || errno != ENOENT))
+		ret = pgl_io_find_mount(c->datadir, NULL, c->io_mnt, sizeof(c->io_mnt));
+	if (ret <= 0 && own) {
+		snprintf(c->io_mnt, sizeof(c->io_mnt), "%s", own);
+		ret = 1;
+	}
+	if (ret <= 0) {
+		c->io_mnt[0] = '\0';
+		return;
+	}
+	ret = pgl_io_find_bin(c->o->pgiofs_bin, c->io_bin, sizeof(c->io_bin));
+	if (ret < 0) {
+		snprintf(c->io_bin, sizeof(c->io_bin), "%s",
+			 c->o->pgiofs_bin ? c->o->pgiofs_bin : "pgiofs");
+		c->io_on = true;
+		io_off(c, c->o->pgiofs_bin ? strerror(-ret)
+					   : "no pgiofs binary beside pgload or on PATH");
+		return;
+	}
+	c->io_on = true;
+	if (!c->o->quiet)
+		fprintf(stderr,
+			"pgload: data directory on pgiofs mount %s: per-class I/O from `%s stat`\n",
+			c->io_mnt, c->io_bin);
+}
+
 /* run_phase() -- one timed phase of one run. */
 static int run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result *r)
 {
 	struct rusage ru0, ru1;
 	uint64_t lsn0 = 0, lsn1 = 0;
+	struct pgl_io io0, io1;
 	int ret;
+	bool have_io0 = io_snapshot(c, &io0);
 	if ((ret = wal_lsn(c, &lsn0)) != ST_OK)
 		return ret;
 	c->progress_pos = 0;
@@ -1102,6 +1163,12 @@ static int run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_resu
 	if (r2 != ST_OK)
 		return r2;
 	r->wal = lsn1 >= lsn0 ? lsn1 - lsn0 : 0;
+	if (have_io0 && io_snapshot(c, &io1)) {
+		if (pgl_io_delta(&io0, &io1, &r->io) == 0)
+			r->has_io = true;
+		else
+			io_off(c, "counters went down: was pgiofs remounted?");
+	}
 	return ret;
 }
 
@@ -1179,6 +1246,8 @@ static void usage(FILE *f)
 	       "      --set NAME=VALUE     embedded server: a server setting (repeatable)\n"
 	       "      --on-pgiofs          embedded server: cluster on a pgiofs mount of its own\n"
 	       "      --profile NAME       pgiofs configuration: config/NAME.conf or a file\n"
+	       "      --pgiofs-bin PATH    pgiofs binary for --on-pgiofs and `pgiofs stat`\n"
+	       "                           (default: beside pgload, else on PATH)\n"
 	       "output:\n"
 	       "      --json FILE          every sample and the settings as JSON (\"-\" = stdout)\n"
 	       "      --csv FILE           one row per run and phase\n"
@@ -1223,7 +1292,8 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 		O_PROGRESS,
 		O_NOPROGRESS,
 		O_PGIOFS,
-		O_PROFILE
+		O_PROFILE,
+		O_PGIOFS_BIN
 	};
 	static const struct option opts[] = {
 	    {"schema", required_argument, NULL, 's'},
@@ -1249,6 +1319,7 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 	    {"no-progress", no_argument, NULL, O_NOPROGRESS},
 	    {"on-pgiofs", no_argument, NULL, O_PGIOFS},
 	    {"profile", required_argument, NULL, O_PROFILE},
+	    {"pgiofs-bin", required_argument, NULL, O_PGIOFS_BIN},
 	    {NULL, 0, NULL, 0},
 	};
 	int ch;
@@ -1343,6 +1414,14 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 		case O_PROFILE:
 			o->profile = optarg;
 			break;
+		case O_PGIOFS_BIN:
+			if (access(optarg, X_OK) < 0) {
+				fprintf(stderr, "pgload run: --pgiofs-bin \"%s\": %s\n", optarg,
+					strerror(errno));
+				return -EINVAL;
+			}
+			o->pgiofs_bin = optarg;
+			break;
 		default:
 			fprintf(stderr, "Try \"pgload run --help\".\n");
 			return -EINVAL;
@@ -1427,6 +1506,7 @@ int pgl_cmd_run(int argc, char **argv)
 		    .settings = o.settings,
 		    .on_pgiofs = o.on_pgiofs,
 		    .profile = o.profile,
+		    .pgiofs_bin = o.pgiofs_bin,
 		};
 		ret = pgl_server_start(&so, &c.server);
 		if (ret < 0)
@@ -1448,6 +1528,7 @@ int pgl_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	server_info(&c);
+	io_setup(&c);
 	if (!o.quiet)
 		fprintf(stderr, "pgload: PostgreSQL %s, data directory %s (%s)\n", c.server_version,
 			c.datadir[0] ? c.datadir : "(not visible)", c.fstype);

@@ -29,7 +29,8 @@ struct pgl_opts {
 	const char *db, *dsn, *pgdata, *pgbin, *json, *csv, *label;
 	bool quiet, force, cont, pipeline, on_pgiofs;
 	const char *profile;
-	int progress; /* -1 auto (stderr is a tty), 0 off, 1 on */
+	const char *pgiofs_bin; /* --pgiofs-bin */
+	int progress;		/* -1 auto (stderr is a tty), 0 off, 1 on */
 	const char *settings[PGL_MAXSETTINGS + 1];
 	int nsettings;
 };
@@ -48,6 +49,11 @@ struct pgl_ctx {
 	const char *setting_name[PGL_MAXSETTINGS];
 	char setting_val[PGL_MAXSETTINGS][64];
 	int nsettings;
+
+	/* per-class I/O: the data directory is on the pgiofs mount io_mnt */
+	char io_mnt[4096];
+	char io_bin[4096];
+	bool io_on; /* snapshots are taken (off after the first failure) */
 
 	struct pgl_run_result *results; /* warmup runs first */
 	int nresults;			/* runs completed */

@@ -267,33 +267,15 @@ static bool is_fuse_mount(const char *path)
 	return strcmp(pgl_fstype(path), "fuse") == 0;
 }
 
-/* find_pgiofs() -- the pgiofs binary beside pgload, or on PATH. */
-static int find_pgiofs(char *out, size_t cap)
+/* find_pgiofs() -- --pgiofs-bin, the pgiofs binary beside pgload, or on PATH. */
+static int find_pgiofs(const char *given, char *out, size_t cap)
 {
-	char exe[512];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, cap, "%s/pgiofs", exe);
-			if (access(out, X_OK) == 0)
-				return 0;
-		}
-	}
-	const char *env = getenv("PATH");
-	char *dup = strdup(env ? env : "/usr/bin:/bin"), *save = NULL;
-	for (char *d = strtok_r(dup, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(out, cap, "%s/pgiofs", d);
-		if (access(out, X_OK) == 0) {
-			free(dup);
-			return 0;
-		}
-	}
-	free(dup);
-	fprintf(stderr, "pgload: --on-pgiofs: no pgiofs binary beside pgload or on PATH\n");
-	return -ENOENT;
+	int ret = pgl_io_find_bin(given, out, cap);
+	if (ret < 0 && given)
+		fprintf(stderr, "pgload: --pgiofs-bin \"%s\": %s\n", given, strerror(-ret));
+	else if (ret < 0)
+		fprintf(stderr, "pgload: --on-pgiofs: no pgiofs binary beside pgload or on PATH\n");
+	return ret;
 }
 
 /* find_profile() -- PROFILE as a file, or config/PROFILE.conf of the tree. */
@@ -327,7 +309,7 @@ static int mount_pgiofs(struct pgl_server *s, const struct pgl_server_opts *o)
 {
 	char bin[600], conf[700];
 	int ret;
-	if ((ret = find_pgiofs(bin, sizeof(bin))) < 0)
+	if ((ret = find_pgiofs(o->pgiofs_bin, bin, sizeof(bin))) < 0)
 		return ret;
 	if (o->profile && (ret = find_profile(o->profile, conf, sizeof(conf))) < 0)
 		return ret;
@@ -566,6 +548,11 @@ fail:
 const char *pgl_server_conninfo(const struct pgl_server *s)
 {
 	return s->conninfo;
+}
+
+const char *pgl_server_mount(const struct pgl_server *s)
+{
+	return s->mounted ? s->mnt : NULL;
 }
 
 const char *pgl_server_datadir(const struct pgl_server *s)

@@ -1,7 +1,8 @@
 #!/bin/bash
-# test_fuzz.sh -- build the libFuzzer target of pgload's parser and run it
-# (or, without clang, a seeded mutation driver under ASan/UBSan) briefly
-# (FUZZ_SECONDS, default 20) from a seed corpus of awkward scripts.
+# test_fuzz.sh -- build the libFuzzer targets of pgload (the script parser,
+# and the reader of `pgiofs stat --json`) and run them
+# (the parser without clang: a seeded mutation driver under ASan/UBSan) briefly
+# (FUZZ_SECONDS, default 20; FUZZ_IOSTAT_SECONDS, default 5) from seed corpora.
 # `FUZZ_SECONDS=600 tests/run.sh fuzz` for a longer run.
 . "$(dirname "$0")/../lib.sh"
 
@@ -35,3 +36,21 @@ else
 fi || { tail -40 "$W/fuzz.log"; fail "fuzzer ($ENGINE) found a problem"; }
 grep -E '^stat::number_of_executed_units' "$W/fuzz.log"
 echo "ok: fuzzed ${FUZZ_SECONDS:-20} s with $ENGINE"
+
+# the reader of `pgiofs stat --json` (libFuzzer only; test_iostat covers
+# truncations and mutations under any compiler)
+[ $ENGINE = libfuzzer ] || exit 0
+ISRC=("$TOP/tests/pgload/fuzz_iostat.c" "$TOP/pgload/iostat.c" "$TOP/pgload/util.c")
+clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I"$TOP/pgload" \
+	$(pkg-config --cflags libpq) "${ISRC[@]}" $(pkg-config --libs libpq) -o "$W/fuzz_iostat" \
+	2>"$W/cc.log" || { cat "$W/cc.log"; fail "iostat fuzzer build failed"; }
+mkdir "$W/icorpus"
+printf '{"schema":"pgiofs.stats/1","mount":"/m","cumulative":true,"interval_s":0.5,"classes":{%s},"total":{}}\n' \
+	"$(for c in wal xact heap index fsm vm temp meta other; do
+		printf '"%s":{"read_ops":1,"read_bytes":8192,"write_ops":2,"write_bytes":16384,"sync_ops":1,"errors":0,"latency_ms":{"count":4,"avg":1.5,"p50":0.999423}},' $c
+	done | sed 's/,$//')" >"$W/icorpus/sample"
+"$W/fuzz_iostat" -max_total_time="${FUZZ_IOSTAT_SECONDS:-5}" -max_len=8192 -timeout=10 \
+	-rss_limit_mb=1024 -print_final_stats=1 "$W/icorpus" >"$W/ifuzz.log" 2>&1 ||
+	{ tail -40 "$W/ifuzz.log"; fail "iostat fuzzer found a problem"; }
+grep -E '^stat::number_of_executed_units' "$W/ifuzz.log"
+echo "ok: fuzzed the pgiofs stat reader ${FUZZ_IOSTAT_SECONDS:-5} s"

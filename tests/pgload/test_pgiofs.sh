@@ -1,6 +1,9 @@
 #!/bin/bash
 # test_pgiofs.sh -- `pgload run --on-pgiofs`: the embedded cluster runs on a
-# pgiofs mount that pgload creates and removes; the report says so.
+# pgiofs mount that pgload creates and removes; the report says so and has
+# the per-class I/O of each phase from `pgiofs stat` (summary, JSON, CSV);
+# a data directory given with --pgdata on a pgiofs mount is found through
+# mountinfo; a failing `pgiofs stat` is reported once and the load goes on.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/pglib.sh"
 
@@ -8,18 +11,97 @@ need_pg
 [ -x "$BIN/pgiofs" ] || skip "pgiofs not built"
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 need_root
+"$BIN/pgiofs" --help 2>&1 | grep -q 'pgiofs stat' || skip "pgiofs has no stat command"
 W=$(mktempdir)
-"$PGLOAD" gen -q --scale 0.01 --out "$W/g" || fail "gen"
-"$PGLOAD" run -q --on-pgiofs --jobs 2 -s "$W/g/schema.sql" -d "$W/g/data.sql" -p "$W/g/post.sql" \
-	--json "$W/r.json" >"$W/out" 2>"$W/err" || { cat "$W/err"; fail "run --on-pgiofs"; }
+"$PGLOAD" gen -q --scale 0.05 --out "$W/g" || fail "gen"
+# The heap pages a load writes stay in shared buffers and the page cache
+# until a checkpoint, which would come in a later phase or run; end the data
+# phase with one so that they reach pgiofs within it.
+{ cat "$W/g/data.sql"; echo "CHECKPOINT;"; } >"$W/data+ckpt.sql"
+
+# json_io FILE PHASE CLASS FIELD -- a counter of the first run's PHASE.
+json_io() {
+	grep -m1 "^      \"$2\": " "$1" | sed -n "s/.*\"io\": {.*\"$3\": {\([^}]*\)}.*/\1/p" |
+		sed -n "s/.*\"$4\": \([0-9]*\).*/\1/p"
+}
+
+# csv_col FILE PHASE COLUMN -- COLUMN of the first row of PHASE.
+csv_col() {
+	awk -F, -v ph="$2" -v col="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+		$4 == ph && c { print $c; exit }' "$1"
+}
+
+"$PGLOAD" run -q --on-pgiofs --jobs 2 -s "$W/g/schema.sql" -d "$W/data+ckpt.sql" -p "$W/g/post.sql" \
+	--json "$W/r.json" --csv "$W/r.csv" >"$W/out" 2>"$W/err" || { cat "$W/err"; fail "run --on-pgiofs"; }
 grep -q '"fstype": "fuse"' "$W/r.json" || fail "data directory not on a FUSE mount"
 grep -q '"pgiofs_profile": "default"' "$W/r.json" || fail "profile not reported"
+grep -q '"pgiofs_mount": "/tmp/pgload\.[^"]*/mnt"' "$W/r.json" || fail "pgiofs mount not reported"
 grep -q '^data    real ' "$W/out" || fail "no summary"
+[ -s "$W/err" ] && { cat "$W/err"; fail "messages on stderr with -q"; }
 grep -q " /tmp/pgload\.[^ ]*/mnt fuse" /proc/mounts && fail "pgiofs mount left behind"
 assert_clean
 echo "ok: --on-pgiofs"
 
+# per-class I/O: the data phase wrote heap pages and WAL, in all three reports
+grep -q '^I/O of the data phase on pgiofs (/tmp/pgload\.[^ ]*/mnt, mean of 1 run)$' "$W/out" ||
+	{ cat "$W/out"; fail "no I/O table in the summary"; }
+awk '/^I\/O of the data phase/ { t = 1; next } t && /^(heap|wal) / && $5 > 0 { n++ } t && /^$/ { t = 0 }
+	END { exit n != 2 }' "$W/out" || { cat "$W/out"; fail "summary: no heap and wal write MB"; }
+awk '/^I\/O of the data phase/ { t = 1; next } t && /^$/ { t = 0 }
+	t && !/^class/ && $2 + $3 + $4 + $5 + $6 == 0 { bad = 1 } END { exit bad }' "$W/out" ||
+	{ cat "$W/out"; fail "summary lists a class without I/O"; }
+for cls in heap wal; do
+	v=$(json_io "$W/r.json" data $cls write_bytes)
+	[ -n "$v" ] && [ "$v" -gt 0 ] || { cat "$W/r.json"; fail "JSON: data phase $cls write_bytes is \"$v\""; }
+	v=$(json_io "$W/r.json" data $cls write_ops)
+	[ -n "$v" ] && [ "$v" -gt 0 ] || fail "JSON: data phase $cls write_ops is \"$v\""
+	v=$(csv_col "$W/r.csv" data ${cls}_write_bytes)
+	[ -n "$v" ] && [ "$v" -gt 0 ] || { cat "$W/r.csv"; fail "CSV: data phase ${cls}_write_bytes is \"$v\""; }
+done
+[ "$(json_io "$W/r.json" data wal sync_ops)" -gt 0 ] || fail "JSON: no WAL syncs in the data phase"
+for ph in schema data post; do
+	[ -n "$(json_io "$W/r.json" $ph other read_ops)" ] || fail "JSON: no io in the $ph phase"
+done
+[ "$(head -1 "$W/r.csv" | tr ',' '\n' | wc -l)" -eq $((12 + 9 * 5)) ] || fail "CSV: wrong number of columns"
+echo "ok: per-class I/O of each phase (summary, JSON, CSV)"
+
+# a failing `pgiofs stat`: said once, the load goes on without I/O figures
+cat >"$W/fake-pgiofs" <<EOF
+#!/bin/sh
+[ "\$1" = stat ] && { echo "fake: statistics unavailable" >&2; exit 3; }
+exec "$BIN/pgiofs" "\$@"
+EOF
+chmod 755 "$W/fake-pgiofs"
+"$PGLOAD" run -q --on-pgiofs --pgiofs-bin "$W/fake-pgiofs" --runs 2 -s "$W/g/schema.sql" \
+	-d "$W/g/data.sql" --json "$W/f.json" --csv "$W/f.csv" >"$W/out" 2>"$W/err" ||
+	{ cat "$W/err"; fail "run with a failing pgiofs stat"; }
+[ "$(grep -c 'going on without per-class I/O' "$W/err")" -eq 1 ] || { cat "$W/err"; fail "not said exactly once"; }
+grep -q 'fake-pgiofs stat /tmp/pgload\.[^ ]*/mnt --json` failed (exit status 3: fake: statistics unavailable)' "$W/err" ||
+	{ cat "$W/err"; fail "failure message"; }
+grep -q '^I/O of the data phase' "$W/out" && fail "I/O table without figures"
+grep -q '"io":' "$W/f.json" && fail "JSON has io without figures"
+[ "$(csv_col "$W/f.csv" data heap_write_bytes)" = "" ] || fail "CSV has figures"
+grep -q ',heap_write_bytes,' "$W/f.csv" || fail "CSV lacks the I/O columns on pgiofs"
+assert_clean
+echo "ok: failing pgiofs stat"
+
+# --pgdata on a pgiofs mount of our own: found through /proc/self/mountinfo
+mkdir "$W/back" "$W/mnt"
+pgiofs_mount "$W/back" "$W/mnt" -o allow_other
+"$PGLOAD" run -q --pgdata "$W/mnt/data" -s "$W/g/schema.sql" -d "$W/data+ckpt.sql" --json "$W/m.json" \
+	>"$W/out" 2>"$W/err" || { cat "$W/err"; fail "run --pgdata on pgiofs"; }
+grep -q "^I/O of the data phase on pgiofs ($W/mnt, mean of 1 run)\$" "$W/out" || { cat "$W/out"; fail "mount not found"; }
+for cls in heap wal; do
+	[ "$(json_io "$W/m.json" data $cls write_bytes)" -gt 0 ] || fail "JSON: no $cls writes with --pgdata"
+done
+pgiofs_umount "$W/mnt" || fail "unmount"
+assert_no_mount "$W/mnt"
+assert_clean
+echo "ok: --pgdata on a pgiofs mount"
+
 "$PGLOAD" run -q --on-pgiofs --profile /nonexistent.conf -d "$W/g/schema.sql" 2>"$W/err" && fail "bad profile accepted"
 grep -q -- '--profile "/nonexistent.conf": no such file' "$W/err" || { cat "$W/err"; fail "bad profile message"; }
+"$PGLOAD" run -q --on-pgiofs --pgiofs-bin /nonexistent -d "$W/g/schema.sql" 2>"$W/err" && fail "bad --pgiofs-bin accepted"
+grep -q -- '--pgiofs-bin "/nonexistent": No such file' "$W/err" || { cat "$W/err"; fail "bad --pgiofs-bin message"; }
 assert_clean
-echo "ok: bad profile"
+echo "ok: bad profile, bad --pgiofs-bin"
