@@ -134,7 +134,11 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 		in->nlookup++;
 		if (in != &fs->root) { /* read without the lock elsewhere */
 			__atomic_store_n(&in->kind, (uint8_t)kind, __ATOMIC_RELAXED);
-			__atomic_store_n(&in->cls, (uint8_t)cls, __ATOMIC_RELAXED);
+			/* a relation's name says "heap"; its pages may have said
+			 * "index" already: keep that */
+			if (!(cls == IOS_CLASS_HEAP &&
+			      __atomic_load_n(&in->by_content, __ATOMIC_RELAXED)))
+				__atomic_store_n(&in->cls, (uint8_t)cls, __ATOMIC_RELAXED);
 		}
 		pthread_mutex_unlock(&fs->lock);
 		close(fd);
@@ -929,9 +933,36 @@ int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
 	return 0;
 }
 
+/* refine_class() -- a relation main fork's name cannot tell a table from
+ * an index: its first full page read or written can (pd_special and the
+ * special space, see pagetype.c).  Decided once per file. */
+static void refine_class(struct pfs_inode *in, const void *data, size_t len, off_t off)
+{
+	enum ios_class cls;
+	const char *am;
+
+	if (__atomic_load_n(&in->cls, __ATOMIC_RELAXED) != IOS_CLASS_HEAP ||
+	    __atomic_load_n(&in->by_content, __ATOMIC_RELAXED) || off % 8192 != 0 || len < 8192)
+		return;
+	if (pgiofs_page_kind(data, 8192, &cls, &am) != 0)
+		return; /* a new (zero) page or not a page: ask the next one */
+	__atomic_store_n(&in->cls, (uint8_t)cls, __ATOMIC_RELAXED);
+	__atomic_store_n(&in->by_content, 1, __ATOMIC_RELAXED);
+}
+
+/* fh_class() -- the class of @fh's file now (it may have been refined
+ * since the file was opened). */
+static enum ios_class fh_class(const struct pfs_fh *fh)
+{
+	if (fh->cls != IOS_CLASS_HEAP)
+		return fh->cls;
+	return (enum ios_class)__atomic_load_n(&fh->inode->cls, __ATOMIC_RELAXED);
+}
+
 struct rw_ctx {
 	struct ios_req r;
 	fuse_req_t req;
+	struct pfs_inode *in; /* the file's inode (NULL for directories) */
 	struct iovec iov;
 	void *buf; /* owned buffer (reads, and writes copied for O_DIRECT) */
 };
@@ -946,10 +977,13 @@ static void read_done(struct ios_req *r, ssize_t res)
 {
 	struct rw_ctx *c = (struct rw_ctx *)r;
 
-	if (res < 0)
+	if (res < 0) {
 		fuse_reply_err(c->req, (int)-res);
-	else
+	} else {
+		if (c->in)
+			refine_class(c->in, c->buf, (size_t)res, r->off);
 		fuse_reply_buf(c->req, c->buf, (size_t)res);
+	}
 	rw_free(c);
 }
 
@@ -996,7 +1030,8 @@ static struct rw_ctx *rw_new(fuse_req_t req, struct pfs_fh *fh, int fd, enum ios
 	c->req = req;
 	c->r.fd = fd;
 	c->r.file_id = fh ? (uint64_t)fh->inode->ino : 0;
-	c->r.cls = fh ? fh->cls : IOS_CLASS_OTHER;
+	c->r.cls = fh ? fh_class(fh) : IOS_CLASS_OTHER;
+	c->in = fh ? fh->inode : NULL;
 	c->r.dir = dir;
 	c->r.pid = fuse_req_ctx(req)->pid;
 	c->r.priv = c;
@@ -1040,8 +1075,10 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	struct pfs *fs = pfs_of(req);
 	struct pfs_fh *fh = fh_of(fi);
 	bool direct = fh->dfd >= 0 && dio_aligned(off, size);
-	struct rw_ctx *c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_WRITE);
+	struct rw_ctx *c;
 
+	refine_class(fh->inode, buf, size, off);
+	c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_WRITE);
 	if (!c) {
 		fuse_reply_err(req, ENOMEM);
 		return;

@@ -24,6 +24,7 @@ struct pfs_inode {
 	mode_t fmt;	  /* S_IFMT bits */
 	uint8_t kind;	  /* enum pgiofs_dirkind (directories) */
 	uint8_t cls;	  /* enum ios_class (files) */
+	uint8_t by_content; /* cls was decided by a page's content (heap/index) */
 	uint64_t nlookup; /* under pfs.lock */
 	/* write-behind (WAL with files.wal_direct_io): held while an
 	 * acknowledged write is still being written; its error, kept for the
