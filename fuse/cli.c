@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -34,6 +36,7 @@ static void usage(FILE *out)
 	    out,
 	    "Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT\n"
 	    "       pgiofs stat MOUNTPOINT [--json] [--interval SECONDS] [--count N]\n"
+	    "       pgiofs trace FILE [--csv]\n"
 	    "\n"
 	    "Mount BACKING_DIR at MOUNTPOINT through pgiofs, a database-aware passthrough\n"
 	    "filesystem for PostgreSQL data directories.  pgiofs must be the only writer of\n"
@@ -48,6 +51,8 @@ static void usage(FILE *out)
 	    "  -c, --config FILE       read tunables from an INI file (see config/pgiofs.conf)\n"
 	    "  -s, --set NAME=VALUE    set one tunable (after --config); NAME may be\n"
 	    "                          SECTION.NAME\n"
+	    "      --trace FILE        record every request into FILE, a new file (lz4;\n"
+	    "                          decode with `pgiofs trace FILE`)\n"
 	    "      --print-config      print the effective configuration as INI and exit\n"
 	    "  -h, --help              this help, with every tunable\n"
 	    "  -V, --version           print the version\n"
@@ -82,7 +87,8 @@ static bool is_mount_opt(const char *o)
 
 struct cli {
 	bool foreground, debug, nonempty, print_config;
-	const char *config, *profile;
+	const char *config, *profile, *trace;
+	char trace_abs[PATH_MAX];
 	char config_abs[PATH_MAX], profile_path[PATH_MAX];
 	const char *backing, *mountpoint;
 	char backing_abs[PATH_MAX], mountpoint_abs[PATH_MAX];
@@ -167,6 +173,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"profile", required_argument, NULL, 'p'},
+	    {"trace", required_argument, NULL, 'T'},
 	    {NULL, 0, NULL, 0},
 	};
 	int opt;
@@ -193,6 +200,9 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case 's':
 			if (add_override(c, optarg) < 0)
 				return 1;
+			break;
+		case 'T':
+			c->trace = optarg;
 			break;
 		case 'P':
 			c->print_config = true;
@@ -475,6 +485,90 @@ static void *signal_thread(void *arg)
 
 /* ------------------------------------------------------------------------ */
 
+/* open_trace() -- create the --trace file (absolute path, O_EXCL: an
+ * existing file is refused); its descriptor, or -1 after a message. */
+static int open_trace(struct cli *c)
+{
+	char dir[PATH_MAX], *slash;
+	const char *base;
+	int fd;
+
+	/* the daemon changes to "/": resolve the directory now */
+	snprintf(dir, sizeof(dir), "%s", c->trace);
+	slash = strrchr(dir, '/');
+	if (slash) {
+		base = c->trace + (slash - dir) + 1;
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	} else {
+		base = c->trace;
+		snprintf(dir, sizeof(dir), ".");
+	}
+	if (!*base) {
+		fprintf(stderr, "pgiofs: --trace \"%s\": not a file name\n", c->trace);
+		return -1;
+	}
+	{
+		char rdir[PATH_MAX];
+
+		if (!realpath(dir, rdir)) {
+			fprintf(stderr, "pgiofs: --trace \"%s\": %s\n", c->trace, strerror(errno));
+			return -1;
+		}
+		if ((size_t)snprintf(c->trace_abs, sizeof(c->trace_abs), "%s/%s",
+				     strcmp(rdir, "/") == 0 ? "" : rdir,
+				     base) >= sizeof(c->trace_abs)) {
+			fprintf(stderr, "pgiofs: --trace \"%s\": path too long\n", c->trace);
+			return -1;
+		}
+	}
+	c->trace = c->trace_abs;
+	fd = open(c->trace, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			fprintf(stderr,
+				"pgiofs: trace file \"%s\" already exists; pgiofs never "
+				"overwrites a trace: remove it or choose another name\n",
+				c->trace);
+		else
+			fprintf(stderr, "pgiofs: cannot create trace file \"%s\": %s\n", c->trace,
+				strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+/* drop_trace() -- a mount that failed leaves no trace file behind. */
+static void drop_trace(const struct cli *c, int fd)
+{
+	if (fd < 0)
+		return;
+	close(fd);
+	unlink(c->trace);
+}
+
+/* close_trace() -- flush, fsync and close the trace; log what it lost. */
+static void close_trace(struct pfs *fs, const char *path)
+{
+	struct ios_trace_stats st;
+	int ret;
+
+	if (!fs->trace)
+		return;
+	memset(&st, 0, sizeof(st));
+	ret = ios_trace_writer_close(fs->trace, &st);
+	fs->trace = NULL;
+	if (ret < 0)
+		pfs_log(LOG_ERR, "trace \"%s\": %s; it is incomplete", path, strerror(-ret));
+	if (st.dropped)
+		pfs_log(LOG_WARNING,
+			"trace \"%s\": %" PRIu64 " of %" PRIu64
+			" records dropped (the writer fell behind or failed)",
+			path, st.dropped, st.records + st.dropped);
+}
+
 static int run(struct cli *c, struct pfs *fs)
 {
 	char *fargv[8];
@@ -485,6 +579,7 @@ static int run(struct cli *c, struct pfs *fs)
 	struct sigctx sc;
 	pthread_t sigthr;
 	char err[512];
+	int trace_fd = -1;
 
 	if (check_dev_fuse())
 		return 1;
@@ -524,6 +619,10 @@ static int run(struct cli *c, struct pfs *fs)
 		return 1;
 	}
 	ret = 1;
+	/* the trace file is created (never overwritten) while we still have a
+	 * terminal to refuse on; its writer thread starts after daemonizing */
+	if (c->trace && (trace_fd = open_trace(c)) < 0)
+		return 1;
 	/* the subtype lets other instances (and people) see what a mount is */
 	snprintf(opts, sizeof(opts), "default_permissions,subtype=pgiofs%s%s",
 		 strstr(c->fuse_opts, "fsname=") ? "" : ",fsname=", "");
@@ -553,6 +652,7 @@ static int run(struct cli *c, struct pfs *fs)
 	fuse_opt_free_args(&args);
 	if (!se) {
 		fprintf(stderr, "pgiofs: cannot start a FUSE session with options \"%s\"\n", opts);
+		drop_trace(c, trace_fd);
 		return 1;
 	}
 	fs->se = se;
@@ -560,12 +660,14 @@ static int run(struct cli *c, struct pfs *fs)
 		fprintf(stderr, "pgiofs: cannot mount \"%s\" (see the message above)\n",
 			c->mountpoint);
 		fuse_session_destroy(se);
+		drop_trace(c, trace_fd);
 		return 1;
 	}
 	if (pfs_wire_attach(se) < 0) {
 		fprintf(stderr, "pgiofs: cannot attach to the FUSE session\n");
 		fuse_session_unmount(se);
 		fuse_session_destroy(se);
+		drop_trace(c, trace_fd);
 		return 1;
 	}
 	pfs_tune_bdi(fs, c->mountpoint);
@@ -578,10 +680,31 @@ static int run(struct cli *c, struct pfs *fs)
 	if (fuse_daemonize(c->foreground) != 0) {
 		fuse_session_unmount(se);
 		fuse_session_destroy(se);
+		drop_trace(c, trace_fd);
 		return 1;
 	}
 	if (!c->foreground)
 		pfs_log_to_syslog();
+	if (trace_fd >= 0) {
+		struct ios_trace_opts to = {.fd = trace_fd};
+		sigset_t all, old;
+		int e = 0;
+
+		/* takes trace_fd over, closing it on failure; its thread takes
+		 * no signals (they are the signal thread's) */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		fs->trace = ios_trace_writer_create_opts(NULL, &to, &e);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!fs->trace) {
+			pfs_log(LOG_ERR, "cannot start the trace \"%s\": %s", c->trace,
+				strerror(-e));
+			unlink(c->trace);
+			fuse_session_unmount(se);
+			fuse_session_destroy(se);
+			return 1;
+		}
+	}
 	fs->ios = pfs_sched_create(fs, &fs->set);
 	if (!fs->ios) {
 		pfs_log(LOG_ERR, "cannot start the I/O scheduler: %s", strerror(errno));
@@ -627,6 +750,8 @@ static int run(struct cli *c, struct pfs *fs)
 	 * before the session they belong to goes away */
 	ios_destroy(fs->ios);
 	fs->ios = NULL;
+	/* every request has completed: nothing writes to the trace any more */
+	close_trace(fs, c->trace);
 	fuse_session_unmount(se);
 	fuse_session_destroy(se);
 	if (sc.backing_fd != fs->root.fd)
@@ -642,6 +767,8 @@ int pgiofs_main(int argc, char **argv)
 
 	if (argc >= 2 && strcmp(argv[1], "stat") == 0)
 		return pfs_stat_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "trace") == 0)
+		return pfs_trace_main(argc - 1, argv + 1);
 	memset(&c, 0, sizeof(c));
 	memset(&fs, 0, sizeof(fs));
 	fs.root.fd = -1;
@@ -668,6 +795,7 @@ int pgiofs_main(int argc, char **argv)
 	ret = run(&c, &fs);
 	pfs_control_stop(&fs);
 	ios_destroy(fs.ios);
+	close_trace(&fs, c.trace); /* after a failed start */
 	ios_stats_destroy(fs.stats);
 	pfs_cleanup(&fs);
 	return ret;

@@ -906,6 +906,8 @@ struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings 
 
 	if (s && set->stats_enabled)
 		ios_attach_stats(s, fs->stats); /* before anything is submitted */
+	if (s && fs->trace)
+		ios_attach_trace(s, fs->trace);
 	return s;
 }
 

@@ -47,10 +47,12 @@ struct pfs {
 	bool foreground;
 	struct ios_stats *stats;     /* since mount; attached to every scheduler */
 	struct pfs_control *control; /* control channel (control.c), or NULL */
+	struct ios_trace_writer *trace; /* --trace, or NULL; every scheduler */
 };
 
 /* pfs_sched_create() -- a scheduler with settings @set, accounting into
- * fs->stats when set->stats_enabled.  NULL with errno set on failure. */
+ * fs->stats when set->stats_enabled and recording into fs->trace if set.
+ * NULL with errno set on failure. */
 struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings *set);
 
 extern const struct fuse_lowlevel_ops pfs_ops;
@@ -114,5 +116,9 @@ void pfs_control_stop(struct pfs *fs);
 
 /* stat.c: `pgiofs stat` */
 int pfs_stat_main(int argc, char **argv);
+
+/* pfs_trace_main() -- `pgiofs trace FILE [--csv]` (trace.c); argv[0] is
+ * "trace".  Returns the exit status. */
+int pfs_trace_main(int argc, char **argv);
 
 #endif

@@ -98,6 +98,40 @@ static void wake(struct ios_sched *s)
 	}
 }
 
+static uint32_t ns_to_us(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+
+	return us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+/* account() -- one completed request into the statistics and the trace, if
+ * attached. */
+static void account(struct ios_sched *s, const struct ios_req *req, ssize_t res, uint64_t queue_ns,
+		    uint64_t service_ns)
+{
+	struct ios_trace_rec rec;
+
+	ios_stats_account(s->stats, req, res, queue_ns, service_ns);
+	if (!s->trace)
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.time_ns = req->arrival_ns;
+	rec.file_id = req->file_id;
+	rec.off = req->dir == IOS_SYNC ? 0 : (uint64_t)req->off;
+	rec.len =
+	    req->dir == IOS_SYNC ? 0 : (req->len > UINT32_MAX ? UINT32_MAX : (uint32_t)req->len);
+	rec.pid = req->pid > 0 ? (uint32_t)req->pid : 0;
+	rec.queue_us = ns_to_us(queue_ns);
+	rec.service_us = ns_to_us(service_ns);
+	rec.result = res > INT32_MAX ? INT32_MAX : res < INT32_MIN ? INT32_MIN : (int32_t)res;
+	rec.cls = (uint8_t)req->cls;
+	rec.dir = (uint8_t)req->dir;
+	if (req->dir == IOS_SYNC && (req->flags & IOS_F_DATASYNC))
+		rec.flags |= IOS_TRACE_F_DATASYNC;
+	(void)ios_trace_write(s->trace, &rec); /* a drop is counted by the writer */
+}
+
 int ios_submit(struct ios_sched *s, struct ios_req *req)
 {
 	struct ios_rq *rq;
@@ -106,7 +140,7 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 		struct ios_stats *st = s->stats;
 		ssize_t res;
 
-		if (!st) {
+		if (!st && !s->trace) {
 			req->arrival_ns = 0;
 			req->done(req, ios_execute(req));
 			return 0;
@@ -115,13 +149,14 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 		 * before done, so a completed request is already counted */
 		req->arrival_ns = ios_now_ns();
 		res = ios_execute(req);
-		ios_stats_account(st, req, res, 0, ios_now_ns() - req->arrival_ns);
+		account(s, req, res, 0, ios_now_ns() - req->arrival_ns);
 		req->done(req, res);
 		return 0;
 	}
 	rq = calloc(1, sizeof(*rq));
 	if (!rq) {
-		ios_stats_account(s->stats, req, -ENOMEM, 0, 0);
+		req->arrival_ns = ios_now_ns();
+		account(s, req, -ENOMEM, 0, 0);
 		req->done(req, -ENOMEM);
 		return 0;
 	}
@@ -171,7 +206,7 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 	ios_list_init(&rq->mnode);
 	rq->file = file_get(s, req->file_id);
 	if (!rq->file) {
-		ios_stats_account(s->stats, req, -ENOMEM, 0, 0);
+		account(s, req, -ENOMEM, 0, 0);
 		req->done(req, -ENOMEM);
 		free(rq);
 		return;
@@ -484,10 +519,9 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 		s->cnt.requests++;
 		/* queue: arrival to dispatch; service: dispatch to completion
 		 * (emulated device included) */
-		ios_stats_account(
-		    s->stats, req, r,
-		    head->dispatch_ns > m->arrival_ns ? head->dispatch_ns - m->arrival_ns : 0,
-		    now > head->dispatch_ns ? now - head->dispatch_ns : 0);
+		account(s, req, r,
+			head->dispatch_ns > m->arrival_ns ? head->dispatch_ns - m->arrival_ns : 0,
+			now > head->dispatch_ns ? now - head->dispatch_ns : 0);
 		req->done(req, r);
 		if (m != head) {
 			file_put(s, m->file);
@@ -685,6 +719,11 @@ bool ios_is_async(const struct ios_sched *s)
 void ios_attach_stats(struct ios_sched *s, struct ios_stats *st)
 {
 	s->stats = st;
+}
+
+void ios_attach_trace(struct ios_sched *s, struct ios_trace_writer *w)
+{
+	s->trace = w;
 }
 
 int ios_pending(struct ios_sched *s)

@@ -301,6 +301,14 @@ void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap);
  * it); several schedulers may share @st, which must outlive them. */
 void ios_attach_stats(struct ios_sched *s, struct ios_stats *st);
 
+struct ios_trace_writer;
+
+/* ios_attach_trace() -- from now on @s appends one record to @w (NULL:
+ * stop) for every request it completes, where the statistics are accounted
+ * (time = arrival, queue and service time, result).  Call before the first
+ * ios_submit(); several schedulers may share @w, which must outlive them. */
+void ios_attach_trace(struct ios_sched *s, struct ios_trace_writer *w);
+
 /* ---- traces -----------------------------------------------------------------
  * I/O traces (trace.c): one fixed-size record per request, streamed into a
  * file in the lz4 frame format (`lz4 -d` decompresses it) by a background

@@ -182,6 +182,7 @@ struct ios_sched {
 	void *be;		  /* back-end state */
 	struct ios_device *dev;	  /* emulated device, or NULL */
 	struct ios_stats *stats;  /* optional */
+	struct ios_trace_writer *trace; /* optional */
 	pthread_t thread;
 	bool thread_started;
 };

@@ -8,6 +8,8 @@
  * at which it completed minus its arrival, and the queue time of a request
  * held back by nr_requests is the completion time of the one before it.
  * "direct" runs on real files: counts and bytes are exact, times only > 0.
+ * A trace attached (ios_attach_trace()) gets one record per request, with
+ * the same times.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -251,11 +253,119 @@ static void test_direct(void)
 	close(fd);
 }
 
+/* read_trace() -- close @w and read the records of @path into @out. */
+static int read_trace(struct ios_trace_writer *w, const char *path, struct ios_trace_rec *out,
+		      int max)
+{
+	struct ios_trace_stats tst;
+	struct ios_trace_reader *r;
+	int n = 0, err = 0, ret;
+
+	CHECK(ios_trace_writer_close(w, &tst) == 0);
+	CHECK(tst.dropped == 0);
+	r = ios_trace_reader_open(path, &err);
+	CHECK(r != NULL);
+	if (!r)
+		return 0;
+	while (n < max && (ret = ios_trace_read(r, &out[n])) == 1)
+		n++;
+	CHECK(n < max && ret == 0);
+	ios_trace_reader_close(r);
+	unlink(path);
+	return n;
+}
+
+/* ios_attach_trace(): one record per completed request, in the queueing
+ * core (exact virtual times) and in direct; a reload's scheduler shares the
+ * writer; detached, nothing more is recorded */
+static void test_trace(void)
+{
+	char path[] = "/tmp/test_sched_stats.trace.XXXXXX";
+	struct ios_trace_opts opts = {.wait_when_full = 1};
+	struct ios_trace_rec rec[16];
+	struct ios_settings set;
+	struct ios_trace_writer *w;
+	struct ios_sched *s, *d;
+	struct treq t[3];
+	int fd = tmpfile_fd(), tfd, err = 0, n;
+	char junk[8192];
+
+	memset(junk, 1, sizeof(junk));
+	CHECK(pwrite(fd, junk, sizeof(junk), 0) == sizeof(junk));
+	tfd = mkstemp(path);
+	CHECK(tfd >= 0);
+	close(tfd);
+	unlink(path);
+	w = ios_trace_writer_create_opts(path, &opts, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+
+	conf_defaults(&ios_conf, &set);
+	set.policy = IOS_POLICY_NOOP;
+	set.device_model = IOS_DEVICE_SSD;
+	set.nr_requests = 1;
+	s = ios_create_virtual(&set);
+	ios_attach_trace(s, w);
+	submit(s, &t[0], fd, 1, IOS_CLASS_INDEX, IOS_READ, 0, 4096);
+	submit(s, &t[1], fd, 2, IOS_CLASS_INDEX, IOS_READ, 4096, 4096);
+	submit(s, &t[2], fd, 3, IOS_CLASS_TEMP, IOS_READ, 6144, 4096); /* short */
+	ios_virtual_advance(s, 100 * MS);
+	ios_destroy(s);
+	for (int i = 0; i < 3; i++)
+		free(t[i].buf);
+
+	d = ios_create("direct");
+	ios_attach_trace(d, w);
+	submit(d, &t[0], fd, 9, IOS_CLASS_WAL, IOS_WRITE, 8192, 100);
+	free(t[0].buf);
+	memset(&t[1], 0, sizeof(t[1]));
+	t[1].r.fd = fd;
+	t[1].r.file_id = 9;
+	t[1].r.cls = IOS_CLASS_WAL;
+	t[1].r.dir = IOS_SYNC;
+	t[1].r.flags = IOS_F_DATASYNC;
+	t[1].r.pid = 4242;
+	t[1].r.done = on_done;
+	ios_submit(d, &t[1].r);
+	submit(d, &t[2], -1, 5, IOS_CLASS_META, IOS_WRITE, 0, 10); /* EBADF */
+	free(t[2].buf);
+	ios_attach_trace(d, NULL);
+	submit(d, &t[0], fd, 9, IOS_CLASS_WAL, IOS_WRITE, 0, 100); /* not recorded */
+	free(t[0].buf);
+	ios_destroy(d);
+
+	n = read_trace(w, path, rec, 16);
+	CHECK(n == 6);
+	if (n == 6) {
+		/* queueing: times exact on the virtual clock, as in test_queue_time */
+		CHECK(rec[0].file_id == 1 && rec[0].cls == IOS_CLASS_INDEX &&
+		      rec[0].dir == IOS_READ);
+		CHECK(rec[0].off == 0 && rec[0].len == 4096 && rec[0].result == 4096);
+		CHECK(rec[0].time_ns == 0 && rec[0].queue_us == 0 && rec[0].service_us > 0);
+		CHECK(rec[1].file_id == 2 && rec[1].off == 4096 && rec[1].result == 4096);
+		CHECK(rec[1].queue_us == rec[0].service_us);
+		CHECK(rec[2].cls == IOS_CLASS_TEMP && rec[2].len == 4096 && rec[2].result == 2048);
+		CHECK(rec[2].queue_us > rec[1].queue_us);
+		/* direct: no queue time */
+		CHECK(rec[3].cls == IOS_CLASS_WAL && rec[3].dir == IOS_WRITE && rec[3].off == 8192);
+		CHECK(rec[3].len == 100 && rec[3].result == 100 && rec[3].queue_us == 0);
+		CHECK(rec[3].time_ns > 0);
+		CHECK(rec[4].dir == IOS_SYNC && rec[4].len == 0 && rec[4].result == 0);
+		CHECK(rec[4].pid == 4242 && (rec[4].flags & IOS_TRACE_F_DATASYNC));
+		CHECK(rec[4].time_ns >= rec[3].time_ns);
+		CHECK(rec[5].cls == IOS_CLASS_META && rec[5].result == -EBADF);
+		CHECK(rec[5].flags == 0);
+	}
+	close(fd);
+}
+
 int main(void)
 {
 	test_merge_accounting();
 	test_queue_time();
 	test_direct();
+	test_trace();
 	if (failures)
 		fprintf(stderr, "%d check(s) failed\n", failures);
 	return failures ? 1 : 0;
