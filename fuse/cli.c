@@ -525,6 +525,20 @@ static int open_trace(struct cli *c)
 		}
 	}
 	c->trace = c->trace_abs;
+	{
+		/* inside the backing tree the trace would appear in the data
+		 * directory and be written behind pgiofs's back */
+		size_t n = strlen(c->backing);
+
+		if (strncmp(c->trace, c->backing, n) == 0 &&
+		    (c->trace[n] == '/' || c->trace[n] == '\0')) {
+			fprintf(stderr,
+				"pgiofs: trace file \"%s\" is inside the backing directory \"%s\": "
+				"put it elsewhere\n",
+				c->trace, c->backing);
+			return -1;
+		}
+	}
 	fd = open(c->trace, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST)

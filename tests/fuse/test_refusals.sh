@@ -40,6 +40,8 @@ refuse "option \"attr_timeout=abc\": attr_timeout: \"abc\" is not a number" \
 	-o attr_timeout=abc "$T/backing" "$T/mnt"
 refuse "option \"policy=nosuch\": policy: \"nosuch\" is not one of: direct, noop, elevator-2.4" --set policy=nosuch "$T/backing" "$T/mnt"
 
+refuse "trace file \"$T/backing/t.lz4\" is inside the backing directory" --trace "$T/backing/t.lz4" "$T/backing" "$T/mnt"
+[ ! -e "$T/backing/t.lz4" ] || fail "a refused --trace left its file behind"
 printf '[fuse]\nattr_timeout = 1\n\n[fuse]\nmax_background = 99999\n' >"$T/bad.conf"
 refuse "$T/bad.conf:5: max_background: 99999 is out of range" -c "$T/bad.conf" "$T/backing" "$T/mnt"
 printf '[fuse]\nno_such_knob = 1\n' >"$T/bad2.conf"
