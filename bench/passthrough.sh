@@ -24,6 +24,9 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PGIOFS=${PGIOFS:-$TOP/bin/pgiofs}
 PGBIN=${PGBIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
 [ -x "$PGBIN/initdb" ] || PGBIN=/usr/lib/postgresql/15/bin
+ME=passthrough.sh
+# shellcheck source=bench/lib.sh
+. "$TOP/bench/lib.sh"
 
 ROUNDS=3
 SCALE=50
@@ -53,17 +56,6 @@ Environment: PGIOFS (default bin/pgiofs), PGBIN (PostgreSQL binaries).
 EOF
 }
 
-die() {
-	echo "passthrough.sh: $*" >&2
-	exit 1
-}
-
-# range NAME VALUE MIN MAX -- VALUE must be an integer in MIN..MAX.
-range() {
-	[[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ] ||
-		die "$1 must be an integer from $3 to $4, not \"$2\""
-}
-
 while [ $# -gt 0 ]; do
 	case $1 in
 		--rounds) [ $# -ge 2 ] || die "--rounds needs a value"; range --rounds "$2" 1 100; ROUNDS=$2; shift 2 ;;
@@ -91,46 +83,11 @@ id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.s
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 [ -r /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
 
-T0=$(date +%s)
-progress() { printf '[%4ds] %s\n' $(($(date +%s) - T0)) "$*" >&2; }
-
 # ---- clean-up -----------------------------------------------------------------
 WORK=""
 MNT=""
 DAEMON_PID=""
 PM_PID=""
-
-# kill_postgres PID -- stop the server whose postmaster is PID (pg_ctl made it
-# a session leader, so its backends share its process group).
-kill_postgres() {
-	local pid=$1 i p
-	[ -n "$pid" ] || return 0
-	if [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$PGBIN/postgres" ]; then
-		kill -QUIT "$pid" 2>/dev/null # immediate shutdown
-	fi
-	for ((i = 0; i < 100; i++)); do
-		pgrep -g "$pid" >/dev/null || return 0
-		sleep 0.1
-	done
-	for p in $(pgrep -g "$pid"); do
-		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$PGBIN/postgres" ] && kill -KILL "$p"
-	done
-}
-
-# unmount MNT -- unmount; if the daemon hangs, abort its FUSE connection.
-unmount() {
-	local mnt=$1 conn
-	conn=$(awk -v m="$mnt" '$5 == m {
-		for (i = 7; i <= NF && $i != "-"; i++) ;
-		if ($(i + 1) ~ /^fuse/) { split($3, d, ":"); print d[2] }
-	}' /proc/self/mountinfo)
-	[ -n "$conn" ] || return 0
-	timeout 60 fusermount3 -u "$mnt" 2>/dev/null && return 0
-	timeout 20 umount "$mnt" 2>/dev/null && return 0
-	echo "passthrough.sh: aborting the hung FUSE connection of $mnt" >&2
-	echo 1 >"/sys/fs/fuse/connections/$conn/abort" 2>/dev/null
-	umount -l "$mnt" 2>/dev/null
-}
 
 cleanup() {
 	trap - EXIT INT TERM
@@ -146,30 +103,6 @@ trap cleanup EXIT
 trap 'echo "passthrough.sh: interrupted" >&2; exit 2' INT TERM
 
 # ---- helpers ------------------------------------------------------------------------
-# Commands run as postgres are spelled out, not wrapped in a shell
-# function: bash applies a function call's redirections in the shell itself,
-# so an interrupt trap taken meanwhile would write into that command's log.
-AS_PG=(runuser -u postgres --)
-
-# fail_log MSG FILE -- show the end of FILE and give up.
-fail_log() {
-	echo "---- last lines of $2" >&2
-	tail -n 20 "$2" >&2 2>/dev/null
-	die "$1"
-}
-
-now() { date +%s.%N; }
-
-free_port() {
-	local p
-	for ((p = 40000 + RANDOM % 10000; ; p++)); do
-		if ! ss -Hltn "sport = :$p" | grep -q . && ! ss -Hlx | grep -q "\.s\.PGSQL\.$p\b"; then
-			echo "$p"
-			return
-		fi
-	done
-}
-
 start_server() {
 	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 300 start >/dev/null 2>&1 ||
 		fail_log "$KIND: pg_ctl start failed" "$LOG"
@@ -268,14 +201,6 @@ sample() {
 		MNT="" DAEMON_PID=""
 	fi
 	rm -rf -- "$WORK/native" "$WORK/backing"
-}
-
-last_of() { echo "$1" | awk '{ print $NF }'; }
-
-# median VALUES -- the median of a space-separated list.
-median() {
-	echo "$1" | tr ' ' '\n' | grep . | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # ---- main ---------------------------------------------------------------------------

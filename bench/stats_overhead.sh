@@ -20,6 +20,9 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PGIOFS=${PGIOFS:-$TOP/bin/pgiofs}
 PGBIN=${PGBIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
 [ -x "$PGBIN/initdb" ] || PGBIN=/usr/lib/postgresql/15/bin
+ME=stats_overhead.sh
+# shellcheck source=bench/lib.sh
+. "$TOP/bench/lib.sh"
 
 ROUNDS=3
 SCALE=20
@@ -43,16 +46,6 @@ Environment: PGIOFS (default bin/pgiofs), PGBIN (PostgreSQL binaries).
 EOF
 }
 
-die() {
-	echo "stats_overhead.sh: $*" >&2
-	exit 1
-}
-
-range() {
-	[[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ] ||
-		die "$1 must be an integer from $3 to $4, not \"$2\""
-}
-
 while [ $# -gt 0 ]; do
 	case $1 in
 		--rounds) [ $# -ge 2 ] || die "--rounds needs a value"; range --rounds "$2" 1 50; ROUNDS=$2; shift 2 ;;
@@ -71,33 +64,9 @@ id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.s
 [ -x "$PGIOFS" ] || die "$PGIOFS not found: run make"
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 
-T0=$(date +%s)
-progress() { printf '[%4ds] %s\n' $(($(date +%s) - T0)) "$*" >&2; }
-
 WORK=""
 MNT=""
 PM_PID=""
-
-kill_postgres() {
-	local pid=$1 i
-	[ -n "$pid" ] || return 0
-	[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$PGBIN/postgres" ] && kill -QUIT "$pid" 2>/dev/null
-	for ((i = 0; i < 100; i++)); do
-		pgrep -g "$pid" >/dev/null || return 0
-		sleep 0.1
-	done
-}
-
-unmount() {
-	local mnt=$1 i
-	mountpoint -q "$mnt" || return 0
-	timeout 60 fusermount3 -u "$mnt" 2>/dev/null || timeout 20 umount "$mnt" 2>/dev/null ||
-		umount -l "$mnt" 2>/dev/null
-	for ((i = 0; i < 100; i++)); do # the daemon exits after the unmount
-		pgrep -f -- " $mnt\$" >/dev/null || return 0
-		sleep 0.1
-	done
-}
 
 cleanup() {
 	trap - EXIT INT TERM
@@ -107,23 +76,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'echo "stats_overhead.sh: interrupted" >&2; exit 2' INT TERM
-
-AS_PG=(runuser -u postgres --)
-fail_log() {
-	echo "---- last lines of $2" >&2
-	tail -n 20 "$2" >&2 2>/dev/null
-	die "$1"
-}
-now() { date +%s.%N; }
-free_port() {
-	local p
-	for ((p = 40000 + RANDOM % 10000; ; p++)); do
-		if ! ss -Hltn "sport = :$p" | grep -q . && ! ss -Hlx | grep -q "\.s\.PGSQL\.$p\b"; then
-			echo "$p"
-			return
-		fi
-	done
-}
 
 WORK=$(mktemp -d "$DIR/pgiofs-stats-overhead.XXXXXX") || die "cannot create a directory in $DIR"
 chmod 755 "$WORK"
@@ -174,26 +126,23 @@ sample() {
 	unmount "$MNT"
 }
 
-median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-last_of() { tr ' ' '\n' | grep . | tail -n 1; }
 RATIOS=""
 for ((r = 1; r <= ROUNDS; r++)); do
 	if ((r % 2)); then order="on off"; else order="off on"; fi
 	for k in $order; do sample "$k" "$r"; done
 	# the two samples of a round ran back to back: their ratio is the
 	# least disturbed by whatever else the machine does
-	RATIOS+="$(echo "$(last_of <<<"${TIMES[on]}") / $(last_of <<<"${TIMES[off]}")" | bc -l) "
+	RATIOS+="$(echo "$(last_of "${TIMES[on]}") / $(last_of "${TIMES[off]}")" | bc -l) "
 done
 
-on=$(median <<<"${TIMES[on]}")
-off=$(median <<<"${TIMES[off]}")
+on=$(median "${TIMES[on]}")
+off=$(median "${TIMES[off]}")
 echo
 printf 'pgbench -i -s %d, %d samples per side (median): stats on %.2f s, off %.2f s\n' \
 	"$SCALE" "$ROUNDS" "$on" "$off"
 printf 'ratio of the medians on/off %.4f (%+.2f%%; target: under +2%%)\n' \
 	"$(echo "$on / $off" | bc -l)" "$(echo "($on / $off - 1) * 100" | bc -l)"
-rr=$(median <<<"$RATIOS")
+rr=$(median "$RATIOS")
 printf 'median of the per-round ratios on/off %.4f (%+.2f%%)\n' "$rr" "$(echo "($rr - 1) * 100" | bc -l)"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine makes samples noisy)"
 echo

@@ -49,6 +49,9 @@ static void usage(FILE *out)
 	    "                          nodev, noexec, noatime, fsname=, nonempty (mount over a\n"
 	    "                          non-empty directory), or any tunable as NAME=VALUE\n"
 	    "  -c, --config FILE       read tunables from an INI file (see config/pgiofs.conf)\n"
+	    "  -p, --profile NAME      scheduler profile, read before --config: NAME.conf in\n"
+	    "                          config/profiles (noop, elevator-2.4, elevator-2.4-aa,\n"
+	    "                          deadline-2.6, as-2.6, dbaware) or a path\n"
 	    "  -s, --set NAME=VALUE    set one tunable (after --config); NAME may be\n"
 	    "                          SECTION.NAME\n"
 	    "      --trace FILE        record every request into FILE, a new file (lz4;\n"
@@ -58,7 +61,9 @@ static void usage(FILE *out)
 	    "  -V, --version           print the version\n"
 	    "\n"
 	    "default_permissions is always on: the kernel checks permissions.\n"
-	    "Unmount with `fusermount3 -u MOUNTPOINT` or SIGTERM.\n"
+	    "Unmount with `fusermount3 -u MOUNTPOINT` or SIGTERM.  SIGHUP re-reads the\n"
+	    "profile, the config file and the overrides: [iosched], [device] and [stats]\n"
+	    "apply at once, the rest at the next mount; a bad value keeps the old ones.\n"
 	    "\n"
 	    "Tunables (section.name, default, range):\n");
 	conf_print_help(out, pgiofs_conf());

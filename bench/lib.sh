@@ -1,0 +1,100 @@
+#!/bin/bash
+# bench/lib.sh -- helpers shared by the benchmark scripts (source it after
+# setting ME to the script's name and PGBIN to the PostgreSQL binaries).
+#
+#   die MSG                   print "ME: MSG" on stderr, exit 1
+#   range NAME VALUE MIN MAX  VALUE must be an integer in MIN..MAX
+#   progress MSG              "[  12s] MSG" on stderr (T0 = start time)
+#   fail_log MSG FILE         show the end of FILE, then die MSG
+#   now                       seconds since the epoch, with nanoseconds
+#   free_port                 a TCP port and socket name nobody listens on
+#   kill_postgres PID         immediate shutdown of the server PID leads
+#   unmount MNT               unmount a FUSE mount; abort it if it hangs
+#   median VALUES             median of a space-separated list
+#   last_of VALUES            last element of a space-separated list
+#   AS_PG                     array: run a command as postgres
+#
+# Commands run as postgres are spelled out ("${AS_PG[@]}" cmd ...), not
+# wrapped in a shell function: bash applies a function call's redirections in
+# the shell itself, so an interrupt trap taken meanwhile would write into that
+# command's log.
+
+: "${ME:=bench}"
+: "${PGBIN:=/usr/lib/postgresql/15/bin}"
+T0=${T0:-$(date +%s)}
+# shellcheck disable=SC2034 # used by the scripts that source this file
+AS_PG=(runuser -u postgres --)
+
+die() {
+	echo "$ME: $*" >&2
+	exit 1
+}
+
+range() {
+	[[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ] ||
+		die "$1 must be an integer from $3 to $4, not \"$2\""
+}
+
+progress() { printf '[%4ds] %s\n' $(($(date +%s) - T0)) "$*" >&2; }
+
+fail_log() {
+	echo "---- last lines of $2" >&2
+	tail -n 20 "$2" >&2 2>/dev/null
+	die "$1"
+}
+
+now() { date +%s.%N; }
+
+free_port() {
+	local p
+	for ((p = 40000 + RANDOM % 10000; ; p++)); do
+		if ! ss -Hltn "sport = :$p" | grep -q . && ! ss -Hlx | grep -q "\.s\.PGSQL\.$p\b"; then
+			echo "$p"
+			return
+		fi
+	done
+}
+
+# kill_postgres PID -- stop the server whose postmaster is PID (pg_ctl made it
+# a session leader, so its backends share its process group).
+kill_postgres() {
+	local pid=$1 i p
+	[ -n "$pid" ] || return 0
+	if [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$PGBIN/postgres" ]; then
+		kill -QUIT "$pid" 2>/dev/null # immediate shutdown
+	fi
+	for ((i = 0; i < 100; i++)); do
+		pgrep -g "$pid" >/dev/null || return 0
+		sleep 0.1
+	done
+	for p in $(pgrep -g "$pid"); do
+		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$PGBIN/postgres" ] && kill -KILL "$p"
+	done
+}
+
+# unmount MNT -- unmount; if the daemon hangs, abort its FUSE connection.
+# Waits up to 10 s for the daemon serving MNT to exit.
+unmount() {
+	local mnt=$1 conn i
+	conn=$(awk -v m="$mnt" '$5 == m {
+		for (i = 7; i <= NF && $i != "-"; i++) ;
+		if ($(i + 1) ~ /^fuse/) { split($3, d, ":"); print d[2] }
+	}' /proc/self/mountinfo)
+	[ -n "$conn" ] || return 0
+	if ! timeout 60 fusermount3 -u "$mnt" 2>/dev/null && ! timeout 20 umount "$mnt" 2>/dev/null; then
+		echo "$ME: aborting the hung FUSE connection of $mnt" >&2
+		echo 1 >"/sys/fs/fuse/connections/$conn/abort" 2>/dev/null
+		umount -l "$mnt" 2>/dev/null
+	fi
+	for ((i = 0; i < 100; i++)); do
+		pgrep -f -- " $mnt\$" >/dev/null || return 0
+		sleep 0.1
+	done
+}
+
+median() {
+	echo "$1" | tr ' ' '\n' | grep . | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+last_of() { echo "$1" | awk '{ print $NF }'; }

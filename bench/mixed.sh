@@ -1,0 +1,296 @@
+#!/bin/bash
+# mixed.sh -- commit latency under a concurrent bulk import (issue 3,
+# Benchmarks 1 and 2).
+#
+# Per cell, in one fresh PostgreSQL 15 cluster: database "oltp" is
+# initialised with `pgbench -i -s CLIENTS` and checkpointed (outside the
+# measurement), then `pgbench -c 4 -j 2 -T DURATION -l` runs in it while,
+# one second after pgbench started, `pgbench -i -s SCALE` imports into
+# database "bulk" of the same cluster.  Reported per cell: commit latency
+# p50, p99, p99.9 and max in ms (from the per-transaction logs of
+# pgbench -l, the whole run), the p99 of the transactions that ended while
+# the import ran ("p99 imp."), tps (without connection time) and the
+# wall-clock time of the import (no CHECKPOINT after it).
+#
+# Cells: native (the file system under --dir) and pgiofs with
+# --profile noop, deadline-2.6 and dbaware; with --device hdd the pgiofs
+# cells also get --set device.model=hdd (the emulated 2004 disk; native
+# stays the real file system, a reference only).  Cells are interleaved
+# within every round (the order rotates from round to round) and the
+# summary shows the medians over the rounds, which cell wins each figure
+# and the issue's ratios.
+#
+# It measures and prints; no timing is asserted.  Progress on stderr,
+# results on stdout; exit 0 when every sample ran, 1 on an error, 2 when
+# interrupted.  Servers, pgbench runs, mounts and directories it made are
+# removed at exit, Ctrl-C included.
+set -u
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PGIOFS=${PGIOFS:-$TOP/bin/pgiofs}
+PGBIN=${PGBIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+[ -x "$PGBIN/initdb" ] || PGBIN=/usr/lib/postgresql/15/bin
+ME=mixed.sh
+# shellcheck source=bench/lib.sh
+. "$TOP/bench/lib.sh"
+
+ROUNDS=3
+SCALE=40
+DURATION=30
+CLIENTS=4
+JOBS=2
+DEVICE=none
+DIR=/var/tmp
+PGIOFS_ARGS=""
+PROFILES="noop deadline-2.6 dbaware"
+
+usage() {
+	cat <<EOF
+usage: bench/mixed.sh [options]
+
+Commit latency of pgbench -c $CLIENTS -j $JOBS while pgbench -i imports into another
+database of the same cluster: native against pgiofs with the profiles
+$PROFILES.  Needs root.
+
+  --rounds N          rounds over all cells, interleaved (default $ROUNDS, 1..100)
+  --scale N           scale factor of the concurrent import (default $SCALE, 1..10000)
+  --duration S        seconds of pgbench -c $CLIENTS -j $JOBS -T (default $DURATION, 2..3600)
+  --device none|hdd   device model of the pgiofs cells (default $DEVICE;
+                      hdd adds --set device.model=hdd)
+  --quick             scale 10, 10 s, 1 round
+  --dir DIR           parent of the working directory (default $DIR)
+  --pgiofs-args ARGS  extra pgiofs options for every pgiofs cell
+  -h, --help          this text
+
+Environment: PGIOFS (default bin/pgiofs), PGBIN (PostgreSQL binaries).
+EOF
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+		--rounds) [ $# -ge 2 ] || die "--rounds needs a value"; range --rounds "$2" 1 100; ROUNDS=$2; shift 2 ;;
+		--rounds=*) range --rounds "${1#*=}" 1 100; ROUNDS=${1#*=}; shift ;;
+		--scale) [ $# -ge 2 ] || die "--scale needs a value"; range --scale "$2" 1 10000; SCALE=$2; shift 2 ;;
+		--scale=*) range --scale "${1#*=}" 1 10000; SCALE=${1#*=}; shift ;;
+		--duration) [ $# -ge 2 ] || die "--duration needs a value"; range --duration "$2" 2 3600; DURATION=$2; shift 2 ;;
+		--duration=*) range --duration "${1#*=}" 2 3600; DURATION=${1#*=}; shift ;;
+		--device) [ $# -ge 2 ] || die "--device needs a value"; DEVICE=$2; shift 2 ;;
+		--device=*) DEVICE=${1#*=}; shift ;;
+		--quick) SCALE=10 DURATION=10 ROUNDS=1; shift ;;
+		--dir) [ $# -ge 2 ] || die "--dir needs a value"; DIR=$2; shift 2 ;;
+		--dir=*) DIR=${1#*=}; shift ;;
+		--pgiofs-args) [ $# -ge 2 ] || die "--pgiofs-args needs a value"; PGIOFS_ARGS=$2; shift 2 ;;
+		--pgiofs-args=*) PGIOFS_ARGS=${1#*=}; shift ;;
+		-h | --help) usage; exit 0 ;;
+		*) usage >&2; die "unknown option \"$1\"" ;;
+	esac
+done
+case $DEVICE in none | hdd) ;; *) die "--device must be none or hdd, not \"$DEVICE\"" ;; esac
+read -r -a PGIOFS_ARGV <<<"$PGIOFS_ARGS"
+[ "$DEVICE" = hdd ] && PGIOFS_ARGV+=(--set device.model=hdd)
+
+[ "$(id -u)" -eq 0 ] ||
+	die "must run as root: it mounts pgiofs with -o allow_other and runs PostgreSQL as the postgres user (try: sudo $0${*:+ $*})"
+id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.sh"
+[ -x "$PGBIN/pgbench" ] || die "PostgreSQL 15 binaries not found in $PGBIN: run scripts/install-deps.sh"
+[ -x "$PGIOFS" ] || die "$PGIOFS not found: run make"
+[ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
+[ -r /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
+for p in $PROFILES; do
+	"$PGIOFS" --profile "$p" "${PGIOFS_ARGV[@]}" --print-config >/dev/null 2>&1 ||
+		die "$PGIOFS --profile $p ${PGIOFS_ARGV[*]} is refused: $("$PGIOFS" --profile "$p" "${PGIOFS_ARGV[@]}" --print-config 2>&1 >/dev/null | head -n 1)"
+done
+
+# ---- clean-up -----------------------------------------------------------------
+WORK=""
+MNT=""
+PM_PID=""
+BENCH_PID=""
+
+cleanup() {
+	trap - EXIT INT TERM
+	[ -n "$BENCH_PID" ] && kill -TERM "$BENCH_PID" 2>/dev/null
+	kill_postgres "$PM_PID"
+	[ -n "$BENCH_PID" ] && wait "$BENCH_PID" 2>/dev/null
+	[ -n "$MNT" ] && unmount "$MNT"
+	[ -n "$WORK" ] && rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+trap 'echo "mixed.sh: interrupted" >&2; exit 2' INT TERM
+
+# ---- one cell -------------------------------------------------------------------
+# Results: per cell, space-separated samples.
+declare -A P50 P99 P999 PMAX TPS IMPORT P99I
+
+# latency T0 T1 FILE... -- "p50 p99 p99.9 max count p99_import count_import"
+# in ms of the per-transaction logs (third field: latency in microseconds,
+# fifth and sixth: the end time); nearest-rank percentiles; the last two are
+# of the transactions that ended while the import ran (T0..T1).
+latency() {
+	local t0=$1 t1=$2 all imp
+	shift 2
+	all=$(cat "$@" | awk '{ print $3 }' | sort -n | awk "$PCT_AWK") || return 1
+	imp=$(cat "$@" | awk -v a="$t0" -v b="$t1" '{ e = $5 + $6 / 1e6; if (e >= a && e <= b) print $3 }' |
+		sort -n | awk "$PCT_AWK") || imp="0 0 0 0 0"
+	echo "$all $(echo "$imp" | awk '{ print $2, $5 }')"
+}
+PCT_AWK='
+	{ v[NR] = $1 }
+	function pct(p,  k) { k = int(p * NR + 0.999999); if (k < 1) k = 1; if (k > NR) k = NR; return v[k] / 1000 }
+	END { if (NR == 0) exit 1; printf "%.3f %.3f %.3f %.3f %d\n", pct(0.50), pct(0.99), pct(0.999), v[NR] / 1000, NR }'
+
+# sample CELL ROUND -- CELL is native or a profile name.
+sample() {
+	local cell=$1 round=$2 base data log port tag out ilog t0 t1 lat p50 p99 p999 pmax n p99i ni
+	tag=$cell.$round
+	rm -rf -- "$WORK/native" "$WORK/backing"
+	if [ "$cell" = native ]; then
+		mkdir -p "$WORK/native"
+		base=$WORK/native
+	else
+		mkdir -p "$WORK/backing" "$WORK/mnt"
+		MNT=$WORK/mnt
+		"$PGIOFS" -o allow_other --profile "$cell" "${PGIOFS_ARGV[@]}" "$WORK/backing" "$MNT" ||
+			die "$PGIOFS --profile $cell ${PGIOFS_ARGV[*]} $WORK/backing $MNT failed"
+		mountpoint -q "$MNT" || die "$MNT is not a mount point after pgiofs returned"
+		base=$MNT
+	fi
+	mkdir "$base/pg" && chown postgres: "$base/pg" || die "cannot create $base/pg"
+	data=$base/pg/data
+	log=$WORK/logs/$tag.server.log
+	port=$(free_port)
+	local psql=("${AS_PG[@]}" "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$SOCK" -p "$port" -d postgres)
+
+	progress "round $round $cell: initdb, oltp database (pgbench -i -s $CLIENTS)"
+	"${AS_PG[@]}" "$PGBIN/initdb" -D "$data" -U postgres -A trust -E UTF8 --locale=C --no-instructions \
+		>"$WORK/logs/$tag.initdb.log" 2>&1 || fail_log "$cell: initdb failed" "$WORK/logs/$tag.initdb.log"
+	cat >>"$data/postgresql.conf" <<-EOF
+		# bench/mixed.sh: a private socket, defaults otherwise
+		listen_addresses = ''
+		port = $port
+		unix_socket_directories = '$SOCK'
+	EOF
+	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$data" -l "$log" -w -t 300 start >/dev/null 2>&1 ||
+		fail_log "$cell: pg_ctl start failed" "$log"
+	PM_PID=$(head -n 1 "$data/postmaster.pid")
+	out=$WORK/logs/$tag.setup.log
+	"${psql[@]}" -c "CREATE DATABASE oltp" -c "CREATE DATABASE bulk" >"$out" 2>&1 ||
+		fail_log "$cell: CREATE DATABASE failed" "$out"
+	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$port" -i -s "$CLIENTS" -q oltp >>"$out" 2>&1 ||
+		fail_log "$cell: pgbench -i oltp failed" "$out"
+	"${psql[@]}" -c CHECKPOINT >>"$out" 2>&1 || fail_log "$cell: CHECKPOINT failed" "$out"
+
+	progress "round $round $cell: pgbench -c $CLIENTS -j $JOBS -T $DURATION -l, import -s $SCALE after 1 s"
+	mkdir "$WORK/txlog/$tag" && chown postgres: "$WORK/txlog/$tag"
+	out=$WORK/logs/$tag.tps.log
+	ilog=$WORK/logs/$tag.import.log
+	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$port" -c "$CLIENTS" -j "$JOBS" -T "$DURATION" \
+		-l --log-prefix="$WORK/txlog/$tag/pgbench_log" oltp >"$out" 2>&1 &
+	BENCH_PID=$!
+	sleep 1
+	t0=$(now)
+	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$port" -i -s "$SCALE" -q bulk >"$ilog" 2>&1 ||
+		fail_log "$cell: pgbench -i -s $SCALE bulk failed" "$ilog"
+	t1=$(now)
+	wait "$BENCH_PID" || { BENCH_PID=""; fail_log "$cell: pgbench -T failed" "$out"; }
+	BENCH_PID=""
+	IMPORT[$cell]+="$(echo "$t1 - $t0" | bc -l) "
+	TPS[$cell]+="$(awk '/^tps = .*without initial connection time/ { print $3 }' "$out") "
+	lat=$(latency "$t0" "$t1" "$WORK/txlog/$tag"/pgbench_log.*) || die "$cell: no transactions in the pgbench -l logs"
+	read -r p50 p99 p999 pmax n p99i ni <<<"$lat"
+	P50[$cell]+="$p50 " P99[$cell]+="$p99 " P999[$cell]+="$p999 " PMAX[$cell]+="$pmax " P99I[$cell]+="$p99i "
+	printf 'round %d  %-12s  p50 %6.2f  p99 %6.2f  p99.9 %7.2f  max %7.2f ms (%d tx)  p99 during import %6.2f ms (%d tx)  tps %7.1f  import %6.2f s\n' \
+		"$round" "$cell" "$p50" "$p99" "$p999" "$pmax" "$n" "$p99i" "$ni" "$(last_of "${TPS[$cell]}")" "$(last_of "${IMPORT[$cell]}")"
+
+	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$data" -w -t 300 -m fast stop >/dev/null 2>&1 ||
+		fail_log "$cell: pg_ctl stop failed" "$log"
+	PM_PID=""
+	if [ "$cell" != native ]; then
+		unmount "$MNT"
+		mountpoint -q "$MNT" && die "cannot unmount $MNT"
+		MNT=""
+	fi
+	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/txlog/$tag"
+}
+
+# ---- main ---------------------------------------------------------------------------
+WORK=$(mktemp -d "$DIR/pgiofs-mixed.XXXXXX") || die "cannot create a directory in $DIR"
+chmod 755 "$WORK"
+mkdir -p "$WORK/logs" "$WORK/sock" "$WORK/txlog"
+chown postgres: "$WORK/logs" "$WORK/sock" "$WORK/txlog"
+chmod 700 "$WORK/sock"
+SOCK=$WORK/sock
+
+# shellcheck disable=SC2206
+CELLS=(native $PROFILES)
+fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
+echo "pgiofs mixed-load benchmark: PostgreSQL $("$PGBIN/postgres" -V | awk '{ print $3 }'), $ROUNDS round(s)," \
+	"pgbench -c $CLIENTS -j $JOBS -T $DURATION -l (oltp, -s $CLIENTS) during pgbench -i -s $SCALE (bulk, started after 1 s)"
+echo "backing: $WORK ($fsinfo); pgiofs: $PGIOFS -o allow_other --profile P${PGIOFS_ARGV[*]:+ ${PGIOFS_ARGV[*]}}" \
+	"($("$PGIOFS" --version 2>/dev/null | head -n 1)); device: $DEVICE"
+[ "$DEVICE" = hdd ] && echo "note: native runs on the real file system, not on an emulated disk: a reference only"
+echo "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
+	"load average at the start $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "raw samples (latency in ms):"
+n=${#CELLS[@]}
+for ((r = 1; r <= ROUNDS; r++)); do
+	for ((i = 0; i < n; i++)); do
+		sample "${CELLS[$(((i + r - 1) % n))]}" "$r"
+	done
+done
+
+# ---- summary --------------------------------------------------------------------
+declare -A MED
+for c in "${CELLS[@]}"; do
+	MED[$c,p50]=$(median "${P50[$c]}") MED[$c,p99]=$(median "${P99[$c]}")
+	MED[$c,p999]=$(median "${P999[$c]}") MED[$c,max]=$(median "${PMAX[$c]}")
+	MED[$c,tps]=$(median "${TPS[$c]}") MED[$c,import]=$(median "${IMPORT[$c]}")
+	MED[$c,p99i]=$(median "${P99I[$c]}")
+done
+echo
+echo "medians of $ROUNDS round(s), device $DEVICE:"
+printf '%-22s %8s %8s %9s %8s %12s %8s %9s\n' cell "p50 ms" "p99 ms" "p99.9 ms" "max ms" "p99 imp. ms" tps "import s"
+for c in "${CELLS[@]}"; do
+	printf '%-22s %8.2f %8.2f %9.2f %8.2f %12.2f %8.1f %9.2f\n' "$([ "$c" = native ] && echo native || echo "pgiofs $c")" \
+		"${MED[$c,p50]}" "${MED[$c,p99]}" "${MED[$c,p999]}" "${MED[$c,max]}" "${MED[$c,p99i]}" "${MED[$c,tps]}" "${MED[$c,import]}"
+done
+
+# best FIGURE low|high CELLS... -- the cell with the lowest (highest) median.
+best() {
+	local fig=$1 dir=$2 c
+	shift 2
+	for c in "$@"; do echo "${MED[$c,$fig]} $c"; done |
+		if [ "$dir" = low ]; then sort -g; else sort -gr; fi | head -n 1 | awk '{ print $2 }'
+}
+echo
+echo "wins (best of all cells / best pgiofs profile):"
+for f in p50:low p99:low p999:low max:low p99i:low tps:high import:low; do
+	fig=${f%:*} dir=${f#*:}
+	# shellcheck disable=SC2086
+	printf '  %-7s %-14s / %s\n' "$(sed 's/p999/p99.9/; s/p99i/p99imp/' <<<"$fig")" "$(best "$fig" "$dir" "${CELLS[@]}")" \
+		"$(best "$fig" "$dir" $PROFILES)"
+done
+
+# ratio TEXT A B OP LIMIT -- A/B against the issue's target.
+ratio() {
+	local r verdict
+	if ! awk -v b="$3" 'BEGIN { exit !(b > 0) }'; then
+		printf '  %-32s    n/a  (no transactions)\n' "$1"
+		return
+	fi
+	r=$(echo "$2 / $3" | bc -l)
+	verdict=$(awk -v r="$r" -v op="$4" -v l="$5" 'BEGIN {
+		if ((op == "<=" && r <= l) || (op == ">=" && r >= l)) print "met"; else print "not met" }')
+	printf '  %-32s %6.2f  (target %s %s: %s)\n' "$1" "$r" "$4" "$5" "$verdict"
+}
+echo
+echo "issue 3 ratios (medians):"
+ratio "dbaware p99 / native p99" "${MED[dbaware,p99]}" "${MED[native,p99]}" "<=" 1.0
+ratio "  the same during the import" "${MED[dbaware,p99i]}" "${MED[native,p99i]}" "<=" 1.0
+ratio "dbaware p99 / noop p99" "${MED[dbaware,p99]}" "${MED[noop,p99]}" "<=" 0.5
+ratio "  the same during the import" "${MED[dbaware,p99i]}" "${MED[noop,p99i]}" "<=" 0.5
+ratio "dbaware import / native import" "${MED[dbaware,import]}" "${MED[native,import]}" "<=" 1.2
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+progress "done"
+exit 0
