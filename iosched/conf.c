@@ -85,6 +85,9 @@ static const struct conf_tunable rows[] = {
 	  "Per-request latency of the emulated ssd." },
 	{ "device", "track_kb", CONF_DOUBLE, "KiB", "1024", 0, 1e6, NULL, F(track_kb),
 	  "Emulated hdd: a jump shorter than this costs a track switch (1 ms), not a seek." },
+    {"device", "queue_depth", CONF_INT, "", "2", 1, 1024, NULL, F(queue_depth),
+     "Transfers the emulated device accepts at once (a 2004 IDE disk: one or two); the "
+     "rest stay in the scheduler, where priorities can still reorder them."},
 };
 
 const struct conf_table ios_conf = {

@@ -419,6 +419,9 @@ static bool throttled(struct ios_sched *s, const struct ios_rq *rq)
 
 	if (s->nr_inflight >= s->set.nr_requests)
 		return true;
+	/* an emulated device takes few transfers at a time, as a disk does */
+	if (s->dev && s->nr_xfers_inflight >= s->set.queue_depth)
+		return true;
 	if (!limit || s->nr_inflight == 0)
 		return false;
 	/* 2.4-aa: once the limit is reached, refill in batches of half of it */
@@ -441,6 +444,7 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 	s->cnt.transfers++;
 	ios_list_add_tail(&s->inflight, &head->anode);
 	s->nr_inflight += head->nreq;
+	s->nr_xfers_inflight++;
 	s->bytes_inflight += xlen;
 	if (s->bytes_inflight > s->cnt.peak_bytes_inflight)
 		s->cnt.peak_bytes_inflight = s->bytes_inflight;
@@ -492,6 +496,7 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 
 	ios_list_del(&head->anode);
 	s->nr_inflight -= head->nreq;
+	s->nr_xfers_inflight--;
 	s->bytes_inflight -= head->len;
 	s->pol_ops->completed(s, head, now);
 	for (p = head->merged.next; p != &head->merged; p = n) {

@@ -111,6 +111,7 @@ struct ios_settings {
 	int64_t rpm;		    /* hdd spindle speed */
 	double ssd_latency_us;	    /* ssd per-request latency */
 	double track_kb;	    /* hdd: distance within which a seek is a track switch */
+	int64_t queue_depth;	    /* transfers the emulated device holds at once */
 };
 
 extern const struct conf_table ios_conf;

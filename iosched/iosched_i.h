@@ -175,6 +175,7 @@ struct ios_sched {
 	struct ios_list inflight;
 	struct ios_list held;	  /* emulated device: done, not yet due */
 	int nr_inflight;	  /* requests (not transfers) in flight */
+	int nr_xfers_inflight;	  /* transfers in flight */
 	size_t bytes_inflight;
 	size_t nr_queued;	  /* requests in the policy */
 	struct ios_counters cnt;

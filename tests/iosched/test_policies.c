@@ -148,6 +148,7 @@ static void test_aa_throttle(void)
 	set.max_inflight_kb = LIMIT_KB;
 	set.max_request_kb = 64;
 	set.nr_requests = 128;
+	set.queue_depth = 1024; /* the byte limit, not the device, must bind */
 	s = ios_create_virtual(&set);
 	CHECK(ftruncate(fd, 1 << 30) == 0);
 	/* 16 KiB reads in runs of 1 to 4 adjacent ones (merged into up to
