@@ -834,13 +834,13 @@ static int emit(struct pgl_parser *p, struct pgl_item *it)
 	return 1;
 }
 
-/* only_comments() -- true if the statement buffer holds nothing to send. */
-static bool only_comments(const char *s)
+/* skip_space() -- past whitespace and comments. */
+static const char *skip_space(const char *s)
 {
-	while (*s) {
-		if (isspace((unsigned char)*s)) {
+	for (;;) {
+		while (isspace((unsigned char)*s))
 			s++;
-		} else if (s[0] == '-' && s[1] == '-') {
+		if (s[0] == '-' && s[1] == '-') {
 			s += strcspn(s, "\n");
 		} else if (s[0] == '/' && s[1] == '*') {
 			int depth = 1;
@@ -854,10 +854,15 @@ static bool only_comments(const char *s)
 				}
 			}
 		} else {
-			return false;
+			return s;
 		}
 	}
-	return true;
+}
+
+/* only_comments() -- true if the statement buffer holds nothing to send. */
+static bool only_comments(const char *s)
+{
+	return *skip_space(s) == '\0';
 }
 
 /* dollar_tag() -- length of a $tag$ opener at pos (0 if none). */
@@ -1226,30 +1231,6 @@ int pgl_parser_next(struct pgl_parser *p, struct pgl_item *item)
 
 /* ---- COPY statement target ---------------------------------------------- */
 
-/* skip_space() -- past whitespace and comments. */
-static const char *skip_space(const char *s)
-{
-	for (;;) {
-		while (isspace((unsigned char)*s))
-			s++;
-		if (s[0] == '-' && s[1] == '-') {
-			s += strcspn(s, "\n");
-		} else if (s[0] == '/' && s[1] == '*') {
-			int depth = 1;
-			for (s += 2; *s && depth > 0; s++) {
-				if (s[0] == '/' && s[1] == '*') {
-					depth++;
-					s++;
-				} else if (s[0] == '*' && s[1] == '/') {
-					depth--;
-					s++;
-				}
-			}
-		} else {
-			return s;
-		}
-	}
-}
 
 int pgl_copy_target(const char *text, char *buf, size_t cap)
 {
