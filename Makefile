@@ -137,5 +137,26 @@ demo: deps
 bench: all
 	bench/passthrough.sh
 
+# install: binaries, the default configuration and the profiles, man pages
+# and the systemd unit template.  SYSCONFDIR is /etc for PREFIX=/usr.
+PREFIX ?= /usr/local
+DESTDIR ?=
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+install: $(PROGS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/pgiofs/profiles $(DESTDIR)$(SYSCONFDIR)/pgiofs \
+		$(DESTDIR)$(UNITDIR)
+	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 config/profiles/*.conf $(DESTDIR)$(PREFIX)/share/pgiofs/profiles/
+	install -m 0644 config/pgiofs.conf $(DESTDIR)$(PREFIX)/share/pgiofs/pgiofs.conf
+	@# never overwrite a configuration the administrator may have edited
+	[ -e $(DESTDIR)$(SYSCONFDIR)/pgiofs/pgiofs.conf ] || \
+		install -m 0644 config/pgiofs.conf $(DESTDIR)$(SYSCONFDIR)/pgiofs/pgiofs.conf
+	install -m 0644 man/pgiofs.1 man/pgload.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		systemd/pgiofs@.service >$(DESTDIR)$(UNITDIR)/pgiofs@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/pgiofs@.service
+
 clean:
 	rm -rf build bin

@@ -19,6 +19,9 @@
  *     referenced keys and the data must exist);
  *   - a COPY into a table waits for the COPY jobs of the tables its foreign
  *     keys reference (read from pg_constraint), so inline REFERENCES work;
+ *   - the chunks of one COPY block (run.c cuts large blocks at line
+ *     boundaries) are one group: they run side by side, and later jobs on
+ *     the table wait for all of them;
  *   - a deadlock between two jobs (SQLSTATE 40P01) retries the victim.
  */
 #include <ctype.h>
@@ -42,6 +45,8 @@ struct job {
 	unsigned long line;	/* line of the statement */
 	uint64_t offset;	/* COPY: byte offset of the data */
 	unsigned long dataline; /* COPY: line of the first data row */
+	uint64_t end;		/* COPY: stop at this offset (0: at the \\. line) */
+	unsigned long group;	/* COPY: chunks of one block share it */
 	char *key;		/* table the job works on ("" if unknown) */
 	unsigned oid;		/* that table's oid, 0 if unknown */
 	bool fk;
@@ -67,9 +72,10 @@ struct pgl_pool {
 	pthread_cond_t cond; /* a job finished, or was added */
 	struct job *jobs;
 	size_t njobs, capjobs;
-	size_t first_open; /* jobs below are all done */
-	size_t last_nonfk; /* index + 1 of the last non-FK job */
-	char **pre;	   /* session preamble */
+	size_t first_open;    /* jobs below are all done */
+	size_t last_nonfk;    /* index + 1 of the last non-FK job */
+	unsigned long groups; /* COPY blocks handed out */
+	char **pre;	      /* session preamble */
 	size_t npre;
 	bool closing; /* no more jobs will come */
 	int status;   /* ST_OK, ST_FAIL or ST_ABORT */
@@ -287,7 +293,8 @@ static bool runnable__(struct pgl_pool *pool, size_t i)
 			return false;
 	if (j->key[0]) {
 		for (size_t k = pool->first_open; k < i; k++)
-			if (!pool->jobs[k].done && strcmp(pool->jobs[k].key, j->key) == 0)
+			if (!pool->jobs[k].done && strcmp(pool->jobs[k].key, j->key) == 0 &&
+			    !(j->group && pool->jobs[k].group == j->group))
 				return false;
 	}
 	return true;
@@ -399,6 +406,11 @@ static int run_copy(struct pgl_pool *pool, const struct job *j, PGconn *conn)
 	PQclear(res);
 	bool failed = false;
 	while ((r = pgl_parser_next(p, &it)) > 0 && it.kind == PGL_ITEM_COPY_DATA) {
+		bool last = false;
+		if (j->end && it.offset + it.len >= j->end) {
+			it.len = (size_t)(j->end - it.offset); /* the chunk ends in this span */
+			last = true;
+		}
 		if (pgl_put_copy(conn, it.text, it.len) != 1) {
 			failed = true;
 			break;
@@ -412,6 +424,8 @@ static int run_copy(struct pgl_pool *pool, const struct job *j, PGconn *conn)
 			failed = true;
 			break;
 		}
+		if (last)
+			break;
 	}
 	if (r < 0) {
 		fprintf(stderr, "pgload: %s\n", pgl_parser_error(p));
@@ -603,13 +617,20 @@ static char *make_key(unsigned oid, const char *name)
 }
 
 int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigned long line,
-		  uint64_t offset, unsigned long dataline, bool stop)
+		  uint64_t offset, unsigned long dataline, uint64_t end, bool same_block, bool stop)
 {
 	char name[512] = "";
 	const char *s = text;
 	struct tok t;
-	struct job j = {
-	    .kind = JOB_COPY, .line = line, .offset = offset, .dataline = dataline, .stop = stop};
+	struct job j = {.kind = JOB_COPY,
+			.line = line,
+			.offset = offset,
+			.dataline = dataline,
+			.end = end,
+			.stop = stop};
+	pthread_mutex_lock(&pool->lock);
+	j.group = same_block ? pool->groups : ++pool->groups;
+	pthread_mutex_unlock(&pool->lock);
 	next_tok(&s, &t); /* COPY */
 	const char *s2 = s;
 	if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
@@ -645,6 +666,32 @@ int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigne
 		return ST_FAIL;
 	}
 	return add_job(pool, &j);
+}
+
+bool pgl_pool_splittable(PGconn *main, const char *text)
+{
+	char name[512] = "";
+	const char *s = text;
+	struct tok t;
+	next_tok(&s, &t); /* COPY */
+	const char *s2 = s;
+	if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
+		s = s2;
+	if (!qualified_name(&s, name, sizeof(name)))
+		return false;
+	/* rows of one chunk may reference rows of another: keep self-referencing
+	 * tables whole; user triggers may depend on row order: keep those too */
+	const char *vals[1] = {name};
+	PGresult *res = PQexecParams(
+	    main,
+	    "SELECT NOT EXISTS (SELECT 1 FROM pg_constraint WHERE contype = 'f' AND "
+	    "conrelid = r AND confrelid = r) AND NOT EXISTS (SELECT 1 FROM pg_trigger "
+	    "WHERE tgrelid = r AND NOT tgisinternal) FROM to_regclass($1) AS r WHERE r IS NOT NULL",
+	    1, NULL, vals, NULL, NULL, 0);
+	bool ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		  strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	return ok;
 }
 
 int pgl_pool_classify(const char *text, char *name, size_t cap)

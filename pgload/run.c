@@ -890,6 +890,68 @@ static int do_meta(struct exec *e, const struct pgl_item *it)
 }
 
 /*
+ * pool_copy() -- with --jobs: hand COPY block IT to the pool, as chunks of
+ * about --chunk-mb cut at line boundaries so that one large table loads on
+ * several connections.  The block is read (and skipped) here as the workers
+ * start on it.  A block stays whole with --continue-on-error (psql loads a
+ * block all or nothing), for lz4 input (each worker would decompress up to
+ * its chunk), and for tables with a self-referencing foreign key or user
+ * triggers (see pgl_pool_splittable()).
+ */
+static int pool_copy(struct exec *e, const struct pgl_item *it)
+{
+	uint64_t off = pgl_parser_offset(e->p);
+	unsigned long dl = pgl_parser_line(e->p);
+	uint64_t chunk = e->c->o->chunk_bytes;
+	bool split = chunk > 0 && stop_on_error(e) && !pgl_input_is_lz4(e->in) &&
+		     pgl_pool_splittable(e->conn, it->text);
+	bool same = false;
+	uint64_t cut = 0; /* a chunk ends here, once more data follows it */
+	unsigned long cutline = 0;
+	struct pgl_item d;
+	int ret = ST_OK, r = 0;
+
+	while (split && (r = pgl_parser_next(e->p, &d)) > 0 && d.kind == PGL_ITEM_COPY_DATA) {
+		for (;;) {
+			if (cut) {
+				ret = pgl_pool_copy(e->pool, e->conn, it->text, it->line, off, dl,
+						    cut, same, true);
+				if (ret != ST_OK)
+					return ret;
+				same = true;
+				off = cut;
+				dl = cutline;
+				cut = 0;
+			}
+			/* the first line end in D at or past off + chunk ends a chunk */
+			uint64_t from = off + chunk - 1;
+			if (from >= d.offset + d.len)
+				break;
+			size_t i = from > d.offset ? (size_t)(from - d.offset) : 0;
+			const char *nl = memchr(d.text + i, '\n', d.len - i);
+			if (!nl)
+				break;
+			size_t n = (size_t)(nl - d.text) + 1;
+			cut = d.offset + n;
+			cutline = d.line + pgl_count_lines(d.text, n);
+		}
+	}
+	if (split && r < 0) {
+		fprintf(stderr, "pgload: %s\n", pgl_parser_error(e->p));
+		return ST_FAIL;
+	}
+	/* the rest of the block (all of it when not split) */
+	ret =
+	    pgl_pool_copy(e->pool, e->conn, it->text, it->line, off, dl, 0, same, stop_on_error(e));
+	if (!split) {
+		int r2 = skip_copy(e);
+		if (r2 != ST_OK)
+			return r2;
+	}
+	return ret;
+}
+
+/*
  * pool_sql() -- with --jobs: hand a statement to the pool, or run it on the
  * main connection (after draining the pool if it is a barrier).
  */
@@ -897,14 +959,8 @@ static int pool_sql(struct exec *e, const struct pgl_item *it)
 {
 	char name[512];
 	int ret;
-	if (it->copy_in) {
-		uint64_t off = pgl_parser_offset(e->p);
-		unsigned long dl = pgl_parser_line(e->p);
-		ret =
-		    pgl_pool_copy(e->pool, e->conn, it->text, it->line, off, dl, stop_on_error(e));
-		int r2 = skip_copy(e);
-		return r2 != ST_OK ? r2 : ret;
-	}
+	if (it->copy_in)
+		return pool_copy(e, it);
 	switch (pgl_pool_classify(it->text, name, sizeof(name))) {
 	case PGL_CL_SESSION:
 		ret = exec_sql(e, it);
@@ -1238,6 +1294,8 @@ static void usage(FILE *f)
 	       "      --force              drop --db even if pgload did not create it\n"
 	       "      --continue-on-error  count errors and go on (default: stop at the first)\n"
 	       "  -j, --jobs N             parallel connections for data and post-data (1..64)\n"
+	       "      --chunk-mb N         with --jobs, load COPY blocks in chunks of N MB on\n"
+	       "                           several connections (default 16, 0 = whole blocks)\n"
 	       "      --pipeline           send INSERT/UPDATE/DELETE in libpq pipeline batches\n"
 	       "server:\n"
 	       "      --dsn CONNINFO       use this server (its database, or postgres, for admin)\n"
@@ -1293,7 +1351,8 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 		O_NOPROGRESS,
 		O_PGIOFS,
 		O_PROFILE,
-		O_PGIOFS_BIN
+		O_PGIOFS_BIN,
+		O_CHUNK
 	};
 	static const struct option opts[] = {
 	    {"schema", required_argument, NULL, 's'},
@@ -1302,6 +1361,7 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 	    {"runs", required_argument, NULL, 'n'},
 	    {"warmup", required_argument, NULL, 'w'},
 	    {"jobs", required_argument, NULL, 'j'},
+	    {"chunk-mb", required_argument, NULL, O_CHUNK},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"db", required_argument, NULL, O_DB},
@@ -1325,6 +1385,7 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 	int ch;
 	o->runs = 1;
 	o->jobs = 1;
+	o->chunk_bytes = 16 << 20;
 	o->db = "pgload";
 	o->progress = -1;
 	optind = 1;
@@ -1351,6 +1412,21 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 			if (parse_int("--jobs", optarg, 1, 64, &o->jobs) < 0)
 				return -EINVAL;
 			break;
+		case O_CHUNK: {
+			char *end;
+			errno = 0;
+			double mb = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(mb >= 0 && mb <= 65536)) {
+				fprintf(
+				    stderr,
+				    "pgload run: invalid value \"%s\" for --chunk-mb: must be a "
+				    "number of MB from 0 to 65536\n",
+				    optarg);
+				return -EINVAL;
+			}
+			o->chunk_bytes = (uint64_t)(mb * 1048576);
+			break;
+		}
 		case 'q':
 			o->quiet = true;
 			break;

@@ -26,6 +26,7 @@ enum {
 struct pgl_opts {
 	const char *file[PGL_NPHASE];
 	int runs, warmup, jobs;
+	uint64_t chunk_bytes; /* --chunk-mb: split COPY blocks for --jobs (0 = never) */
 	const char *db, *dsn, *pgdata, *pgbin, *json, *csv, *label;
 	bool quiet, force, cont, pipeline, on_pgiofs;
 	const char *profile;
@@ -87,7 +88,9 @@ struct pgl_pool *pgl_pool_create(struct pgl_ctx *c, const char *path, const char
 				 int nworkers);
 int pgl_pool_classify(const char *text, char *name, size_t cap);
 int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigned long line,
-		  uint64_t offset, unsigned long dataline, bool stop);
+		  uint64_t offset, unsigned long dataline, uint64_t end, bool same_block, bool stop);
+/* pgl_pool_splittable() -- may COPY statement TEXT's block load in chunks? */
+bool pgl_pool_splittable(PGconn *main, const char *text);
 int pgl_pool_sql(struct pgl_pool *pool, PGconn *main, const char *text, unsigned long line,
 		 const char *name, bool fk, bool stop);
 int pgl_pool_preamble(struct pgl_pool *pool, const char *text);

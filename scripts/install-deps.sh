@@ -13,7 +13,8 @@ PKGS="build-essential pkg-config
       libpq-dev postgresql-15 postgresql-client-15
       libinih-dev
       e2fsprogs xfsprogs util-linux procps psmisc time rsync attr python3
-      gnuplot-nox clang libclang-rt-14-dev"
+      gnuplot-nox clang libclang-rt-14-dev
+      groff-base systemd"
 
 missing=""
 for p in $PKGS; do

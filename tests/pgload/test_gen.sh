@@ -30,7 +30,8 @@ echo "ok: option checks"
 
 pg_test_server
 for jobs in 1 4; do
-	"$PGLOAD" run -q --dsn "$DSN" --db gen$jobs --jobs $jobs --schema "$W/a/schema.sql" \
+	# --chunk-mb 0.1: the larger COPY blocks load as several chunks side by side
+	"$PGLOAD" run -q --dsn "$DSN" --db gen$jobs --jobs $jobs --chunk-mb 0.1 --schema "$W/a/schema.sql" \
 		--data "$W/a/data.sql" --post "$W/a/post.sql" >"$W/out" 2>"$W/err" ||
 		{ cat "$W/err"; fail "load with --jobs $jobs"; }
 	counts=$(psql -X -At -d gen$jobs -c "SELECT (SELECT count(*) FROM customers) || ' ' ||
@@ -51,3 +52,27 @@ table_checksums gen1 >"$W/s1"
 table_checksums gen4 >"$W/s4"
 cmp -s "$W/s1" "$W/s4" || fail "--jobs 4 loaded different contents"
 echo "ok: --jobs 4 loads the same rows"
+
+# a chunked block commits in one transaction per chunk; one connection
+# loads it in one
+xmins() { psql -X -At -d "$1" -c "SELECT count(DISTINCT xmin::text) FROM $2"; }
+[ "$(xmins gen1 order_items)" = 1 ] || fail "--jobs 1 split a COPY block"
+n=$(xmins gen4 order_items)
+[ "$n" -gt 1 ] || fail "--jobs 4 --chunk-mb 0.1 did not split order_items' COPY block ($n transactions)"
+echo "ok: --jobs 4 --chunk-mb 0.1 loaded order_items in $n chunks"
+
+# a self-referencing table stays whole: each row references the next one,
+# which a chunk loaded beside it would not see
+{
+	echo 'CREATE TABLE chain (id int PRIMARY KEY, next int REFERENCES chain);'
+	echo 'COPY chain (id, next) FROM stdin;'
+	awk 'BEGIN { for (i = 1; i < 200000; i++) printf "%d\t%d\n", i, i + 1; print "200000\t\\N"; print "\\." }'
+} >"$W/chain.sql"
+"$PGLOAD" run -q --dsn "$DSN" --db chain --jobs 4 --chunk-mb 0.1 --data "$W/chain.sql" \
+	>"$W/out" 2>"$W/err" || { cat "$W/err"; fail "self-referencing table with --chunk-mb 0.1"; }
+[ "$(xmins chain chain)" = 1 ] || fail "a self-referencing table was split"
+[ "$(psql -X -At -d chain -c 'SELECT count(*) FROM chain')" = 200000 ] || fail "chain rows"
+echo "ok: a self-referencing table loads whole"
+
+"$PGLOAD" run --dsn "$DSN" --db x --chunk-mb -1 --data "$W/chain.sql" 2>"$W/err" && fail "--chunk-mb -1 accepted"
+grep -q 'invalid value "-1" for --chunk-mb' "$W/err" || fail "bad --chunk-mb message"
