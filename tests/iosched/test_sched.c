@@ -3,7 +3,8 @@
  * the emulated device: merging and its limit, sync barriers, overlapping
  * writes kept in order, read-after-write, deadline-2.6 write expiry,
  * dbaware priorities and deadlines, and a seeded property test (random
- * arrivals, errors; every request completes exactly once with data at
+ * arrivals, errors and reloads (drain, new tunables, maybe another policy);
+ * every request completes exactly once with data at
  * least as new as every write that arrived before it) over every queueing
  * policy.  The rules of the reference elevators are in test_policies.c.
  */
@@ -271,6 +272,18 @@ struct preq {
 	bool bad;			/* submitted with a bad descriptor */
 };
 
+static const int all_policies[] = {IOS_POLICY_NOOP,	    IOS_POLICY_DEADLINE,
+				   IOS_POLICY_DBAWARE,	    IOS_POLICY_ELEVATOR24,
+				   IOS_POLICY_ELEVATOR24AA, IOS_POLICY_AS};
+#define NPOLICIES (int)(sizeof(all_policies) / sizeof(all_policies[0]))
+static int reloads;
+
+/* reload_policy() -- the policy after a reload: the same one or another */
+static int reload_policy(int policy)
+{
+	return next_rand() % 2 ? policy : all_policies[next_rand() % NPOLICIES];
+}
+
 static void property(uint64_t seed, int policy)
 {
 	static struct preq p[3000];
@@ -325,6 +338,20 @@ static void property(uint64_t seed, int policy)
 		if (next_rand() % 4 == 0) {
 			t += next_rand() % (2 * MS);
 			ios_virtual_advance(s, t);
+		}
+		/* a reload (SIGHUP): pgiofs drains the old scheduler and starts
+		 * one with the new tunables and maybe another policy */
+		if (next_rand() % 400 == 0) {
+			ios_destroy(s);
+			for (j = 0; j <= i; j++) /* destroy completed all it held */
+				CHECK(p[j].t.calls == 1);
+			settings(&set, reload_policy(policy), (int)(next_rand() % 3));
+			set.nr_requests = 1 + (int64_t)(next_rand() % 7);
+			set.max_request_kb = 4 + (int64_t)(next_rand() % 5) * 4;
+			s = ios_create_virtual(&set);
+			CHECK(s != NULL);
+			reloads++;
+			t = 0;
 		}
 	}
 	ios_virtual_advance(s, t + 600000 * MS);
@@ -385,20 +412,19 @@ static void property(uint64_t seed, int policy)
 
 int main(void)
 {
-	static const int pols[] = {IOS_POLICY_NOOP,	    IOS_POLICY_DEADLINE,
-				   IOS_POLICY_DBAWARE,	    IOS_POLICY_ELEVATOR24,
-				   IOS_POLICY_ELEVATOR24AA, IOS_POLICY_AS};
 	uint64_t seed;
-	unsigned k;
+	int k;
 
 	test_merge();
 	test_sync_barrier();
 	test_overlap_order();
 	test_deadline_expiry();
 	test_dbaware();
-	for (k = 0; k < sizeof(pols) / sizeof(pols[0]); k++)
+	for (k = 0; k < NPOLICIES; k++)
 		for (seed = 1; seed <= 12; seed++)
-			property(seed * 7919 + k, pols[k]);
+			property(seed * 7919 + (uint64_t)k, all_policies[k]);
+	CHECK(reloads > 0); /* the seeds do exercise reloads */
+	printf("property test: %d reloads\n", reloads);
 	printf("%s\n", failures ? "FAILED" : "ok");
 	return failures ? 1 : 0;
 }
