@@ -60,6 +60,7 @@ $PROFILES.  Needs root.
   --quick             scale 10, 10 s, 1 round
   --dir DIR           parent of the working directory (default $DIR)
   --pgiofs-args ARGS  extra pgiofs options for every pgiofs cell
+  --profiles LIST     the pgiofs cells, comma-separated (default: ${PROFILES// /,})
   -h, --help          this text
 
 Environment: PGIOFS (default bin/pgiofs), PGBIN (PostgreSQL binaries).
@@ -81,6 +82,8 @@ while [ $# -gt 0 ]; do
 		--dir=*) DIR=${1#*=}; shift ;;
 		--pgiofs-args) [ $# -ge 2 ] || die "--pgiofs-args needs a value"; PGIOFS_ARGS=$2; shift 2 ;;
 		--pgiofs-args=*) PGIOFS_ARGS=${1#*=}; shift ;;
+		--profiles) [ $# -ge 2 ] || die "--profiles needs a value"; PROFILES=${2//,/ }; shift 2 ;;
+		--profiles=*) PROFILES=${1#*=}; PROFILES=${PROFILES//,/ }; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option \"$1\"" ;;
 	esac
@@ -202,6 +205,19 @@ sample() {
 	printf 'round %d  %-12s  p50 %6.2f  p99 %6.2f  p99.9 %7.2f  max %7.2f ms (%d tx)  p99 during import %6.2f ms (%d tx)  tps %7.1f  import %6.2f s\n' \
 		"$round" "$cell" "$p50" "$p99" "$p999" "$pmax" "$n" "$p99i" "$ni" "$(last_of "${TPS[$cell]}")" "$(last_of "${IMPORT[$cell]}")"
 
+	if [ "$cell" != native ]; then
+		# where commits waited: the scheduler's own latency per class
+		# (queue wait + service) over the whole sample
+		"$PGIOFS" stat "$MNT" --json >"$WORK/logs/$tag.stat.json" 2>&1 &&
+			python3 - "$WORK/logs/$tag.stat.json" <<-'PY' || true
+				import json, sys
+				c = json.load(open(sys.argv[1]))["classes"]
+				def f(k):
+				    l = c.get(k, {}).get("latency_ms", {})
+				    return "%s avg %.1f p99 %.1f max %.1f" % (k, l.get("avg", 0), l.get("p99", 0), l.get("max", 0))
+				print("          in pgiofs (ms): " + "; ".join(f(k) for k in ("wal", "heap", "index")))
+			PY
+	fi
 	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$data" -w -t 300 -m fast stop >/dev/null 2>&1 ||
 		fail_log "$cell: pg_ctl stop failed" "$log"
 	PM_PID=""
