@@ -116,8 +116,7 @@ static int cmp_double(const void *a, const void *b)
 /* side_by_side() -- ops @a and @b measured alternately (A B A B ...)
  * ROUNDS times with @threads threads, @calls calls per round; the medians
  * into *@ma and *@mb, so that a busy machine slows both alike. */
-static void side_by_side(enum op a, enum op b, unsigned threads, long calls, double *ma,
-			 double *mb)
+static void side_by_side(enum op a, enum op b, unsigned threads, long calls, double *ma, double *mb)
 {
 	double xa[ROUNDS], xb[ROUNDS];
 	int i;
@@ -191,8 +190,7 @@ int main(int argc, char **argv)
 	       100 * acc1 / pr1, 100 * acc2 / pr1);
 	printf("relation counters add: %.1f ns (1 thread), %.1f ns (2 threads) (medians of %d "
 	       "rounds, side by side)\n",
-	       rel1 - acc1,
-	       rel2 - acc2, ROUNDS);
+	       rel1 - acc1, rel2 - acc2, ROUNDS);
 	printf("ios_trace_write / pread 8 KiB:   %.1f%% (1 thread), %.1f%% (2 threads)\n",
 	       100 * tr1 / pr1, 100 * tr2 / pr1);
 	printf("trace: %llu records kept, %llu dropped (output /dev/null, 1 MiB buffer)\n",
