@@ -134,7 +134,9 @@ struct ios_sched *ios_create_with(const struct ios_settings *set);
  * virtual clock advanced by ios_virtual_advance(); the back end executes
  * each transfer synchronously when it is dispatched (real preadv/pwritev/
  * fsync on the request's descriptor) and reports its completion when the
- * emulated device says it is done (at once without a device model). */
+ * emulated device says it is done (at once without a device model).  A
+ * request with fd -1 executes nothing and succeeds with its full length
+ * (what a trace replay submits). */
 struct ios_sched *ios_create_virtual(const struct ios_settings *set);
 
 /* ios_virtual_advance() -- run the scheduler until virtual time @until_ns:
@@ -501,5 +503,18 @@ const char *ios_trace_reader_error(const struct ios_trace_reader *r);
 
 /* ios_trace_reader_close() -- close and free.  Accepts NULL. */
 void ios_trace_reader_close(struct ios_trace_reader *r);
+
+/* ios_trace_replay() -- replay the records of @r (read to the end or the
+ * damage, held in memory, 48 bytes each) through a virtual-clock scheduler
+ * with settings @set, accounting into @st: each record is submitted at its
+ * recorded arrival time (relative to the first), in arrival order, with no
+ * descriptor (the emulated device alone times it), then the scheduler runs
+ * until all have completed.  Deterministic: no real clock, no thread.
+ * Returns the number of records replayed (or -ENOMEM, or -errno from
+ * ios_create_virtual()); *@err is 0 at a clean end of the trace, else the
+ * reader's error (ios_trace_reader_error() says why); *@span_ns the virtual
+ * time from the first arrival to the last completion. */
+int64_t ios_trace_replay(struct ios_trace_reader *r, const struct ios_settings *set,
+			 struct ios_stats *st, uint64_t *span_ns, int *err);
 
 #endif
