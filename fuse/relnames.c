@@ -189,8 +189,9 @@ static int resolve_db(struct pfs_relnames *r, PGconn *c, uint32_t db, struct ios
 	return ret;
 }
 
-/* database_name() -- pg_database.datname of @db into @out over @c, if the
- * database accepts connections.  0 or -1 with the reason in @note. */
+/* database_name() -- pg_database.datname of @db into @out over @c.  0; 1
+ * when there is nothing to ask (the database was dropped, or accepts no
+ * connections, as template0); -1 with the reason in @note. */
 static int database_name(PGconn *c, uint32_t db, char *out, size_t outlen, char *note, size_t len)
 {
 	char oid[16];
@@ -203,11 +204,8 @@ static int database_name(PGconn *c, uint32_t db, char *out, size_t outlen, char 
 			   1, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		snprintf(note, len, "cannot read pg_database: %s", PQresultErrorMessage(res));
-	else if (PQntuples(res) == 0)
-		snprintf(note, len, "no database with oid %" PRIu32, db);
-	else if (strcmp(PQgetvalue(res, 0, 1), "t") != 0)
-		snprintf(note, len, "database \"%s\" does not accept connections",
-			 PQgetvalue(res, 0, 0));
+	else if (PQntuples(res) == 0 || strcmp(PQgetvalue(res, 0, 1), "t") != 0)
+		ret = 1;
 	else {
 		snprintf(out, outlen, "%s", PQgetvalue(res, 0, 0));
 		ret = 0;
@@ -220,7 +218,7 @@ int pfs_relnames_resolve(struct pfs_relnames *r, struct ios_rel_list *l, char *n
 {
 	PGconn *main_conn;
 	size_t i, j;
-	int failed = 0;
+	int failed = 0, ret;
 
 	note[0] = '\0';
 	main_conn = connect_db(r, NULL, note, len);
@@ -236,12 +234,14 @@ int pfs_relnames_resolve(struct pfs_relnames *r, struct ios_rel_list *l, char *n
 			unknown = l->rel[j].db == db && l->rel[j].relnode && !lookup(r, &l->rel[j]);
 		if (seen || !unknown)
 			continue; /* each database once, and only if needed */
-		if (db != 0 &&
-		    database_name(main_conn, db, dbname, sizeof(dbname), why, sizeof(why)) < 0) {
-			failed = -1;
-			continue;
-		}
-		if (db != 0 && strcmp(dbname, PQdb(main_conn)) != 0)
+		ret = db != 0
+			  ? database_name(main_conn, db, dbname, sizeof(dbname), why, sizeof(why))
+			  : 0;
+		if (ret > 0)
+			continue; /* gone, or template0: nothing to name */
+		if (ret < 0)
+			c = NULL;
+		else if (db != 0 && strcmp(dbname, PQdb(main_conn)) != 0)
 			c = connect_db(r, dbname, why, sizeof(why));
 		if (c && resolve_db(r, c, db, l, why, sizeof(why)) < 0)
 			failed = -1;
