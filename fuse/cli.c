@@ -36,7 +36,9 @@ static void usage(FILE *out)
 	    out,
 	    "Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT\n"
 	    "       pgiofs stat MOUNTPOINT [--json] [--interval SECONDS] [--count N]\n"
+	    "                   [--relations [--top N] [--dsn CONNINFO]]\n"
 	    "       pgiofs trace FILE [--csv]\n"
+	    "       pgiofs trace FILE --replay [--profile NAME] [--device MODEL] [--json]\n"
 	    "\n"
 	    "Mount BACKING_DIR at MOUNTPOINT through pgiofs, a database-aware passthrough\n"
 	    "filesystem for PostgreSQL data directories.  pgiofs must be the only writer of\n"
