@@ -249,7 +249,7 @@ static int virt_start(struct ios_sched *s, struct ios_rq *rq)
 	struct ios_req *req = rq->req;
 	uint64_t now = s->clock(s);
 
-	if (req->fd < 0) /* a replay: nothing to execute, the device times it */
+	if (req->flags & IOS_F_NOEXEC) /* a replay: the device alone times it */
 		rq->result = req->dir == IOS_SYNC ? 0 : (ssize_t)rq->len;
 	else if (req->dir == IOS_SYNC)
 		rq->result = ios_execute(req);

@@ -44,6 +44,8 @@ enum ios_dir { IOS_READ, IOS_WRITE, IOS_SYNC, IOS_NDIR };
 
 /* req->flags */
 #define IOS_F_DATASYNC 0x1 /* IOS_SYNC: fdatasync rather than fsync */
+#define IOS_F_NOEXEC   0x2 /* virtual schedulers only: execute nothing, succeed
+			    * with the full length (a trace replay) */
 
 struct ios_req;
 struct ios_stats_rel;
@@ -135,8 +137,8 @@ struct ios_sched *ios_create_with(const struct ios_settings *set);
  * each transfer synchronously when it is dispatched (real preadv/pwritev/
  * fsync on the request's descriptor) and reports its completion when the
  * emulated device says it is done (at once without a device model).  A
- * request with fd -1 executes nothing and succeeds with its full length
- * (what a trace replay submits). */
+ * request with IOS_F_NOEXEC executes nothing and succeeds with its full
+ * length (what a trace replay submits). */
 struct ios_sched *ios_create_virtual(const struct ios_settings *set);
 
 /* ios_virtual_advance() -- run the scheduler until virtual time @until_ns:
@@ -507,8 +509,8 @@ void ios_trace_reader_close(struct ios_trace_reader *r);
 /* ios_trace_replay() -- replay the records of @r (read to the end or the
  * damage, held in memory, 48 bytes each) through a virtual-clock scheduler
  * with settings @set, accounting into @st: each record is submitted at its
- * recorded arrival time (relative to the first), in arrival order, with no
- * descriptor (the emulated device alone times it), then the scheduler runs
+ * recorded arrival time (relative to the first), in arrival order, with
+ * IOS_F_NOEXEC (the emulated device alone times it), then the scheduler runs
  * until all have completed.  Deterministic: no real clock, no thread.
  * Returns the number of records replayed (or -ENOMEM, or -errno from
  * ios_create_virtual()); *@err is 0 at a clean end of the trace, else the

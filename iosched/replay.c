@@ -8,7 +8,7 @@
  * are read into memory (48 bytes each) and sorted by arrival time, ties in
  * file order.  Each is then submitted at its recorded arrival time, relative
  * to the first, to a virtual-clock scheduler (ios_create_virtual()) whose
- * requests carry no descriptor: the back end executes nothing and the
+ * requests carry IOS_F_NOEXEC: the back end executes nothing and the
  * emulated device alone decides how long a transfer takes.  The core keeps
  * its ordering rules (a sync waits for the writes to its file that arrived
  * before it; overlapping writes stay in order), keyed by the recorded file
@@ -121,11 +121,13 @@ int64_t ios_trace_replay(struct ios_trace_reader *r, const struct ios_settings *
 			return -ENOMEM;
 		}
 		ios_virtual_advance(s, t->time_ns - base);
-		req->fd = -1; /* nothing to execute: see ios_create_virtual() */
+		req->fd = -1;
 		req->file_id = t->file_id;
 		req->cls = t->cls < IOS_NCLASS ? (enum ios_class)t->cls : IOS_CLASS_OTHER;
 		req->dir = t->dir < IOS_NDIR ? (enum ios_dir)t->dir : IOS_READ;
-		req->flags = (t->flags & IOS_TRACE_F_DATASYNC) ? IOS_F_DATASYNC : 0;
+		/* nothing to execute: see ios_create_virtual() */
+		req->flags =
+		    IOS_F_NOEXEC | ((t->flags & IOS_TRACE_F_DATASYNC) ? IOS_F_DATASYNC : 0);
 		req->off = req->dir == IOS_SYNC ? 0 : (off_t)t->off;
 		req->len = req->dir == IOS_SYNC ? 0 : t->len;
 		req->pid = (pid_t)t->pid;
