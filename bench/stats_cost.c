@@ -1,6 +1,7 @@
 /*
  * stats_cost.c -- what the per-request bookkeeping costs: ios_stats_account()
- * and ios_trace_write() in nanoseconds per call, on one thread and on two
+ * (without and with a relation's counters, req->rel) and ios_trace_write()
+ * in nanoseconds per call, on one thread and on two
  * at once, next to the clock read every request needs anyway and an 8 KiB
  * pread() from the page cache (the cheapest real request pgiofs serves).
  * Built and run by bench/stats_cost.sh; results on stdout, nothing asserted.
@@ -23,7 +24,7 @@ static struct ios_trace_writer *tracer;
 static int pread_fd = -1;
 static volatile uint64_t sink;
 
-enum op { OP_CLOCK, OP_ACCOUNT, OP_TRACE, OP_PREAD };
+enum op { OP_CLOCK, OP_ACCOUNT, OP_ACCOUNT_REL, OP_TRACE, OP_PREAD };
 
 struct job {
 	enum op op;
@@ -44,6 +45,8 @@ static void *run(void *arg)
 
 	memset(&req, 0, sizeof(req));
 	memset(&rec, 0, sizeof(rec));
+	if (j->op == OP_ACCOUNT_REL) /* each thread its own relation, as a file has */
+		req.rel = ios_stats_rel_get(stats, 1663, 5, 16384 + j->id);
 	if (j->go)
 		pthread_barrier_wait(j->go);
 	t0 = ios_now_ns();
@@ -53,7 +56,10 @@ static void *run(void *arg)
 			acc += ios_now_ns();
 			break;
 		case OP_ACCOUNT:
-			req.cls = (enum ios_class)((i + j->id) & 3); /* wal, xact, heap, index */
+		case OP_ACCOUNT_REL:
+			/* wal, xact, heap, index; a relation file's class stays */
+			req.cls = j->op == OP_ACCOUNT_REL ? IOS_CLASS_HEAP
+							  : (enum ios_class)((i + j->id) & 3);
 			req.dir = (enum ios_dir)(i & 1);
 			ios_stats_account(stats, &req, 8192, (uint64_t)(i & 1023) * 100,
 					  50000 + (uint64_t)(i & 4095) * 10);
@@ -98,12 +104,39 @@ static double measure(enum op op, unsigned threads, long calls)
 	return sum / threads;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define ROUNDS 7
+
+/* side_by_side() -- ops @a and @b measured alternately (A B A B ...)
+ * ROUNDS times with @threads threads, @calls calls per round; the medians
+ * into *@ma and *@mb, so that a busy machine slows both alike. */
+static void side_by_side(enum op a, enum op b, unsigned threads, long calls, double *ma, double *mb)
+{
+	double xa[ROUNDS], xb[ROUNDS];
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		xa[i] = measure(a, threads, calls);
+		xb[i] = measure(b, threads, calls);
+	}
+	qsort(xa, ROUNDS, sizeof(double), cmp_double);
+	qsort(xb, ROUNDS, sizeof(double), cmp_double);
+	*ma = xa[ROUNDS / 2];
+	*mb = xb[ROUNDS / 2];
+}
+
 int main(int argc, char **argv)
 {
 	struct ios_trace_opts topts = {0};
 	struct ios_trace_stats tst;
 	char path[] = "/tmp/stats_cost.XXXXXX";
-	double clock1, acc1, acc2, tr1, tr2, pr1;
+	double clock1, acc1, acc2, rel1, rel2, tr1, tr2, pr1;
 	int c, err;
 
 	while ((c = getopt(argc, argv, "n:")) != -1) {
@@ -135,8 +168,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "stats_cost: %ld calls per thread and measurement\n", ncalls);
 	measure(OP_ACCOUNT, 1, ncalls / 10); /* warm up */
 	clock1 = measure(OP_CLOCK, 1, ncalls);
-	acc1 = measure(OP_ACCOUNT, 1, ncalls);
-	acc2 = measure(OP_ACCOUNT, 2, ncalls);
+	side_by_side(OP_ACCOUNT, OP_ACCOUNT_REL, 1, ncalls / ROUNDS, &acc1, &rel1);
+	side_by_side(OP_ACCOUNT, OP_ACCOUNT_REL, 2, ncalls / ROUNDS, &acc2, &rel2);
 	tr1 = measure(OP_TRACE, 1, ncalls);
 	tr2 = measure(OP_TRACE, 2, ncalls);
 	pr1 = measure(OP_PREAD, 1, ncalls / 20 > 0 ? ncalls / 20 : 1);
@@ -148,11 +181,16 @@ int main(int argc, char **argv)
 	printf("%-34s %7d %10.1f\n", "ios_now_ns (clock read)", 1, clock1);
 	printf("%-34s %7d %10.1f\n", "ios_stats_account", 1, acc1);
 	printf("%-34s %7d %10.1f\n", "ios_stats_account", 2, acc2);
+	printf("%-34s %7d %10.1f\n", "ios_stats_account, with req->rel", 1, rel1);
+	printf("%-34s %7d %10.1f\n", "ios_stats_account, with req->rel", 2, rel2);
 	printf("%-34s %7d %10.1f\n", "ios_trace_write", 1, tr1);
 	printf("%-34s %7d %10.1f\n", "ios_trace_write", 2, tr2);
 	printf("%-34s %7d %10.1f\n", "pread 8 KiB from the page cache", 1, pr1);
 	printf("ios_stats_account / pread 8 KiB: %.1f%% (1 thread), %.1f%% (2 threads)\n",
 	       100 * acc1 / pr1, 100 * acc2 / pr1);
+	printf("relation counters add: %.1f ns (1 thread), %.1f ns (2 threads) (medians of %d "
+	       "rounds, side by side)\n",
+	       rel1 - acc1, rel2 - acc2, ROUNDS);
 	printf("ios_trace_write / pread 8 KiB:   %.1f%% (1 thread), %.1f%% (2 threads)\n",
 	       100 * tr1 / pr1, 100 * tr2 / pr1);
 	printf("trace: %llu records kept, %llu dropped (output /dev/null, 1 MiB buffer)\n",

@@ -1,6 +1,7 @@
 #!/bin/bash
 # stats_cost.sh -- build and run bench/stats_cost.c: the cost of
-# ios_stats_account() and ios_trace_write() per call (1 and 2 threads),
+# ios_stats_account() (without and with relation counters, measured side by
+# side, medians) and ios_trace_write() per call (1 and 2 threads),
 # beside a clock read and an 8 KiB pread from the page cache.
 #
 #   bench/stats_cost.sh [-n CALLS]

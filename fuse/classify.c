@@ -11,6 +11,7 @@
  * heap needs the page content (a later refinement).
  */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pgiofs.h"
@@ -106,4 +107,39 @@ void pgiofs_classify(enum pgiofs_dirkind parent, const char *name, bool isdir,
 	default:
 		break;
 	}
+}
+
+/* oid_of() -- @s as an oid if it is all digits and fits, else 0. */
+static uint32_t oid_of(const char *s, size_t n)
+{
+	unsigned long v;
+
+	if (!all_digits(s, n) || n > 10)
+		return 0;
+	v = strtoul(s, NULL, 10);
+	return v > UINT32_MAX ? 0 : (uint32_t)v;
+}
+
+void pgiofs_dir_oids(enum pgiofs_dirkind parent, uint32_t parent_spc, uint32_t parent_oid,
+		     const char *name, enum pgiofs_dirkind kind, uint32_t *spc, uint32_t *oid)
+{
+	*oid = oid_of(name, strlen(name));
+	*spc = 0;
+	if (kind == PGIOFS_DIR_DATABASE) {
+		if (strcmp(name, "global") == 0)
+			*spc = PGIOFS_GLOBALTABLESPACE_OID;
+		else if (parent == PGIOFS_DIR_BASE)
+			*spc = PGIOFS_DEFAULTTABLESPACE_OID;
+		else if (parent == PGIOFS_DIR_TABLESPACE_VERSION)
+			*spc = parent_spc;
+	} else if (kind == PGIOFS_DIR_TABLESPACE_VERSION) {
+		*spc = parent_oid;
+	}
+}
+
+uint32_t pgiofs_relfilenode(const char *name)
+{
+	if (relation_fork(name) < 0)
+		return 0;
+	return oid_of(name, strspn(name, "0123456789"));
 }

@@ -36,7 +36,9 @@ static void usage(FILE *out)
 	    out,
 	    "Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT\n"
 	    "       pgiofs stat MOUNTPOINT [--json] [--interval SECONDS] [--count N]\n"
+	    "                   [--relations [--top N] [--dsn CONNINFO]]\n"
 	    "       pgiofs trace FILE [--csv]\n"
+	    "       pgiofs trace FILE --replay [--profile NAME] [--device MODEL] [--json]\n"
 	    "\n"
 	    "Mount BACKING_DIR at MOUNTPOINT through pgiofs, a database-aware passthrough\n"
 	    "filesystem for PostgreSQL data directories.  pgiofs must be the only writer of\n"
@@ -244,10 +246,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
-/* find_profile() -- the file of profile @name: a path if it has a '/',
+/* pfs_find_profile() -- the file of profile @name: a path if it has a '/',
  * else NAME.conf in $PGIOFS_PROFILE_DIR, next to the binary
  * (../config/profiles, ../share/pgiofs/profiles) or /etc/pgiofs/profiles. */
-static int find_profile(const char *name, char *out, size_t len)
+int pfs_find_profile(const char *name, char *out, size_t len)
 {
 	char exe[PATH_MAX], *slash;
 	const char *env = getenv("PGIOFS_PROFILE_DIR");
@@ -317,7 +319,7 @@ static int resolve_files(struct cli *c)
 	int ret;
 
 	if (c->profile) {
-		ret = find_profile(c->profile, c->profile_path, sizeof(c->profile_path));
+		ret = pfs_find_profile(c->profile, c->profile_path, sizeof(c->profile_path));
 		if (ret < 0) {
 			fprintf(stderr,
 				"pgiofs: profile \"%s\": %s (profiles are NAME.conf files in "

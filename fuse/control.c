@@ -21,6 +21,10 @@
  *                     ios_stats_snapshot (SIZE bytes): what `pgiofs stat`
  *                     uses, so that it can compute interval diffs and
  *                     percentiles from the histograms;
+ *   "relations-raw\n" "pgiofs-rels/1 VERSION ENTRYSIZE COUNT UNTRACKED\n" and
+ *                     COUNT struct ios_rel_info (ENTRYSIZE bytes each): the
+ *                     relations that saw any request (names are resolved
+ *                     by the client, never here);
  *   refusals and errors are {"error":"...","errno":N}\n.
  *
  * What must stay true: only root and users who could read the mount root
@@ -203,8 +207,7 @@ static int authorize(struct pfs_control *c, int fd, const struct ucred *cr, char
 
 /* ---- replies ----------------------------------------------------------------- */
 
-/* json_str() -- @s as a JSON string (quoted, escaped) into @out. */
-static void json_str(char *out, size_t len, const char *s)
+void pfs_json_str(char *out, size_t len, const char *s)
 {
 	size_t o = 0;
 
@@ -242,8 +245,8 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &fs->set, model, sizeof(model));
 	enabled = fs->set.stats_enabled;
 	pthread_rwlock_unlock(&fs->ios_lock);
-	json_str(mnt, sizeof(mnt), c->mountpoint);
-	json_str(back, sizeof(back), c->backing);
+	pfs_json_str(mnt, sizeof(mnt), c->mountpoint);
+	pfs_json_str(back, sizeof(back), c->backing);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
@@ -277,7 +280,7 @@ static void reply_error(int fd, int err, const char *msg)
 	char quoted[1024], line[1200];
 	int n;
 
-	json_str(quoted, sizeof(quoted), msg);
+	pfs_json_str(quoted, sizeof(quoted), msg);
 	n = snprintf(line, sizeof(line), "{\"error\":%s,\"errno\":%d}\n", quoted, err);
 	write_all(fd, line, (size_t)n);
 }
@@ -304,13 +307,31 @@ static int read_request(int fd, char *buf, size_t len)
 	return -1;
 }
 
+/* serve_relations() -- the "relations-raw" reply. */
+static void serve_relations(struct pfs_control *c, int fd)
+{
+	struct ios_rel_list l;
+	char head[256];
+	int hn, ret = ios_stats_rel_snapshot(c->fs->stats, &l);
+
+	if (ret < 0) {
+		reply_error(fd, -ret, "no relation statistics");
+		return;
+	}
+	hn = snprintf(head, sizeof(head), "%s %s %zu %zu %" PRIu64 "\n", PFS_CTL_RELS,
+		      PGIOFS_VERSION, sizeof(*l.rel), l.count, l.untracked);
+	if (write_all(fd, head, (size_t)hn) == 0)
+		write_all(fd, l.rel, sizeof(*l.rel) * l.count);
+	free(l.rel);
+}
+
 static void serve(struct pfs_control *c, int fd)
 {
 	struct timeval tv = {PFS_CTL_TIMEOUT_S, 0};
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
 	char req[128], why[PATH_MAX + 256], ext[4 * PATH_MAX + 512];
-	bool raw;
+	bool raw, rels;
 	int n, ret;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -320,7 +341,8 @@ static void serve(struct pfs_control *c, int fd)
 	if (read_request(fd, req, sizeof(req)) < 0)
 		return;
 	raw = strcmp(req, "snapshot-raw") == 0;
-	if (!raw && strcmp(req, "snapshot") != 0) {
+	rels = strcmp(req, "relations-raw") == 0;
+	if (!raw && !rels && strcmp(req, "snapshot") != 0) {
 		reply_error(fd, EINVAL, "unknown request (expected \"snapshot\")");
 		return;
 	}
@@ -328,6 +350,10 @@ static void serve(struct pfs_control *c, int fd)
 	if (ret < 0) {
 		pfs_log(LOG_NOTICE, "control: refused pid %d: %s", (int)cr.pid, why);
 		reply_error(fd, -ret, why);
+		return;
+	}
+	if (rels) {
+		serve_relations(c, fd);
 		return;
 	}
 	if (ios_stats_snapshot(c->fs->stats, c->snap) < 0) {

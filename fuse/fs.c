@@ -281,6 +281,35 @@ static int check_name(const char *name)
 	return 0;
 }
 
+/* note_relation() -- what @in, reached as @name in @parent, is to the
+ * per-relation statistics: a directory's oids, or a relation file's
+ * counters, resolved here once rather than per request. */
+static void note_relation(struct pfs *fs, struct pfs_inode *parent, struct pfs_inode *in,
+			  const char *name)
+{
+	uint8_t pkind = __atomic_load_n(&parent->kind, __ATOMIC_RELAXED);
+	uint32_t spc, oid;
+
+	if (in == &fs->root)
+		return;
+	if (in->fmt == S_IFDIR) {
+		pgiofs_dir_oids(
+		    (enum pgiofs_dirkind)pkind, __atomic_load_n(&parent->spc, __ATOMIC_RELAXED),
+		    __atomic_load_n(&parent->oid, __ATOMIC_RELAXED), name,
+		    (enum pgiofs_dirkind)__atomic_load_n(&in->kind, __ATOMIC_RELAXED), &spc, &oid);
+		__atomic_store_n(&in->spc, spc, __ATOMIC_RELAXED);
+		__atomic_store_n(&in->oid, oid, __ATOMIC_RELAXED);
+	} else if (in->fmt == S_IFREG && pkind == PGIOFS_DIR_DATABASE &&
+		   !__atomic_load_n(&in->rel, __ATOMIC_RELAXED) &&
+		   (oid = pgiofs_relfilenode(name)) != 0) {
+		__atomic_store_n(
+		    &in->rel,
+		    ios_stats_rel_get(fs->stats, __atomic_load_n(&parent->spc, __ATOMIC_RELAXED),
+				      __atomic_load_n(&parent->oid, __ATOMIC_RELAXED), oid),
+		    __ATOMIC_RELAXED);
+	}
+}
+
 /* do_lookup() -- fill @e for @name in @parent, taking one lookup reference.
  * Returns 0 or -errno. */
 static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
@@ -312,6 +341,7 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 	in = inode_get(fs, &e->attr, fd, kind, cls);
 	if (!in)
 		return -ENOMEM;
+	note_relation(fs, parent, in, name);
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
 }
@@ -1033,6 +1063,7 @@ static struct rw_ctx *rw_new(fuse_req_t req, struct pfs_fh *fh, int fd, enum ios
 	c->r.fd = fd;
 	c->r.file_id = fh ? (uint64_t)fh->inode->ino : 0;
 	c->r.cls = fh ? fh_class(fh) : IOS_CLASS_OTHER;
+	c->r.rel = fh ? __atomic_load_n(&fh->inode->rel, __ATOMIC_RELAXED) : NULL;
 	c->in = fh ? fh->inode : NULL;
 	c->r.dir = dir;
 	c->r.pid = fuse_req_ctx(req)->pid;

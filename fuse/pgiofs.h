@@ -70,6 +70,24 @@ enum pgiofs_dirkind {
 void pgiofs_classify(enum pgiofs_dirkind parent, const char *name, bool isdir,
 		     enum pgiofs_dirkind *kind, enum ios_class *cls);
 
+/* Tablespace oids of the two built-in tablespaces (pg_tablespace.dat). */
+#define PGIOFS_DEFAULTTABLESPACE_OID 1663 /* pg_default: base/ */
+#define PGIOFS_GLOBALTABLESPACE_OID  1664 /* pg_global: global/ */
+
+/* pgiofs_dir_oids() -- what directory @name (of kind @kind, inside a
+ * directory of kind @parent whose own numbers are @parent_spc and
+ * @parent_oid) stands for: *@oid its name as a number (0 if not all
+ * digits; 0 for global/), and *@spc the tablespace of a database directory
+ * (base/N: pg_default, global: pg_global, pg_tblspc/T/PG_.../N: T) or the
+ * tablespace a PG_<ver>_<catver> directory belongs to (its parent's
+ * number: 0 when pgiofs reached it under a name that is not the oid). */
+void pgiofs_dir_oids(enum pgiofs_dirkind parent, uint32_t parent_spc, uint32_t parent_oid,
+		     const char *name, enum pgiofs_dirkind kind, uint32_t *spc, uint32_t *oid);
+
+/* pgiofs_relfilenode() -- the relfilenode a relation file name stands for
+ * ("16384", "16384.2", "16384_fsm", "16384_vm.1", "16384_init"), or 0. */
+uint32_t pgiofs_relfilenode(const char *name);
+
 /* pgiofs_check_paths() -- the refusals made before mounting: BACKING must be
  * an existing directory not already served by pgiofs; MOUNTPOINT an existing
  * directory, empty unless @nonempty; neither inside the other.  Returns 0 or

@@ -26,6 +26,11 @@ struct pfs_inode {
 	uint8_t cls;	  /* enum ios_class (files) */
 	uint8_t by_content; /* cls was decided by a page's content (heap/index) */
 	uint64_t nlookup; /* under pfs.lock */
+	/* per-relation statistics (read and written with relaxed atomics):
+	 * directories: their name as a number and their tablespace
+	 * (pgiofs_dir_oids()); relation files: their counters, or NULL */
+	uint32_t oid, spc;
+	struct ios_stats_rel *rel;
 	/* write-behind (WAL with files.wal_direct_io): held while an
 	 * acknowledged write is still being written; its error, kept for the
 	 * next fsync */
@@ -98,6 +103,7 @@ void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
  * st_dev, so a client finds it from /proc/self/mountinfo alone. */
 #define PFS_CTL_NAME_FMT  "pgiofs/%u:%u" /* major, minor; after a NUL byte */
 #define PFS_CTL_RAW	  "pgiofs-raw/1" /* reply to "snapshot-raw\n" */
+#define PFS_CTL_RELS	  "pgiofs-rels/1" /* reply to "relations-raw\n" */
 #define PFS_CTL_TIMEOUT_S 5
 
 struct sockaddr_un;
@@ -111,14 +117,35 @@ int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing
 /* pfs_control_start() -- the thread serving the socket (after daemonizing:
  * fork keeps no threads).  0 or -errno. */
 int pfs_control_start(struct pfs *fs);
+/* pfs_json_str() -- @s as a JSON string (quoted, escaped) into @out,
+ * truncated to fit. */
+void pfs_json_str(char *out, size_t len, const char *s);
 /* pfs_control_stop() -- stop the thread, close, free.  Accepts no channel. */
 void pfs_control_stop(struct pfs *fs);
 
 /* stat.c: `pgiofs stat` */
 int pfs_stat_main(int argc, char **argv);
 
-/* pfs_trace_main() -- `pgiofs trace FILE [--csv]` (trace.c); argv[0] is
- * "trace".  Returns the exit status. */
+/* relnames.c: relation names for `pgiofs stat --dsn` (libpq, in the client
+ * process only) */
+struct pfs_relnames;
+/* pfs_relnames_create() -- a name cache for server @dsn; NULL if out of
+ * memory.  Connects to nothing yet. */
+struct pfs_relnames *pfs_relnames_create(const char *dsn);
+void pfs_relnames_destroy(struct pfs_relnames *r);
+/* pfs_relnames_resolve() -- fill name and relkind of the entries of @l,
+ * asking the server for those not known yet (time-limited).  0, or -1 when
+ * some could not be asked for, with the reason in @note (one line). */
+int pfs_relnames_resolve(struct pfs_relnames *r, struct ios_rel_list *l, char *note, size_t len);
+
+/* pfs_find_profile() -- the file of scheduler profile @name (cli.c): a
+ * path if it has a '/', else NAME.conf in $PGIOFS_PROFILE_DIR, next to the
+ * binary or in /etc/pgiofs/profiles.  0, -EINVAL (not a name) or -errno. */
+int pfs_find_profile(const char *name, char *out, size_t len);
+
+/* pfs_trace_main() -- `pgiofs trace FILE [--csv]` and `pgiofs trace FILE
+ * --replay [--profile NAME] [--device MODEL] [--json]` (trace.c); argv[0]
+ * is "trace".  Returns the exit status. */
 int pfs_trace_main(int argc, char **argv);
 
 #endif

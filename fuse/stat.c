@@ -29,8 +29,12 @@
 struct stat_opts {
 	const char *path;
 	bool json;
-	double interval; /* s; 0: one cumulative sample */
-	long count;	 /* samples with --interval; 0: until interrupted */
+	double interval;	    /* s; 0: one cumulative sample */
+	long count;		    /* samples with --interval; 0: until interrupted */
+	bool relations;		    /* --relations */
+	const char *dsn;	    /* --dsn */
+	long top;		    /* relations shown at most (0: all) */
+	struct pfs_relnames *names; /* --dsn, or NULL */
 	char mount[PATH_MAX];
 	unsigned major, minor;
 	long owner; /* the mount's user_id, -1 unknown */
@@ -45,6 +49,7 @@ static void stat_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: pgiofs stat MOUNTPOINT [--json] [--interval SECONDS] [--count N]\n"
+		"                   [--relations [--top N] [--dsn CONNINFO]]\n"
 		"\n"
 		"Print the I/O statistics of the pgiofs daemon serving MOUNTPOINT.\n"
 		"\n"
@@ -53,6 +58,12 @@ static void stat_usage(FILE *out)
 		"  -i, --interval SECONDS  a sample every SECONDS: rates, latency and queue\n"
 		"                          depth of what happened in that interval\n"
 		"  -c, --count N           stop after N samples (with --interval)\n"
+		"  -r, --relations         also the relations with the most bytes read and\n"
+		"                          written (per interval with --interval)\n"
+		"  -t, --top N             that many relations (default 10; 0: all)\n"
+		"  -d, --dsn CONNINFO      name the relations (schema.relation, relkind) by\n"
+		"                          asking that PostgreSQL server (libpq; 5 s timeouts;\n"
+		"                          without it, or if it fails, relations show as oids)\n"
 		"  -h, --help              this help\n"
 		"\n"
 		"Without --interval: the counters since the mount, one row per class.\n"
@@ -192,22 +203,23 @@ static bool json_string_member(const char *json, const char *key, char *out, siz
 	return true;
 }
 
-/* fetch() -- one snapshot from the daemon into @s; 0, or 1 with a message. */
-static int fetch(const struct stat_opts *o, struct sample *s)
+/* ctl_ask() -- connect to the daemon, check who it is, send @request and
+ * read the first line of the reply into @line (an error reply is printed).
+ * Returns the connected descriptor, or -1 with a message. */
+static int ctl_ask(const struct stat_opts *o, const char *request, char *line, size_t linelen)
 {
 	struct timeval tv = {PFS_CTL_TIMEOUT_S, 0};
 	struct sockaddr_un sa;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
-	char line[4096], ver[64], magic[64];
 	unsigned len = pfs_control_addr(o->major, o->minor, &sa);
-	int fd, nb, ret;
-	size_t size, elen;
+	size_t rlen = strlen(request);
+	int fd, ret;
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		fprintf(stderr, "pgiofs stat: socket: %s\n", strerror(errno));
-		return 1;
+		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -229,25 +241,51 @@ static int fetch(const struct stat_opts *o, struct sample *s)
 			o->mount, (unsigned)cr.uid);
 		goto fail;
 	}
-	if (send(fd, "snapshot-raw\n", 13, MSG_NOSIGNAL) != 13) {
+	if (send(fd, request, rlen, MSG_NOSIGNAL) != (ssize_t)rlen) {
 		fprintf(stderr, "pgiofs stat: cannot send to the daemon of \"%s\": %s\n", o->mount,
 			strerror(errno));
 		goto fail;
 	}
-	ret = read_line(fd, line, sizeof(line));
+	ret = read_line(fd, line, linelen);
 	if (ret < 0) {
 		fprintf(stderr, "pgiofs stat: no answer from the daemon of \"%s\": %s\n", o->mount,
 			ret == -EAGAIN ? "timed out" : strerror(-ret));
 		goto fail;
 	}
 	if (line[0] == '{') {
-		char msg[sizeof(line)];
+		char msg[4096];
 
 		if (!json_string_member(line, "error", msg, sizeof(msg)))
 			snprintf(msg, sizeof(msg), "%s", line);
 		fprintf(stderr, "pgiofs stat: %s\n", msg); /* it names the mount */
 		goto fail;
 	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* too_new() -- the message for a daemon of another build. */
+static int too_new(const struct stat_opts *o, const char *ver)
+{
+	fprintf(stderr,
+		"pgiofs stat: the daemon of \"%s\" is pgiofs %s, whose statistics this "
+		"pgiofs %s cannot read: use the `pgiofs` the mount was made with\n",
+		o->mount, ver, PGIOFS_VERSION);
+	return 1;
+}
+
+/* fetch() -- one snapshot from the daemon into @s; 0, or 1 with a message. */
+static int fetch(const struct stat_opts *o, struct sample *s)
+{
+	char line[4096], ver[64], magic[64];
+	int fd, nb;
+	size_t size, elen;
+
+	fd = ctl_ask(o, "snapshot-raw\n", line, sizeof(line));
+	if (fd < 0)
+		return 1;
 	if (sscanf(line, "%63s %63s %d %zu %zu", magic, ver, &nb, &size, &elen) != 5 ||
 	    strcmp(magic, PFS_CTL_RAW) != 0) {
 		fprintf(stderr, "pgiofs stat: unexpected answer from the daemon of \"%s\"\n",
@@ -255,10 +293,7 @@ static int fetch(const struct stat_opts *o, struct sample *s)
 		goto fail;
 	}
 	if (nb != IOS_STATS_NBUCKETS || size != sizeof(s->snap) || elen >= sizeof(s->extra)) {
-		fprintf(stderr,
-			"pgiofs stat: the daemon of \"%s\" is pgiofs %s, whose statistics this "
-			"pgiofs %s cannot read: use the `pgiofs` the mount was made with\n",
-			o->mount, ver, PGIOFS_VERSION);
+		too_new(o, ver);
 		goto fail;
 	}
 	if (read_all(fd, s->extra, elen) < 0 || read_all(fd, &s->snap, size) < 0) {
@@ -272,6 +307,46 @@ static int fetch(const struct stat_opts *o, struct sample *s)
 fail:
 	close(fd);
 	return 1;
+}
+
+/* fetch_relations() -- the relations with activity into @l (l->rel to
+ * free()); 0, or 1 with a message. */
+static int fetch_relations(const struct stat_opts *o, struct ios_rel_list *l)
+{
+	char line[4096], ver[64], magic[64];
+	size_t size, count;
+	uint64_t untracked;
+	int fd;
+
+	memset(l, 0, sizeof(*l));
+	fd = ctl_ask(o, "relations-raw\n", line, sizeof(line));
+	if (fd < 0)
+		return 1;
+	if (sscanf(line, "%63s %63s %zu %zu %" SCNu64, magic, ver, &size, &count, &untracked) !=
+		5 ||
+	    strcmp(magic, PFS_CTL_RELS) != 0) {
+		close(fd);
+		fprintf(stderr, "pgiofs stat: unexpected answer from the daemon of \"%s\"\n",
+			o->mount);
+		return 1;
+	}
+	if (size != sizeof(*l->rel) || count > IOS_STATS_MAX_RELATIONS + 1) {
+		close(fd);
+		return too_new(o, ver);
+	}
+	l->rel = calloc(count ? count : 1, sizeof(*l->rel));
+	if (!l->rel || read_all(fd, l->rel, size * count) < 0) {
+		fprintf(stderr, "pgiofs stat: the daemon of \"%s\" closed the connection early\n",
+			o->mount);
+		free(l->rel);
+		l->rel = NULL;
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	l->count = l->active = count;
+	l->untracked = untracked;
+	return 0;
 }
 
 /* ---- output ------------------------------------------------------------------ */
@@ -334,6 +409,45 @@ static void print_cumulative(const struct stat_opts *o, const struct sample *s)
 	ios_stats_print_table(stdout, &s->snap);
 }
 
+/* name_relations() -- cut @l to the top N and name what is left (--dsn);
+ * why names are missing, if they are, as a JSON member into @member (""
+ * otherwise) and on stderr. */
+static void name_relations(const struct stat_opts *o, struct ios_rel_list *l, char *member,
+			   size_t len)
+{
+	char note[1024], quoted[2100];
+
+	member[0] = '\0';
+	ios_rel_top(l, (size_t)o->top);
+	if (!o->names || pfs_relnames_resolve(o->names, l, note, sizeof(note)) == 0)
+		return;
+	fprintf(stderr, "pgiofs stat: note: relation names incomplete: %s\n", note);
+	pfs_json_str(quoted, sizeof(quoted), note);
+	snprintf(member, len, ",\"relation_names_error\":%s", quoted);
+}
+
+/* print_relations() -- the relation table of a text report. */
+static void print_relations(const struct ios_rel_list *l, const char *names_member)
+{
+	printf("\n");
+	if (names_member[0])
+		printf("(relation names incomplete: see the note on stderr)\n");
+	ios_stats_print_relations(stdout, l);
+}
+
+/* dup_relations() -- a copy of @l (rel to free()); 0 or 1 with a message. */
+static int dup_relations(const struct ios_rel_list *l, struct ios_rel_list *out)
+{
+	*out = *l;
+	out->rel = malloc((l->count ? l->count : 1) * sizeof(*l->rel));
+	if (!out->rel) {
+		fprintf(stderr, "pgiofs stat: out of memory\n");
+		return 1;
+	}
+	memcpy(out->rel, l->rel, l->count * sizeof(*l->rel));
+	return 0;
+}
+
 /* sleep_until() -- CLOCK_MONOTONIC @ns. */
 static void sleep_until(uint64_t ns)
 {
@@ -347,7 +461,9 @@ static int run_intervals(const struct stat_opts *o, struct sample *a, struct sam
 {
 	struct ios_stats_snapshot *d = malloc(sizeof(*d));
 	uint64_t step = (uint64_t)(o->interval * 1e9), next;
-	char extra[sizeof(a->extra) + 64];
+	char extra[sizeof(a->extra) + 2300];
+	char names[2200];
+	struct ios_rel_list prev = {0}, cur = {0}, diff = {0};
 	long n;
 	int ret = 0;
 
@@ -355,7 +471,7 @@ static int run_intervals(const struct stat_opts *o, struct sample *a, struct sam
 		fprintf(stderr, "pgiofs stat: out of memory\n");
 		return 1;
 	}
-	if (fetch(o, a)) {
+	if (fetch(o, a) || (o->relations && fetch_relations(o, &prev))) {
 		free(d);
 		return 1;
 	}
@@ -377,15 +493,32 @@ static int run_intervals(const struct stat_opts *o, struct sample *a, struct sam
 			break;
 		}
 		ios_stats_snapshot_diff(&a->snap, &b->snap, d);
+		names[0] = '\0';
+		if (o->relations) {
+			ret = fetch_relations(o, &cur) || dup_relations(&cur, &diff);
+			if (ret)
+				break;
+			ios_rel_diff(&prev, &diff);
+			name_relations(o, &diff, names, sizeof(names));
+			free(prev.rel);
+			prev = cur;
+			cur.rel = NULL;
+		}
 		if (o->json) {
-			snprintf(extra, sizeof(extra), "%s,\"sample\":%ld", b->extra, n);
-			ios_stats_write_json(stdout, d, extra);
+			snprintf(extra, sizeof(extra), "%s,\"sample\":%ld%s", b->extra, n, names);
+			ios_stats_write_json_rels(stdout, d, extra, o->relations ? &diff : NULL);
 		} else {
 			print_interval(d);
+			if (o->relations)
+				print_relations(&diff, names);
 		}
+		free(diff.rel);
+		diff.rel = NULL;
 		fflush(stdout);
 		memcpy(a, b, sizeof(*a));
 	}
+	free(prev.rel);
+	free(cur.rel);
 	free(d);
 	return ret;
 }
@@ -393,18 +526,17 @@ static int run_intervals(const struct stat_opts *o, struct sample *a, struct sam
 static int parse_stat_args(struct stat_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"interval", required_argument, NULL, 'i'},
-	    {"count", required_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},	     {"interval", required_argument, NULL, 'i'},
+	    {"count", required_argument, NULL, 'c'}, {"relations", no_argument, NULL, 'r'},
+	    {"top", required_argument, NULL, 't'},   {"dsn", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0},
 	};
 	char *end;
 	int opt;
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ji:c:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ji:c:rt:d:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			o->json = true;
@@ -432,6 +564,24 @@ static int parse_stat_args(struct stat_opts *o, int argc, char **argv)
 				return 1;
 			}
 			break;
+		case 'r':
+			o->relations = true;
+			break;
+		case 't':
+			errno = 0;
+			o->top = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || o->top < 0 ||
+			    o->top > IOS_STATS_MAX_RELATIONS + 1) {
+				fprintf(stderr,
+					"pgiofs stat: --top \"%s\": must be a whole number "
+					"from 0 (all) to %d\n",
+					optarg, IOS_STATS_MAX_RELATIONS + 1);
+				return 1;
+			}
+			break;
+		case 'd':
+			o->dsn = optarg;
+			break;
 		case 'h':
 			stat_usage(stdout);
 			exit(0);
@@ -447,11 +597,38 @@ static int parse_stat_args(struct stat_opts *o, int argc, char **argv)
 		fprintf(stderr, "Try 'pgiofs stat --help'.\n");
 		return 1;
 	}
+	if ((o->dsn || o->top != 10) && !o->relations) {
+		fprintf(stderr, "pgiofs stat: --top and --dsn need --relations\n");
+		return 1;
+	}
 	if (o->count && o->interval == 0) {
 		fprintf(stderr, "pgiofs stat: --count needs --interval\n");
 		return 1;
 	}
 	o->path = argv[optind];
+	return 0;
+}
+
+/* report_once() -- the counters since the mount (and the relations). */
+static int report_once(const struct stat_opts *o, struct sample *s)
+{
+	struct ios_rel_list l = {0};
+	char names[2200], extra[sizeof(s->extra) + sizeof(names)];
+
+	names[0] = '\0';
+	if (fetch(o, s) || (o->relations && fetch_relations(o, &l)))
+		return 1;
+	if (o->relations)
+		name_relations(o, &l, names, sizeof(names));
+	if (o->json) {
+		snprintf(extra, sizeof(extra), "%s%s", s->extra, names);
+		ios_stats_write_json_rels(stdout, &s->snap, extra, o->relations ? &l : NULL);
+	} else {
+		print_cumulative(o, s);
+		if (o->relations)
+			print_relations(&l, names);
+	}
+	free(l.rel);
 	return 0;
 }
 
@@ -462,8 +639,13 @@ int pfs_stat_main(int argc, char **argv)
 	int ret;
 
 	memset(&o, 0, sizeof(o));
+	o.top = 10;
 	if (parse_stat_args(&o, argc, argv) || find_pgiofs(&o))
 		return 1;
+	if (o.dsn && !(o.names = pfs_relnames_create(o.dsn))) {
+		fprintf(stderr, "pgiofs stat: out of memory\n");
+		return 1;
+	}
 	s = calloc(2, sizeof(*s));
 	if (!s) {
 		fprintf(stderr, "pgiofs stat: out of memory\n");
@@ -472,12 +654,9 @@ int pfs_stat_main(int argc, char **argv)
 	if (o.interval > 0) {
 		ret = run_intervals(&o, &s[0], &s[1]);
 	} else {
-		ret = fetch(&o, &s[0]);
-		if (ret == 0 && o.json)
-			ios_stats_write_json(stdout, &s[0].snap, s[0].extra);
-		else if (ret == 0)
-			print_cumulative(&o, &s[0]);
+		ret = report_once(&o, &s[0]);
 	}
+	pfs_relnames_destroy(o.names);
 	free(s);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "pgiofs stat: cannot write the output: %s\n", strerror(errno));

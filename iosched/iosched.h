@@ -44,8 +44,11 @@ enum ios_dir { IOS_READ, IOS_WRITE, IOS_SYNC, IOS_NDIR };
 
 /* req->flags */
 #define IOS_F_DATASYNC 0x1 /* IOS_SYNC: fdatasync rather than fsync */
+#define IOS_F_NOEXEC   0x2 /* virtual schedulers only: execute nothing, succeed
+			    * with the full length (a trace replay) */
 
 struct ios_req;
+struct ios_stats_rel;
 typedef void (*ios_done_fn)(struct ios_req *req, ssize_t result);
 
 struct ios_req {
@@ -60,6 +63,8 @@ struct ios_req {
 	struct iovec *iov; /* buffers (READ, WRITE) */
 	int iovcnt;
 	pid_t pid;	  /* requesting process, 0 if unknown */
+	struct ios_stats_rel *rel; /* the relation's counters (ios_stats_rel_get()), or
+				    * NULL: not a relation file */
 	ios_done_fn done; /* called exactly once with bytes or -errno */
 	void *priv;	  /* for the submitter */
 
@@ -131,7 +136,9 @@ struct ios_sched *ios_create_with(const struct ios_settings *set);
  * virtual clock advanced by ios_virtual_advance(); the back end executes
  * each transfer synchronously when it is dispatched (real preadv/pwritev/
  * fsync on the request's descriptor) and reports its completion when the
- * emulated device says it is done (at once without a device model). */
+ * emulated device says it is done (at once without a device model).  A
+ * request with IOS_F_NOEXEC executes nothing and succeeds with its full
+ * length (what a trace replay submits). */
 struct ios_sched *ios_create_virtual(const struct ios_settings *set);
 
 /* ios_virtual_advance() -- run the scheduler until virtual time @until_ns:
@@ -244,8 +251,10 @@ void ios_stats_destroy(struct ios_stats *s);
 
 /* ios_stats_account() -- count one completed request: an op (and, if
  * @result > 0, that many bytes) of req->cls and req->dir, an error if
- * @result < 0, and a latency of @queue_ns + @service_ns.  Only req->cls and
- * req->dir are read.  Thread-safe and lock-free; @s may be NULL. */
+ * @result < 0, and a latency of @queue_ns + @service_ns; the op and bytes
+ * also into req->rel if set (which must belong to @s).  Only req->cls,
+ * req->dir and req->rel are read.  Thread-safe and lock-free; @s may be
+ * NULL. */
 void ios_stats_account(struct ios_stats *s, const struct ios_req *req, ssize_t result,
 		       uint64_t queue_ns, uint64_t service_ns);
 
@@ -301,6 +310,78 @@ void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap);
  * every merge.  Call before the first ios_submit() (not concurrently with
  * it); several schedulers may share @st, which must outlive them. */
 void ios_attach_stats(struct ios_sched *s, struct ios_stats *st);
+
+/* ---- per-relation statistics -------------------------------------------------
+ * Bytes and ops per PostgreSQL relation, keyed by (tablespace oid, database
+ * oid, relfilenode) as the file's path names them; the segments and forks
+ * of a relation share one entry, with bytes split by fork.  The submitter
+ * resolves a file's entry once (ios_stats_rel_get(), when the file is looked
+ * up) and sets req->rel on each request: accounting it is two more relaxed
+ * atomic additions.  The table is bounded (IOS_STATS_MAX_RELATIONS entries
+ * for the life of the statistics); once it is full, new relations share one
+ * overflow entry (key 0/0/0) and each such lookup is counted as untracked. */
+
+#define IOS_STATS_MAX_RELATIONS 8192
+
+/* A relation's forks, as the class of their requests tells them: main
+ * (heap, index and the _init fork), fsm, vm. */
+enum ios_rel_fork { IOS_FORK_MAIN, IOS_FORK_FSM, IOS_FORK_VM, IOS_NFORK };
+
+/* ios_stats_rel_get() -- the counters of relation (@spc, @db, @relnode),
+ * added if new (the overflow entry when the table is full).  Takes a mutex:
+ * call it when a file is looked up, not per request.  NULL if @s is NULL or
+ * @relnode is 0. */
+struct ios_stats_rel *ios_stats_rel_get(struct ios_stats *s, uint32_t spc, uint32_t db,
+					uint32_t relnode);
+
+#define IOS_REL_NAME_MAX 132 /* "schema.relation": two NAMEDATALEN-1 names */
+
+/* One relation in a snapshot. */
+struct ios_rel_info {
+	uint32_t spc, db, relnode; /* 0/0/0: the overflow entry */
+	uint8_t main_cls;	   /* IOS_CLASS_HEAP or _INDEX as the main fork's
+				    * requests last said; IOS_CLASS_OTHER if none */
+	char relkind;		   /* pg_class.relkind when resolved, else 0 */
+	uint64_t read_ops, write_ops, sync_ops;
+	uint64_t read_bytes[IOS_NFORK], write_bytes[IOS_NFORK];
+	char name[IOS_REL_NAME_MAX]; /* "schema.relation" when resolved, else "" */
+};
+
+/* A set of relations: what ios_stats_rel_snapshot() took, perhaps diffed,
+ * sorted and cut to the top N. */
+struct ios_rel_list {
+	struct ios_rel_info *rel;
+	size_t count;	    /* entries in rel */
+	size_t active;	    /* relations with any activity before a cut */
+	uint64_t untracked; /* lookups given the overflow entry (table full) */
+};
+
+/* ios_stats_rel_snapshot() -- the relations of @s that saw any request, into
+ * a new array (out->rel, to free()); out->untracked as counted.  Returns 0,
+ * -EINVAL or -ENOMEM. */
+int ios_stats_rel_snapshot(const struct ios_stats *s, struct ios_rel_list *out);
+
+/* ios_rel_bytes() -- bytes read and written, all forks. */
+uint64_t ios_rel_bytes(const struct ios_rel_info *r);
+
+/* ios_rel_diff() -- @b minus @a, per relation (matched by key; a relation
+ * only in @b counts whole), keeping those with activity.  @b->rel is
+ * rewritten in place; @a is sorted by key.  out->untracked is @b's. */
+void ios_rel_diff(struct ios_rel_list *a, struct ios_rel_list *b);
+
+/* ios_rel_top() -- sort @l by bytes (read + written, descending; ties by
+ * key) and keep the first @n (0: all).  l->active keeps the count before. */
+void ios_rel_top(struct ios_rel_list *l, size_t n);
+
+/* ios_stats_print_relations() -- a table, one row per relation of @l in its
+ * order: name (if any), key, main-fork class or relkind, ops and MB per
+ * direction, and MB per fork. */
+void ios_stats_print_relations(FILE *f, const struct ios_rel_list *l);
+
+/* ios_stats_write_json_rels() -- ios_stats_write_json() with a "relations"
+ * array (docs/stats.md) after "total" when @rels is not NULL. */
+int ios_stats_write_json_rels(FILE *f, const struct ios_stats_snapshot *snap,
+			      const char *extra_json_fields, const struct ios_rel_list *rels);
 
 struct ios_trace_writer;
 
@@ -424,5 +505,18 @@ const char *ios_trace_reader_error(const struct ios_trace_reader *r);
 
 /* ios_trace_reader_close() -- close and free.  Accepts NULL. */
 void ios_trace_reader_close(struct ios_trace_reader *r);
+
+/* ios_trace_replay() -- replay the records of @r (read to the end or the
+ * damage, held in memory, 48 bytes each) through a virtual-clock scheduler
+ * with settings @set, accounting into @st: each record is submitted at its
+ * recorded arrival time (relative to the first), in arrival order, with
+ * IOS_F_NOEXEC (the emulated device alone times it), then the scheduler runs
+ * until all have completed.  Deterministic: no real clock, no thread.
+ * Returns the number of records replayed (or -ENOMEM, or -errno from
+ * ios_create_virtual()); *@err is 0 at a clean end of the trace, else the
+ * reader's error (ios_trace_reader_error() says why); *@span_ns the virtual
+ * time from the first arrival to the last completion. */
+int64_t ios_trace_replay(struct ios_trace_reader *r, const struct ios_settings *set,
+			 struct ios_stats *st, uint64_t *span_ns, int *err);
 
 #endif

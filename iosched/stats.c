@@ -15,13 +15,19 @@
  *   - a histogram bucket is at most 1/16 of its lower bound wide, so a
  *     percentile read from it is within 1/32 of a recorded value;
  *   - "over 2 s" and "over 10 s" are counted exactly, not from buckets;
- *   - nothing here allocates or blocks after ios_stats_create().
+ *   - nothing here allocates or blocks after ios_stats_create();
+ *   - per-relation entries (struct ios_stats_rel) are preallocated, never
+ *     move or go away before ios_stats_destroy(), and an entry's key is
+ *     written before the entry count that publishes it (release/acquire),
+ *     so snapshots read the entries without the table's mutex, which only
+ *     serializes additions (ios_stats_rel_get(), at lookup time).
  */
 #include "iosched.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -50,10 +56,28 @@ struct shard {
 	struct shard_class cls[IOS_NCLASS];
 } __attribute__((aligned(64)));
 
+/* One relation's counters: not sharded (a relation is rarely hot on two
+ * CPUs at once), two cache lines. */
+struct ios_stats_rel {
+	uint32_t spc, db, relnode; /* the key: set before publication */
+	_Atomic uint8_t main_cls;
+	_Atomic uint64_t ops[IOS_NDIR];
+	_Atomic uint64_t bytes[2][IOS_NFORK]; /* IOS_READ, IOS_WRITE */
+} __attribute__((aligned(64)));
+
+#define REL_SLOTS (2 * IOS_STATS_MAX_RELATIONS) /* hash index, a power of 2 */
+
 struct ios_stats {
 	unsigned nshards;
 	uint64_t created_ns;
 	struct shard *shards; /* nshards of them, cache-line aligned */
+	/* relations: rels[0] is the overflow entry; rels[1..nrels-1] in the
+	 * order they were added; rel_slot[] holds index + 1 (0: empty) */
+	pthread_mutex_t rel_lock;
+	_Atomic uint32_t nrels;
+	_Atomic uint64_t rel_untracked;
+	struct ios_stats_rel *rels; /* IOS_STATS_MAX_RELATIONS + 1 */
+	uint32_t *rel_slot;	    /* REL_SLOTS */
 };
 
 /* bucket_of() -- the histogram bucket of @v ns. */
@@ -104,6 +128,20 @@ struct ios_stats *ios_stats_create(void)
 		return NULL;
 	}
 	memset(s->shards, 0, sizeof(struct shard) * s->nshards);
+	/* calloc: the kernel hands out zero pages only as entries are used */
+	s->rels = calloc(IOS_STATS_MAX_RELATIONS + 1, sizeof(*s->rels));
+	s->rel_slot = calloc(REL_SLOTS, sizeof(*s->rel_slot));
+	if (!s->rels || !s->rel_slot) {
+		free(s->rels);
+		free(s->rel_slot);
+		free(s->shards);
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->rels[0].main_cls = IOS_CLASS_OTHER;
+	s->nrels = 1;
+	pthread_mutex_init(&s->rel_lock, NULL);
 	s->created_ns = ios_now_ns();
 	return s;
 }
@@ -112,6 +150,9 @@ void ios_stats_destroy(struct ios_stats *s)
 {
 	if (!s)
 		return;
+	pthread_mutex_destroy(&s->rel_lock);
+	free(s->rels);
+	free(s->rel_slot);
 	free(s->shards);
 	free(s);
 }
@@ -134,6 +175,21 @@ static inline unsigned class_index(enum ios_class c)
 	return (unsigned)c < IOS_NCLASS ? (unsigned)c : IOS_CLASS_OTHER;
 }
 
+/* rel_account() -- the op and bytes of @req into its relation. */
+static inline void rel_account(struct ios_stats_rel *r, const struct ios_req *req, ssize_t result)
+{
+	unsigned fork = req->cls == IOS_CLASS_FSM  ? IOS_FORK_FSM
+			: req->cls == IOS_CLASS_VM ? IOS_FORK_VM
+						   : IOS_FORK_MAIN;
+
+	add(&r->ops[req->dir], 1);
+	if (result > 0 && req->dir != IOS_SYNC)
+		add(&r->bytes[req->dir][fork], (uint64_t)result);
+	if ((req->cls == IOS_CLASS_HEAP || req->cls == IOS_CLASS_INDEX) &&
+	    atomic_load_explicit(&r->main_cls, memory_order_relaxed) != (uint8_t)req->cls)
+		atomic_store_explicit(&r->main_cls, (uint8_t)req->cls, memory_order_relaxed);
+}
+
 void ios_stats_account(struct ios_stats *s, const struct ios_req *req, ssize_t result,
 		       uint64_t queue_ns, uint64_t service_ns)
 {
@@ -142,6 +198,8 @@ void ios_stats_account(struct ios_stats *s, const struct ios_req *req, ssize_t r
 
 	if (!s || !req || (unsigned)req->dir >= IOS_NDIR)
 		return;
+	if (req->rel)
+		rel_account(req->rel, req, result);
 	k = &my_shard(s)->cls[class_index(req->cls)];
 	add(&k->ops[req->dir], 1);
 	if (result > 0 && req->dir != IOS_SYNC)
@@ -377,6 +435,161 @@ int ios_stats_snapshot_diff(const struct ios_stats_snapshot *a, const struct ios
 	return 0;
 }
 
+/* ---- relations --------------------------------------------------------------- */
+
+static uint32_t rel_hash(uint32_t spc, uint32_t db, uint32_t relnode)
+{
+	uint64_t h = ((uint64_t)spc * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)db << 32 | relnode);
+
+	h *= 0xff51afd7ed558ccdull;
+	return (uint32_t)(h >> 40) & (REL_SLOTS - 1);
+}
+
+struct ios_stats_rel *ios_stats_rel_get(struct ios_stats *s, uint32_t spc, uint32_t db,
+					uint32_t relnode)
+{
+	struct ios_stats_rel *r = NULL;
+	uint32_t h, n;
+
+	if (!s || relnode == 0)
+		return NULL;
+	pthread_mutex_lock(&s->rel_lock);
+	for (h = rel_hash(spc, db, relnode); s->rel_slot[h]; h = (h + 1) & (REL_SLOTS - 1)) {
+		r = &s->rels[s->rel_slot[h] - 1];
+		if (r->spc == spc && r->db == db && r->relnode == relnode)
+			goto out;
+	}
+	n = atomic_load_explicit(&s->nrels, memory_order_relaxed);
+	if (n > IOS_STATS_MAX_RELATIONS) { /* full: the overflow entry */
+		add(&s->rel_untracked, 1);
+		r = &s->rels[0];
+		goto out;
+	}
+	r = &s->rels[n];
+	r->spc = spc;
+	r->db = db;
+	r->relnode = relnode;
+	atomic_store_explicit(&r->main_cls, IOS_CLASS_OTHER, memory_order_relaxed);
+	s->rel_slot[h] = n + 1;
+	atomic_store_explicit(&s->nrels, n + 1, memory_order_release);
+out:
+	pthread_mutex_unlock(&s->rel_lock);
+	return r;
+}
+
+uint64_t ios_rel_bytes(const struct ios_rel_info *r)
+{
+	uint64_t n = 0;
+	unsigned f;
+
+	for (f = 0; f < IOS_NFORK; f++)
+		n += r->read_bytes[f] + r->write_bytes[f];
+	return n;
+}
+
+static bool rel_active(const struct ios_rel_info *r)
+{
+	return r->read_ops || r->write_ops || r->sync_ops;
+}
+
+int ios_stats_rel_snapshot(const struct ios_stats *s, struct ios_rel_list *out)
+{
+	uint32_t n, i, f;
+
+	if (!s || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	n = atomic_load_explicit((_Atomic uint32_t *)&s->nrels, memory_order_acquire);
+	out->rel = calloc(n, sizeof(*out->rel));
+	if (!out->rel)
+		return -ENOMEM;
+	out->untracked = load(&s->rel_untracked);
+	for (i = 0; i < n; i++) {
+		const struct ios_stats_rel *r = &s->rels[i];
+		struct ios_rel_info *o = &out->rel[out->count];
+
+		memset(o, 0, sizeof(*o));
+		o->spc = r->spc;
+		o->db = r->db;
+		o->relnode = r->relnode;
+		o->main_cls =
+		    atomic_load_explicit((_Atomic uint8_t *)&r->main_cls, memory_order_relaxed);
+		o->read_ops = load(&r->ops[IOS_READ]);
+		o->write_ops = load(&r->ops[IOS_WRITE]);
+		o->sync_ops = load(&r->ops[IOS_SYNC]);
+		for (f = 0; f < IOS_NFORK; f++) {
+			o->read_bytes[f] = load(&r->bytes[IOS_READ][f]);
+			o->write_bytes[f] = load(&r->bytes[IOS_WRITE][f]);
+		}
+		if (rel_active(o))
+			out->count++;
+	}
+	out->active = out->count;
+	return 0;
+}
+
+static int cmp_key(const struct ios_rel_info *a, const struct ios_rel_info *b)
+{
+	if (a->spc != b->spc)
+		return a->spc < b->spc ? -1 : 1;
+	if (a->db != b->db)
+		return a->db < b->db ? -1 : 1;
+	if (a->relnode != b->relnode)
+		return a->relnode < b->relnode ? -1 : 1;
+	return 0;
+}
+
+static int cmp_key_q(const void *a, const void *b)
+{
+	return cmp_key(a, b);
+}
+
+static int cmp_bytes_q(const void *pa, const void *pb)
+{
+	const struct ios_rel_info *a = pa, *b = pb;
+	uint64_t x = ios_rel_bytes(a), y = ios_rel_bytes(b);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return cmp_key(a, b);
+}
+
+void ios_rel_diff(struct ios_rel_list *a, struct ios_rel_list *b)
+{
+	size_t i, n = 0;
+	unsigned f;
+
+	qsort(a->rel, a->count, sizeof(*a->rel), cmp_key_q);
+	for (i = 0; i < b->count; i++) {
+		struct ios_rel_info *r = &b->rel[i];
+		const struct ios_rel_info *o =
+		    a->count ? bsearch(r, a->rel, a->count, sizeof(*r), cmp_key_q) : NULL;
+
+		if (o) {
+			r->read_ops = sub(r->read_ops, o->read_ops);
+			r->write_ops = sub(r->write_ops, o->write_ops);
+			r->sync_ops = sub(r->sync_ops, o->sync_ops);
+			for (f = 0; f < IOS_NFORK; f++) {
+				r->read_bytes[f] = sub(r->read_bytes[f], o->read_bytes[f]);
+				r->write_bytes[f] = sub(r->write_bytes[f], o->write_bytes[f]);
+			}
+		}
+		if (rel_active(r))
+			b->rel[n++] = *r;
+	}
+	b->count = b->active = n;
+}
+
+void ios_rel_top(struct ios_rel_list *l, size_t n)
+{
+	if (!l || !l->rel)
+		return;
+	qsort(l->rel, l->count, sizeof(*l->rel), cmp_bytes_q);
+	l->active = l->count;
+	if (n && n < l->count)
+		l->count = n;
+}
+
 /* ---- output ---------------------------------------------------------------- */
 
 /* A bounded string builder: keeps counting past the end so the caller learns
@@ -425,9 +638,89 @@ static void json_class(struct sbuf *sb, const struct ios_stats_class *c)
 	    n ? ms(c->service_sum_ns / n) : 0.0, c->over_2s_pct, c->over_10s_pct);
 }
 
-/* json_build() -- the JSON object of @snap into @sb. */
+/* rel_kind() -- what relation @r is: pg_class.relkind spelled out when
+ * resolved, else the class its main fork's pages showed. */
+static const char *rel_kind(const struct ios_rel_info *r)
+{
+	switch (r->relkind) {
+	case 'r':
+		return "table";
+	case 'i':
+		return "index";
+	case 't':
+		return "toast";
+	case 'S':
+		return "sequence";
+	case 'm':
+		return "matview";
+	default:
+		break;
+	}
+	if (r->relnode == 0)
+		return "-";
+	return r->main_cls == IOS_CLASS_HEAP || r->main_cls == IOS_CLASS_INDEX
+		   ? ios_class_name((enum ios_class)r->main_cls)
+		   : "?";
+}
+
+static const char *const fork_names[IOS_NFORK] = {"main", "fsm", "vm"};
+
+/* json_quoted() -- @s as a JSON string. */
+static void json_quoted(struct sbuf *sb, const char *s)
+{
+	sb_printf(sb, "\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			sb_printf(sb, "\\%c", ch);
+		else if (ch < 0x20)
+			sb_printf(sb, "\\u%04x", ch);
+		else
+			sb_printf(sb, "%c", ch);
+	}
+	sb_printf(sb, "\"");
+}
+
+static void json_relations(struct sbuf *sb, const struct ios_rel_list *l)
+{
+	size_t i;
+	unsigned f;
+
+	sb_printf(sb,
+		  ",\"relations_active\":%zu,\"relations_untracked\":%" PRIu64 ",\"relations\":[",
+		  l->active, l->untracked);
+	for (i = 0; i < l->count; i++) {
+		const struct ios_rel_info *r = &l->rel[i];
+
+		sb_printf(sb,
+			  "%s{\"spc\":%" PRIu32 ",\"db\":%" PRIu32 ",\"relfilenode\":%" PRIu32
+			  ",\"name\":",
+			  i ? "," : "", r->spc, r->db, r->relnode);
+		if (r->name[0])
+			json_quoted(sb, r->name);
+		else
+			sb_printf(sb, "null");
+		sb_printf(sb,
+			  ",\"kind\":\"%s\",\"relkind\":%s%c%s,\"read_ops\":%" PRIu64
+			  ",\"write_ops\":%" PRIu64 ",\"sync_ops\":%" PRIu64,
+			  rel_kind(r), r->relkind ? "\"" : "", r->relkind ? r->relkind : 'n',
+			  r->relkind ? "\"" : "ull", r->read_ops, r->write_ops, r->sync_ops);
+		sb_printf(sb, ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64 ",\"forks\":{",
+			  r->read_bytes[0] + r->read_bytes[1] + r->read_bytes[2],
+			  r->write_bytes[0] + r->write_bytes[1] + r->write_bytes[2]);
+		for (f = 0; f < IOS_NFORK; f++)
+			sb_printf(
+			    sb, "%s\"%s\":{\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64 "}",
+			    f ? "," : "", fork_names[f], r->read_bytes[f], r->write_bytes[f]);
+		sb_printf(sb, "}}");
+	}
+	sb_printf(sb, "]");
+}
+
+/* json_build() -- the JSON object of @snap (and @rels, if any) into @sb. */
 static void json_build(struct sbuf *sb, const struct ios_stats_snapshot *snap,
-		       const char *extra_json_fields)
+		       const char *extra_json_fields, const struct ios_rel_list *rels)
 {
 	unsigned c;
 
@@ -443,6 +736,8 @@ static void json_build(struct sbuf *sb, const struct ios_stats_snapshot *snap,
 	}
 	sb_printf(sb, "},\"total\":");
 	json_class(sb, &snap->total);
+	if (rels)
+		json_relations(sb, rels);
 	sb_printf(sb, "}");
 }
 
@@ -453,7 +748,7 @@ int ios_stats_to_json(const struct ios_stats_snapshot *snap, const char *extra_j
 
 	if (!snap || (!buf && len))
 		return -EINVAL;
-	json_build(&sb, snap, extra_json_fields);
+	json_build(&sb, snap, extra_json_fields, NULL);
 	if (sb.pos >= len) {
 		if (len)
 			buf[len - 1] = '\0';
@@ -465,18 +760,24 @@ int ios_stats_to_json(const struct ios_stats_snapshot *snap, const char *extra_j
 int ios_stats_write_json(FILE *f, const struct ios_stats_snapshot *snap,
 			 const char *extra_json_fields)
 {
+	return ios_stats_write_json_rels(f, snap, extra_json_fields, NULL);
+}
+
+int ios_stats_write_json_rels(FILE *f, const struct ios_stats_snapshot *snap,
+			      const char *extra_json_fields, const struct ios_rel_list *rels)
+{
 	struct sbuf sb = {NULL, 0, 0};
 	int ret = 0;
 
 	if (!f || !snap)
 		return -EINVAL;
-	json_build(&sb, snap, extra_json_fields); /* measure */
+	json_build(&sb, snap, extra_json_fields, rels); /* measure */
 	sb.len = sb.pos + 1;
 	sb.pos = 0;
 	sb.buf = malloc(sb.len);
 	if (!sb.buf)
 		return -ENOMEM;
-	json_build(&sb, snap, extra_json_fields);
+	json_build(&sb, snap, extra_json_fields, rels);
 	if (fputs(sb.buf, f) == EOF || fputc('\n', f) == EOF)
 		ret = -(errno ? errno : EIO);
 	free(sb.buf);
@@ -514,4 +815,37 @@ void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap)
 		if (active(&snap->cls[c]))
 			table_row(f, ios_class_name((enum ios_class)c), &snap->cls[c]);
 	table_row(f, "total", &snap->total);
+}
+
+void ios_stats_print_relations(FILE *f, const struct ios_rel_list *l)
+{
+	size_t i;
+
+	if (!f || !l)
+		return;
+	fprintf(f, "%-32s %-8s %5s %6s %10s %10s %9s %10s %9s %8s %9s %7s %7s\n", "relation",
+		"kind", "spc", "db", "relfilenode", "read_ops", "read_MB", "write_ops", "write_MB",
+		"sync_ops", "main_MB", "fsm_MB", "vm_MB");
+	for (i = 0; i < l->count; i++) {
+		const struct ios_rel_info *r = &l->rel[i];
+		const char *name = r->name[0] ? r->name : r->relnode ? "?" : "(other relations)";
+
+		fprintf(f,
+			"%-32s %-8s %5" PRIu32 " %6" PRIu32 " %10" PRIu32 " %10" PRIu64
+			" %9.2f %10" PRIu64 " %9.2f %8" PRIu64 " %9.2f %7.2f %7.2f\n",
+			name, rel_kind(r), r->spc, r->db, r->relnode, r->read_ops,
+			(double)(r->read_bytes[0] + r->read_bytes[1] + r->read_bytes[2]) / 1e6,
+			r->write_ops,
+			(double)(r->write_bytes[0] + r->write_bytes[1] + r->write_bytes[2]) / 1e6,
+			r->sync_ops, (double)(r->read_bytes[0] + r->write_bytes[0]) / 1e6,
+			(double)(r->read_bytes[1] + r->write_bytes[1]) / 1e6,
+			(double)(r->read_bytes[2] + r->write_bytes[2]) / 1e6);
+	}
+	if (l->count < l->active)
+		fprintf(f, "(top %zu of %zu relations with I/O)\n", l->count, l->active);
+	if (l->untracked)
+		fprintf(f,
+			"(the relation table was full: %" PRIu64 " lookups were counted under "
+			"\"(other relations)\")\n",
+			l->untracked);
 }

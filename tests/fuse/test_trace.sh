@@ -4,7 +4,8 @@
 # directions and byte totals (through `direct` and, after a SIGHUP reload,
 # the queueing core), `lz4 -t` accepts the file, a truncated copy decodes
 # partly and exits 1 naming the byte offset, --csv parses with python3's csv
-# module, and an existing trace file is refused at mount time with nothing
+# module, `pgiofs trace --replay` replays every recorded request the same
+# way twice (and a truncated copy what it decodes, then exits 1), and an existing trace file is refused at mount time with nothing
 # mounted and the file untouched.
 source "$(dirname "$0")/../lib.sh"
 need_root
@@ -106,6 +107,26 @@ head -c 40 "$TR" >"$T/cut2.trace"
 rc=0
 "$BIN/pgiofs" trace "$T/cut2.trace" >/dev/null 2>"$T/cut2.err" || rc=$?
 [ $rc -eq 1 ] || fail "a 40-byte trace exited $rc: $(cat "$T/cut2.err")"
+
+# --- replay: the recorded requests through a profile, twice the same ------------
+"$BIN/pgiofs" trace "$TR" --replay --profile dbaware --device hdd --json >"$T/rp1" ||
+	fail "replay of the recorded trace failed"
+"$BIN/pgiofs" trace "$TR" --replay --profile dbaware --device hdd --json >"$T/rp2" ||
+	fail "second replay failed"
+cmp -s "$T/rp1" "$T/rp2" || fail "two replays of one trace differ"
+python3 - "$T/rp1" "$n" <<'PY' || fail "replay JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["total"]
+assert d["replay"] is True and d["complete"] is True and d["policy"] == "dbaware", d
+assert d["records"] == int(sys.argv[2]) == t["read_ops"] + t["write_ops"] + t["sync_ops"], d
+assert d["classes"]["wal"]["write_ops"] >= 16 and t["latency_ms"]["max"] > 0, d
+PY
+rc=0
+"$BIN/pgiofs" trace "$T/cut.trace" --replay --profile noop >"$T/rpcut" 2>"$T/rpcut.err" || rc=$?
+[ $rc -eq 1 ] || fail "replaying a truncated trace exited $rc, not 1"
+head -1 "$T/rpcut" | grep -q "$got records before the damage" || fail "bad header: $(head -1 "$T/rpcut")"
+grep -q "byte [0-9]" "$T/rpcut.err" || fail "no byte offset in: $(cat "$T/rpcut.err")"
 
 # --- an existing trace file is refused before anything is mounted ---------------
 sum=$(md5sum <"$TR")
