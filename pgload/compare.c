@@ -1199,7 +1199,7 @@ static int make_cells(struct cmp *m)
 				snprintf(c->label, sizeof(c->label), "%s/%s%s", c->be->name,
 					 m->profile[p], sets);
 				snprintf(c->words, sizeof(c->words), "%s%s on %s", m->profile[p],
-					 sets, c->be->kind == BE_DIR ? c->be->path : c->be->name);
+					 sets, c->be->name);
 			}
 		}
 	m->baseline = 0;
