@@ -5,14 +5,14 @@
 # interleaved, and print the seed-style table and the path of the report
 # (index.html with charts, results.json, results.csv).
 #
-# About three minutes on 2 cores.  DEMO_SCALE (default 0.8, about 80 MB of
+# About three minutes on 2 cores.  DEMO_SCALE (default 1, about 100 MB of
 # COPY data) and DEMO_RUNS (default 3) change the size; DEMO_OUT (default
 # demo-report/) is where the report goes.  Nothing else is left behind:
 # pgload compare removes its clusters, mounts and directories.
 set -eu
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-SCALE=${DEMO_SCALE:-0.8}
+SCALE=${DEMO_SCALE:-1}
 RUNS=${DEMO_RUNS:-3}
 OUT=${DEMO_OUT:-$TOP/demo-report}
 
