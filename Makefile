@@ -130,9 +130,11 @@ fuzz: deps
 deps:
 	scripts/install-deps.sh
 
+# demo: the README's main job (scripts/demo.sh): pgload compare on the local
+# disk and tmpfs, native vs pgiofs profiles; prints the table and the report
 demo: deps
 	$(MAKE) all
-	bench/passthrough.sh --quick
+	scripts/demo.sh
 
 bench: all
 	bench/passthrough.sh

@@ -34,6 +34,10 @@ const char *const pgl_io_field_names[PGL_IO_NFIELD] = {
     "read_ops", "read_bytes", "write_ops", "write_bytes", "sync_ops",
 };
 
+const char *const pgl_lat_field_names[PGL_LAT_N] = {
+    "avg", "p99", "max", "over_2s_pct", "over_10s_pct",
+};
+
 #define MAX_DEPTH    32
 #define MAX_OUTPUT   (1 << 20) /* bytes of `pgiofs stat --json` accepted */
 #define STAT_TIMEOUT 10.0      /* s */
@@ -252,8 +256,56 @@ static int lookup(const char *const *names, int n, const char *name)
 	return -1;
 }
 
-/* one_class() -- the object of one class: the fields we need into V. */
-static int one_class(struct cur *c, uint64_t *v, unsigned *seen)
+/* real() -- a non-negative JSON number as a double. */
+static int real(struct cur *c, double *out)
+{
+	ws(c);
+	const char *s = c->p;
+	char buf[64];
+	if (number(c) < 0)
+		return -1;
+	size_t n = (size_t)(c->p - s);
+	if (n >= sizeof(buf) || *s == '-')
+		return fail(c, "latency: non-negative number expected");
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	*out = strtod(buf, NULL);
+	return 0;
+}
+
+/* latency() -- the "latency_ms" object of a class: the figures we use into L. */
+static int latency(struct cur *c, double *l, unsigned *seen)
+{
+	char name[32];
+	if (!eat(c, '{'))
+		return fail(c, "latency_ms: object expected");
+	if (eat(c, '}'))
+		return 0;
+	do {
+		if (string(c, name, sizeof(name)) < 0)
+			return -1;
+		if (!eat(c, ':'))
+			return fail(c, "':' expected");
+		int f = lookup(pgl_lat_field_names, PGL_LAT_N, name);
+		if (f < 0) {
+			if (skip(c, 4) < 0)
+				return -1;
+			continue;
+		}
+		if (*seen & (1u << f))
+			return fail(c, "duplicate latency field");
+		if (real(c, &l[f]) < 0)
+			return -1;
+		*seen |= 1u << f;
+	} while (eat(c, ','));
+	return eat(c, '}') ? 0 : fail(c, "'}' expected");
+}
+
+/*
+ * one_class() -- the object of one class: the fields we need into V, the
+ * latency figures into L (bits of LSEEN).
+ */
+static int one_class(struct cur *c, uint64_t *v, unsigned *seen, double *l, unsigned *lseen)
 {
 	char name[32];
 	if (!eat(c, '{'))
@@ -266,6 +318,14 @@ static int one_class(struct cur *c, uint64_t *v, unsigned *seen)
 		if (!eat(c, ':'))
 			return fail(c, "':' expected");
 		int f = lookup(pgl_io_field_names, PGL_IO_NFIELD, name);
+		if (f < 0 && strcmp(name, "latency_ms") == 0) {
+			if (*lseen)
+				return fail(c, "duplicate latency_ms");
+			*lseen = 1u << 31;
+			if (latency(c, l, lseen) < 0)
+				return -1;
+			continue;
+		}
 		if (f < 0) {
 			if (skip(c, 3) < 0)
 				return -1;
@@ -280,7 +340,8 @@ static int one_class(struct cur *c, uint64_t *v, unsigned *seen)
 	return eat(c, '}') ? 0 : fail(c, "'}' expected");
 }
 
-static int classes(struct cur *c, struct pgl_io *io, unsigned seen[PGL_IO_NCLASS])
+static int classes(struct cur *c, struct pgl_io *io, unsigned seen[PGL_IO_NCLASS],
+		   unsigned lseen[PGL_IO_NCLASS])
 {
 	char name[32];
 	if (!eat(c, '{'))
@@ -301,7 +362,7 @@ static int classes(struct cur *c, struct pgl_io *io, unsigned seen[PGL_IO_NCLASS
 		if (seen[k])
 			return fail(c, "duplicate class");
 		seen[k] = 1u << 31;
-		if (one_class(c, io->v[k], &seen[k]) < 0)
+		if (one_class(c, io->v[k], &seen[k], io->lat[k], &lseen[k]) < 0)
 			return -1;
 	} while (eat(c, ','));
 	return eat(c, '}') ? 0 : fail(c, "'}' expected");
@@ -311,7 +372,7 @@ int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, siz
 {
 	struct cur c = {.p = buf, .end = buf + len};
 	struct pgl_io io;
-	unsigned seen[PGL_IO_NCLASS] = {0};
+	unsigned seen[PGL_IO_NCLASS] = {0}, lseen[PGL_IO_NCLASS] = {0};
 	bool have_classes = false, first = true;
 	char name[32], schema[32];
 	memset(&io, 0, sizeof(io));
@@ -349,7 +410,7 @@ int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, siz
 				goto bad;
 			}
 			have_classes = true;
-			if (classes(&c, &io, seen) < 0)
+			if (classes(&c, &io, seen, lseen) < 0)
 				goto bad;
 		} else if (skip(&c, 1) < 0) {
 			goto bad;
@@ -376,6 +437,10 @@ int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, siz
 			return -EBADMSG;
 		}
 	}
+	io.has_lat = true;
+	for (int k = 0; k < PGL_IO_NCLASS; k++)
+		if ((lseen[k] & ((1u << PGL_LAT_N) - 1)) != (1u << PGL_LAT_N) - 1)
+			io.has_lat = false;
 	*out = io;
 	return 0;
 bad:

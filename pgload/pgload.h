@@ -13,6 +13,7 @@
  *                 the size of the input or of a COPY block.
  *   - pgl_gen:    writes a deterministic synthetic workload.
  *   - pgl_run:    the `pgload run` command.
+ *   - compare:    `pgload compare`, many runs on back ends x profiles.
  *
  * Conventions: functions return >= 0 on success and -errno on failure;
  * opaque objects come in create/destroy pairs whose destroy accepts NULL;
@@ -207,6 +208,12 @@ int pgl_gen(const struct pgl_gen_opts *opts);
 
 /* pgl_cmd_run() -- `pgload run ARGS`; returns the exit status (0, 1, 2). */
 int pgl_cmd_run(int argc, char **argv);
+
+/*
+ * pgl_cmd_compare() -- `pgload compare ARGS`: back ends x profiles; returns
+ * the exit status (0, 1, 2).
+ */
+int pgl_cmd_compare(int argc, char **argv);
 
 /* pgl_cmd_gen() -- `pgload gen ARGS`; returns the exit status. */
 int pgl_cmd_gen(int argc, char **argv);

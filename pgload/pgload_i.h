@@ -50,7 +50,13 @@ struct pgl_server_opts {
 	bool on_pgiofs;		     /* put the cluster on a pgiofs mount */
 	const char *profile;	     /* pgiofs configuration: NAME (config/NAME.conf) or a file */
 	const char *pgiofs_bin;	     /* the pgiofs binary, or NULL: beside pgload, or PATH */
+	const char *const *pgiofs_args; /* more pgiofs options, NULL-terminated, or NULL */
+	const char *backing;		/* pgiofs backing directory, or NULL: in the private one */
+	const char *tmp_parent;		/* where the private directory goes, or NULL: /tmp */
+	int port;			/* port number of the socket, or 0: from the pid */
 };
+
+#define PGL_MAX_PGIOFS_ARGS 16
 
 /*
  * pgl_server_start() -- initdb a private cluster and start a postmaster on a
@@ -113,15 +119,23 @@ enum {
 extern const char *const pgl_io_class_names[PGL_IO_NCLASS];
 extern const char *const pgl_io_field_names[PGL_IO_NFIELD];
 
+/* Latency figures of a class ("latency_ms"), read when present. */
+enum { PGL_LAT_AVG, PGL_LAT_P99, PGL_LAT_MAX, PGL_LAT_OVER_2S, PGL_LAT_OVER_10S, PGL_LAT_N };
+extern const char *const pgl_lat_field_names[PGL_LAT_N];
+
 struct pgl_io {
 	uint64_t v[PGL_IO_NCLASS][PGL_IO_NFIELD];
+	bool has_lat; /* every class had all of lat[k][] (ms, and % for over_*) */
+	double lat[PGL_IO_NCLASS][PGL_LAT_N];
 };
 
 /*
  * pgl_io_parse() -- read the counters out of one `pgiofs stat --json` object
  * (LEN bytes, not NUL-terminated).  Strict: malformed JSON, another schema,
  * a missing class or counter, a fraction or negative number where a counter
- * is expected all give -EBADMSG with the reason in ERR.  Never reads past
+ * is expected all give -EBADMSG with the reason in ERR.  The latency figures
+ * (avg, p99, max, over_2s_pct, over_10s_pct of "latency_ms") are optional:
+ * has_lat says whether every class had them all.  Never reads past
  * BUF + LEN; nesting is limited.
  */
 int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, size_t errcap);

@@ -15,6 +15,7 @@ static void usage(FILE *f)
 		   "\n"
 		   "commands:\n"
 		   "  run     replay schema/data/post-data scripts and time each phase\n"
+		   "  compare load a workload on back ends x pgiofs profiles; tables, charts\n"
 		   "  gen     write a deterministic synthetic workload\n"
 		   "  split   print how a script is split into statements (debugging)\n"
 		   "\n"
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "run") == 0)
 		return pgl_cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "compare") == 0)
+		return pgl_cmd_compare(argc - 1, argv + 1);
 	if (strcmp(cmd, "gen") == 0)
 		return pgl_cmd_gen(argc - 1, argv + 1);
 	if (strcmp(cmd, "split") == 0)

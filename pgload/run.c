@@ -181,8 +181,8 @@ void pgl_disconnect(PGconn *conn)
 	PQfinish(conn);
 }
 
-/* admin_exec() -- run SQL on the admin connection; print errors. */
-static int admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap)
+/* pgl_admin_exec() -- run SQL on the admin connection; print errors. */
+int pgl_admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap)
 {
 	PGresult *res = PQexec(c->admin, sql);
 	int st = PQresultStatus(res);
@@ -209,7 +209,7 @@ static int wal_lsn(struct pgl_ctx *c, uint64_t *lsn)
 {
 	char buf[64];
 	unsigned hi, lo;
-	int ret = admin_exec(c, "SELECT pg_current_wal_lsn()", buf, sizeof(buf));
+	int ret = pgl_admin_exec(c, "SELECT pg_current_wal_lsn()", buf, sizeof(buf));
 	if (ret != ST_OK)
 		return ret;
 	if (sscanf(buf, "%X/%X", &hi, &lo) != 2) {
@@ -1081,8 +1081,8 @@ out:
 
 /* ---- runs --------------------------------------------------------------- */
 
-/* prepare_db() -- drop (if ours or --force) and create the run's database. */
-static int prepare_db(struct pgl_ctx *c)
+/* pgl_prepare_db() -- drop (if ours or --force) and create the run's database. */
+int pgl_prepare_db(struct pgl_ctx *c)
 {
 	const char *db = c->o->db;
 	char *lit = PQescapeLiteral(c->admin, db, strlen(db));
@@ -1097,7 +1097,7 @@ static int prepare_db(struct pgl_ctx *c)
 		 "SELECT coalesce(shobj_description(oid, 'pg_database'), '') || '|' "
 		 "FROM pg_database WHERE datname = %s",
 		 lit);
-	if ((ret = admin_exec(c, sql, val, sizeof(val))) != ST_OK)
+	if ((ret = pgl_admin_exec(c, sql, val, sizeof(val))) != ST_OK)
 		goto out;
 	if (val[0]) {
 		bool ours = strcmp(val, DB_MARKER "|") == 0;
@@ -1110,16 +1110,16 @@ static int prepare_db(struct pgl_ctx *c)
 			goto out;
 		}
 		snprintf(sql, sizeof(sql), "DROP DATABASE %s WITH (FORCE)", id);
-		if ((ret = admin_exec(c, sql, NULL, 0)) != ST_OK)
+		if ((ret = pgl_admin_exec(c, sql, NULL, 0)) != ST_OK)
 			goto out;
 	}
 	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", id);
-	if ((ret = admin_exec(c, sql, NULL, 0)) != ST_OK)
+	if ((ret = pgl_admin_exec(c, sql, NULL, 0)) != ST_OK)
 		goto out;
 	snprintf(sql, sizeof(sql), "COMMENT ON DATABASE %s IS '" DB_MARKER "'", id);
-	if ((ret = admin_exec(c, sql, NULL, 0)) != ST_OK)
+	if ((ret = pgl_admin_exec(c, sql, NULL, 0)) != ST_OK)
 		goto out;
-	ret = admin_exec(c, "CHECKPOINT", NULL, 0);
+	ret = pgl_admin_exec(c, "CHECKPOINT", NULL, 0);
 out:
 	PQfreemem(lit);
 	PQfreemem(id);
@@ -1155,11 +1155,11 @@ static bool io_snapshot(struct pgl_ctx *c, struct pgl_io *io)
 }
 
 /*
- * io_setup() -- if the data directory is on a pgiofs mount (as
+ * pgl_io_setup() -- if the data directory is on a pgiofs mount (as
  * /proc/self/mountinfo says; --on-pgiofs makes one), find the pgiofs binary
  * whose `stat` gives the per-class I/O of each phase.
  */
-static void io_setup(struct pgl_ctx *c)
+void pgl_io_setup(struct pgl_ctx *c)
 {
 	const char *own = c->server ? pgl_server_mount(c->server) : NULL;
 	int ret = 0;
@@ -1190,8 +1190,8 @@ static void io_setup(struct pgl_ctx *c)
 			c->io_mnt, c->io_bin);
 }
 
-/* run_phase() -- one timed phase of one run. */
-static int run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result *r)
+/* pgl_run_phase() -- one timed phase of one run. */
+int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result *r)
 {
 	struct rusage ru0, ru1;
 	uint64_t lsn0 = 0, lsn1 = 0;
@@ -1228,8 +1228,8 @@ static int run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_resu
 	return ret;
 }
 
-/* server_info() -- version and the settings that matter, for the report. */
-static void server_info(struct pgl_ctx *c)
+/* pgl_server_info() -- version and the settings that matter, for the report. */
+void pgl_server_info(struct pgl_ctx *c)
 {
 	static const char *const names[] = {
 	    "shared_buffers",
@@ -1253,7 +1253,7 @@ static void server_info(struct pgl_ctx *c)
 	for (int i = 0; names[i] && i < PGL_MAXSETTINGS; i++) {
 		char sql[128], val[64];
 		snprintf(sql, sizeof(sql), "SELECT current_setting('%s')", names[i]);
-		if (admin_exec(c, sql, val, sizeof(val)) == ST_OK) {
+		if (pgl_admin_exec(c, sql, val, sizeof(val)) == ST_OK) {
 			c->setting_name[c->nsettings] = names[i];
 			snprintf(c->setting_val[c->nsettings], sizeof(c->setting_val[0]), "%s",
 				 val);
@@ -1603,8 +1603,8 @@ int pgl_cmd_run(int argc, char **argv)
 		status = atomic_load(&pgl_interrupted) ? 2 : 1;
 		goto out;
 	}
-	server_info(&c);
-	io_setup(&c);
+	pgl_server_info(&c);
+	pgl_io_setup(&c);
 	if (!o.quiet)
 		fprintf(stderr, "pgload: PostgreSQL %s, data directory %s (%s)\n", c.server_version,
 			c.datadir[0] ? c.datadir : "(not visible)", c.fstype);
@@ -1621,13 +1621,13 @@ int pgl_cmd_run(int argc, char **argv)
 		struct pgl_run_result *rr = &c.results[run];
 		rr->warmup = run < o.warmup;
 		c.progress_run = run;
-		if ((ret = prepare_db(&c)) != ST_OK) {
+		if ((ret = pgl_prepare_db(&c)) != ST_OK) {
 			status = ret == ST_ABORT ? 2 : 1;
 			break;
 		}
 		for (int ph = 0; ph < PGL_NPHASE && ret != ST_FAIL && ret != ST_ABORT; ph++)
 			if (o.file[ph])
-				ret = run_phase(&c, (enum pgl_phase)ph, &rr->ph[ph]);
+				ret = pgl_run_phase(&c, (enum pgl_phase)ph, &rr->ph[ph]);
 		if (ret == ST_FAIL || ret == ST_ABORT) {
 			status = ret == ST_ABORT || atomic_load(&pgl_interrupted) ? 2 : 1;
 			break;

@@ -109,6 +109,22 @@ int pgl_pool_destroy(struct pgl_pool *pool, struct pgl_phase_result *res);
 uint64_t pgl_count_lines(const char *buf, size_t len);
 int pgl_put_copy(PGconn *conn, const char *buf, size_t len);
 
+/*
+ * The steps of a run, also used by `pgload compare` (compare.c), which
+ * drives several servers, each with its own context:
+ *   pgl_server_info()  -- version and settings of c->admin's server;
+ *   pgl_io_setup()     -- find the pgiofs mount of the data directory;
+ *   pgl_prepare_db()   -- drop and create c->o->db, then CHECKPOINT;
+ *   pgl_run_phase()    -- one timed phase into R;
+ *   pgl_admin_exec()   -- SQL on c->admin (first value of the result into OUT).
+ * They return ST_OK, ST_FAIL or ST_ABORT (after printing why).
+ */
+void pgl_server_info(struct pgl_ctx *c);
+void pgl_io_setup(struct pgl_ctx *c);
+int pgl_prepare_db(struct pgl_ctx *c);
+int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result *r);
+int pgl_admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap);
+
 /* report.c */
 void pgl_report_summary(struct pgl_ctx *c, FILE *f);
 int pgl_report_json(struct pgl_ctx *c, const char *path);

@@ -9,7 +9,9 @@
  *
  * With --on-pgiofs, the cluster lives on a pgiofs mount ("mnt/", backed by
  * "backing/") that pgload mounts before initdb and unmounts after the
- * server has stopped.
+ * server has stopped.  `pgload compare` may put the backing directory
+ * elsewhere (on the back end under test: removed at stop as well), the
+ * private directory under its own work directory, and pass pgiofs options.
  *
  * What must stay true: after pgl_server_stop(), or after a failed
  * pgl_server_start(), no postmaster and none of those directories remain.
@@ -37,9 +39,9 @@
 #define STOP_TIMEOUT_S	30.0
 
 struct pgl_server {
-	char tmpdir[64];
-	char sockdir[96];
-	char logpath[96];
+	char tmpdir[256];
+	char sockdir[300];
+	char logpath[300];
 	char *pgdata;
 	bool pgdata_given;   /* --pgdata was given */
 	bool own_pgdata_dir; /* we created the --pgdata directory itself */
@@ -52,9 +54,9 @@ struct pgl_server {
 	pid_t pid;
 	int status; /* wait status once exited */
 	bool exited;
-	char conninfo[256];
+	char conninfo[512];
 	/* --on-pgiofs */
-	char mnt[96], backing[96];
+	char mnt[300], backing[1024];
 	bool mounted;
 };
 
@@ -278,7 +280,10 @@ static int find_pgiofs(const char *given, char *out, size_t cap)
 	return ret;
 }
 
-/* find_profile() -- PROFILE as a file, or config/PROFILE.conf of the tree. */
+/*
+ * find_profile() -- PROFILE as a file, or config/PROFILE.conf or
+ * config/profiles/PROFILE.conf (the scheduler profiles) of the tree.
+ */
 static int find_profile(const char *profile, char *out, size_t cap)
 {
 	if (strchr(profile, '/') || access(profile, R_OK) == 0) {
@@ -296,11 +301,16 @@ static int find_profile(const char *profile, char *out, size_t cap)
 				snprintf(out, cap, "%s/../config/%s.conf", exe, profile);
 				if (access(out, R_OK) == 0)
 					return 0;
+				snprintf(out, cap, "%s/../config/profiles/%s.conf", exe, profile);
+				if (access(out, R_OK) == 0)
+					return 0;
 			}
 		}
 	}
-	fprintf(stderr, "pgload: --profile \"%s\": no such file, nor config/%s.conf\n", profile,
-		profile);
+	fprintf(stderr,
+		"pgload: --profile \"%s\": no such file, nor config/%s.conf or "
+		"config/profiles/%s.conf\n",
+		profile, profile, profile);
 	return -ENOENT;
 }
 
@@ -313,13 +323,15 @@ static int mount_pgiofs(struct pgl_server *s, const struct pgl_server_opts *o)
 		return ret;
 	if (o->profile && (ret = find_profile(o->profile, conf, sizeof(conf))) < 0)
 		return ret;
-	char *argv[12];
+	char *argv[12 + PGL_MAX_PGIOFS_ARGS];
 	int n = 0;
 	argv[n++] = bin;
 	if (o->profile) {
 		argv[n++] = "--config";
 		argv[n++] = conf;
 	}
+	for (int i = 0; o->pgiofs_args && o->pgiofs_args[i] && i < PGL_MAX_PGIOFS_ARGS; i++)
+		argv[n++] = (char *)o->pgiofs_args[i];
 	if (s->drop_privs) {
 		/* the server runs as postgres on a mount made by root */
 		argv[n++] = "-o";
@@ -421,18 +433,22 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 		free(s);
 		return ret;
 	}
-	snprintf(s->tmpdir, sizeof(s->tmpdir), "/tmp/pgload.XXXXXX");
+	const char *parent = o->tmp_parent ? o->tmp_parent : "/tmp";
+	snprintf(s->tmpdir, sizeof(s->tmpdir), "%s/pgload.XXXXXX", parent);
 	if (!mkdtemp(s->tmpdir)) {
 		ret = -errno;
-		fprintf(stderr, "pgload: could not create a temporary directory in /tmp: %s\n",
-			strerror(-ret));
+		fprintf(stderr, "pgload: could not create a temporary directory in \"%s\": %s\n",
+			parent, strerror(-ret));
 		free(s);
 		return ret;
 	}
 	snprintf(s->sockdir, sizeof(s->sockdir), "%s/sock", s->tmpdir);
 	snprintf(s->logpath, sizeof(s->logpath), "%s/server.log", s->tmpdir);
 	if (o->on_pgiofs) {
-		snprintf(s->backing, sizeof(s->backing), "%s/backing", s->tmpdir);
+		if (o->backing)
+			snprintf(s->backing, sizeof(s->backing), "%s", o->backing);
+		else
+			snprintf(s->backing, sizeof(s->backing), "%s/backing", s->tmpdir);
 		snprintf(s->mnt, sizeof(s->mnt), "%s/mnt", s->tmpdir);
 		if ((ret = prepare_dir(s, s->tmpdir, 0711)) < 0 ||
 		    (ret = prepare_dir(s, s->backing, 0700)) < 0 ||
@@ -462,7 +478,7 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 	    (ret = prepare_dir(s, s->sockdir, 0700)) < 0 ||
 	    (ret = prepare_dir(s, s->pgdata, 0700)) < 0)
 		goto fail;
-	s->port = 20000 + (int)(getpid() % 30000);
+	s->port = o->port ? o->port : 20000 + (int)(getpid() % 30000);
 	snprintf(s->conninfo, sizeof(s->conninfo), "host=%s port=%d user=%s", s->sockdir, s->port,
 		 s->user);
 
@@ -613,6 +629,11 @@ int pgl_server_stop(struct pgl_server *s)
 	if (s->mounted) {
 		/* the cluster goes with the backing directory */
 		umount_pgiofs(s);
+		if (strncmp(s->backing, s->tmpdir, strlen(s->tmpdir)) != 0 &&
+		    pgl_rmtree(s->backing) < 0) {
+			fprintf(stderr, "pgload: could not remove \"%s\"\n", s->backing);
+			ret = -ENOTEMPTY;
+		}
 		free(s->pgdata);
 		s->pgdata = NULL;
 	}

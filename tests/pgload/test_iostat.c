@@ -164,6 +164,18 @@ static void test_parse(void)
 	free(extra2);
 	free(extra3);
 
+	/* the latency figures of each class; optional, but malformed ones are refused */
+	CHECK(parse(good, len, &io, err) == 0 && io.has_lat);
+	CHECK(io.lat[2][PGL_LAT_AVG] == 1.763215 && io.lat[2][PGL_LAT_P99] == 4.128767);
+	CHECK(io.lat[8][PGL_LAT_MAX] == 4.155204 && io.lat[8][PGL_LAT_OVER_10S] == 0);
+	char *nolat = replace(good, "\"p99\":4.128767,", "");
+	CHECK(parse(nolat, strlen(nolat), &io, err) == 0 && !io.has_lat);
+	free(nolat);
+	check_bad(good, "\"p99\":4.128767", "\"p99\":-4.1");
+	check_bad(good, "\"p99\":4.128767", "\"p99\":\"4\"");
+	check_bad(good, "\"p99\":4.128767", "\"p99\":4.1,\"p99\":4.2");
+	check_bad(good, "\"latency_ms\":{", "\"latency_ms\":[");
+
 	/* deep nesting is refused, not recursed into without bound */
 	size_t depth = 100000;
 	char *deep = malloc(2 * depth + 64);
