@@ -361,3 +361,44 @@ start_load() {
 	echo $! >>"$RUN/clients.pids"
 	wait_lines "$RUN/ledger.$1" 5 60 || fail_log "$LABEL: ledger client $1 does not commit" "$RUN/ledger.$1.err"
 }
+
+# mounted_cluster [PGIOFS_ARGS...] -- a fresh backing directory mounted by
+# pgiofs (root, -o allow_other, ARGS; in the foreground, logging to
+# $PGIOFS_LOG) and a started cluster on it (more postgresql.conf lines on
+# stdin) holding pgbench tables (scale 2), the ledger and the import table.
+# Sets BACKING ($BACKING_DIR if set), MNT, RUN, PGDATA, PORT, PGIOFS_PID.
+mounted_cluster() {
+	local tmp
+	tmp=$(mktempdir)
+	BACKING=${BACKING_DIR:-$tmp/backing} MNT=$tmp/mnt RUN=$tmp/run PGIOFS_LOG=$tmp/pgiofs.log
+	mkdir -p "$BACKING" "$MNT" "$RUN"
+	chown postgres: "$RUN"
+	chmod 700 "$RUN"
+	MOUNT_ARGS=("$@")
+	on_exit "force_umount '$MNT'"
+	remount_cluster_fs
+	mkdir "$MNT/pg" && chown postgres: "$MNT/pg" || fail "$LABEL: cannot make $MNT/pg"
+	PGDATA=$MNT/pg/data
+	PORT=$(free_port)
+	on_exit "cleanup_cluster '$RUN'"
+	init_cluster
+	start_server
+	pgc pgbench -h "$RUN" -p "$PORT" -i -s 2 -q postgres >"$RUN/pgbench-i.log" 2>&1 ||
+		fail_log "$LABEL: pgbench -i failed" "$RUN/pgbench-i.log"
+	create_load_tables
+}
+
+# remount_cluster_fs -- mount $BACKING on $MNT again as mounted_cluster did.
+remount_cluster_fs() {
+	pgiofs_mount_fg "$PGIOFS_LOG" "$BACKING" "$MNT" -o allow_other "${MOUNT_ARGS[@]}"
+}
+
+# after_crash_checks I -- after the restart of iteration I: import client
+# I's batches, the pgbench balances, pg_amcheck; then the import table is
+# emptied for the next iteration.
+after_crash_checks() {
+	check_import "$1"
+	check_balances "crash $1"
+	amcheck "after-crash-$1"
+	sql "TRUNCATE bulk" >/dev/null || fail_log "$LABEL: TRUNCATE failed" "$SERVER_LOG"
+}

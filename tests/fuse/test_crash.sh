@@ -26,22 +26,8 @@ if [ "${LONG:-0}" = 1 ]; then ITER=${CRASH_ITERATIONS:-25}; else ITER=${CRASH_IT
 SEED=${CRASH_SEED:-1}
 RANDOM=$SEED
 
-tmp=$(mktempdir)
-BACKING=$tmp/backing MNT=$tmp/mnt RUN=$tmp/run LABEL=crash
-mkdir -p "$BACKING" "$MNT" "$RUN"
-chown postgres: "$RUN"
-chmod 700 "$RUN"
-on_exit "force_umount '$MNT'"
-pgiofs_mount "$BACKING" "$MNT" -o allow_other
-mkdir "$MNT/pg" && chown postgres: "$MNT/pg" || fail "cannot make the data directory's parent"
-PGDATA=$MNT/pg/data
-PORT=$(free_port)
-on_exit "cleanup_cluster '$RUN'"
-init_cluster </dev/null
-start_server
-pgc pgbench -h "$RUN" -p "$PORT" -i -s 2 -q postgres >"$RUN/pgbench-i.log" 2>&1 ||
-	fail_log "pgbench -i failed" "$RUN/pgbench-i.log"
-create_load_tables
+LABEL=crash
+mounted_cluster </dev/null
 log "$ITER iterations, seed $SEED"
 
 for ((i = 1; i <= ITER; i++)); do
@@ -56,10 +42,7 @@ for ((i = 1; i <= ITER; i++)); do
 		"$(wc -l <"$RUN/import.$i") batches acknowledged)"
 	kill_postgres 20
 	recover_and_check $((2 * i))
-	check_import "$i"
-	check_balances "crash $i"
-	amcheck "after-crash-$i"
-	sql "TRUNCATE bulk" >/dev/null || fail_log "$LABEL: TRUNCATE failed" "$SERVER_LOG"
+	after_crash_checks "$i"
 done
 LABEL=crash
 stop_server

@@ -20,33 +20,14 @@ assert_no_mount "$M"
 "$BIN/pgiofs" --set fault.error=eio --print-config | grep -qx "error = eio" ||
 	fail "--print-config does not show the [fault] values"
 
-# start_fg ARGS... -- pgiofs in the foreground (its log on stderr, in
-# $T/log), once the mount exists; $PID is the daemon.
+# start_fg ARGS... -- pgiofs ARGS in the foreground, logging to $T/log.
 start_fg() {
 	: >"$T/log"
-	"$BIN/pgiofs" -f "$@" "$B" "$M" 2>>"$T/log" &
-	PID=$!
-	on_exit "kill -9 $PID"
-	_cleanup_mounts+=("$M")
-	for _ in $(seq 100); do
-		is_mounted "$M" && return 0
-		sleep 0.1
-	done
-	cat "$T/log"
-	fail "pgiofs $* did not mount"
+	pgiofs_mount_fg "$T/log" "$B" "$M" "$@"
+	PID=$PGIOFS_PID
 }
 
-# hup TEXT -- SIGHUP the daemon and wait until its log says TEXT.
-hup() {
-	local n
-	n=$(grep -c "SIGHUP" "$T/log")
-	kill -HUP "$PID"
-	for _ in $(seq 100); do
-		[ "$(grep -c "SIGHUP" "$T/log")" -gt "$n" ] && break
-		sleep 0.1
-	done
-	tail -n 1 "$T/log" | grep -qF -- "$1" || fail "after SIGHUP the log says \"$(tail -n 1 "$T/log")\", not \"$1\""
-}
+hup() { pgiofs_hup "$T/log" "$1"; }
 
 # write_file NAME -- 8 KiB of "A" into the mount, fsynced; dd's status.
 write_file() {
