@@ -47,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	before = set;
 	if (load(fd, data, size, &set, err) < 0) {
 		/* all or nothing, and the reason names the file */
-		if (memcmp(&set, &before, sizeof(set)) != 0 || strncmp(err, "/proc/self/fd/", 14) != 0)
+		if (memcmp(&set, &before, sizeof(set)) != 0 ||
+		    strncmp(err, "/proc/self/fd/", 14) != 0)
 			abort();
 	} else {
 		/* what was accepted prints and loads back to the same values */

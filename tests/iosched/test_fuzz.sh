@@ -30,7 +30,7 @@ fuzz() {
 mkdir "$W/conf" "$W/trace"
 cp "$TOP"/config/profiles/*.conf "$TOP/config/pgiofs.conf" "$W/conf/"
 printf '[fault]\nclass = wal\ndirection=sync\nerror = eio\nfraction = 0.5\n[device]\nmodel=hdd\nseek_ms=1e3\n' >"$W/conf/fault"
-printf '; c\n# c\n[iosched]\npolicy = noop ; x\n\n[iosched]\nnr_requests=0x10\n  front_merges = on\n' >"$W/conf/odd"
+printf '; c\n# c\n[iosched]\npolicy = noop ; x\n\nnr_requests=0x10\n  front_merges = on\n[iosched]\nfifo_batch = 3\n' >"$W/conf/odd"
 fuzz fuzz_conf 4096 conf "$TOP/tests/common/fuzz_conf.c" "$TOP/common/conf.c" "$TOP/iosched/conf.c"
 
 "$H" write "$W/trace/t10" 10 >/dev/null || fail "cannot write a seed trace"
