@@ -48,6 +48,9 @@ printf '[fuse]\nattr_timeout = 1\n\n[bdi]\nmax_ratio = 5\n[fuse]\nmax_background
 refuse "$T/dup.conf:7: section [fuse] appears a second time (first on line 2): merge them" -c "$T/dup.conf" "$T/backing" "$T/mnt"
 printf '[fuse]\nattr_timeout = 1\nattr_timeout = 2\n' >"$T/dup2.conf"
 refuse "$T/dup2.conf:3: \"attr_timeout\" is set a second time in [fuse] (first on line 2)" -c "$T/dup2.conf" "$T/backing" "$T/mnt"
+refuse "profile \"nosuch\": No such file or directory (profiles are NAME.conf files in config/profiles" \
+	--profile nosuch "$T/backing" "$T/mnt"
+refuse "profile \"Bad Name\": not a profile name" --profile "Bad Name" "$T/backing" "$T/mnt"
 refuse "[fault] settings inject I/O errors and crashes; they are for tests and need --allow-faults" \
 	--set fault.error=eio "$T/backing" "$T/mnt"
 printf '[fuse]\nno_such_knob = 1\n' >"$T/bad2.conf"
