@@ -120,7 +120,7 @@ check: deps
 # daemon kills, ...); see docs/reliability.md
 check-long: deps
 	$(MAKE) all
-	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash test_load
+	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash
 
 check-asan:
 	$(MAKE) VARIANT=asan check
