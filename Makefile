@@ -3,7 +3,7 @@
 # Variants: `make` (release, -O2), `make asan` / `make tsan` (sanitizer builds
 # in build/asan and build/tsan; binaries in bin/asan, bin/tsan), `make check`
 # (build then run every test; last line "N passed, N failed, N skipped"),
-# `make check-long` (the long crash and load set), `make check-asan`,
+# `make check-long` (the long crash set, LONG=1), `make check-asan`,
 # `make check-tsan`.  WERROR=1 (set by CI) adds -Werror.
 
 VARIANT ?= release
@@ -116,7 +116,7 @@ check: deps
 	$(MAKE) all
 	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh
 
-# check-long: the long crash and load set (LONG=1: 25 postgres kills, 5
+# check-long: the long crash set (LONG=1: 25 postgres kills, 5
 # daemon kills, ...); see docs/reliability.md
 check-long: deps
 	$(MAKE) all
