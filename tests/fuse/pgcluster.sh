@@ -5,10 +5,24 @@
 # acknowledged commits checked after a crash, pg_amcheck, the pgbench
 # balance invariant, and FUSE connection handling (abort, forced unmount).
 #
-# Source it after tests/lib.sh.  Callers set RUN (socket and log directory,
+# Source it after tests/lib.sh (it needs root, the postgres user and the
+# PostgreSQL binaries, and fails the test without them).  Callers set RUN (socket and log directory,
 # owned by postgres), PORT, PGDATA and LABEL (prefix of messages); the
 # helpers set SERVER_LOG and PMPID.  The load of the crash tests (ledger,
 # import, pgbench clients) is at the end.  Not a test (no test_ prefix).
+
+need_root
+id postgres >/dev/null 2>&1 || fail "no postgres user (run scripts/install-deps.sh)"
+[ -x "$PGBIN/initdb" ] || fail "PostgreSQL binaries not found in $PGBIN"
+
+# crash_iterations QUICK LONG -- ITER: QUICK, or LONG with LONG=1 (make
+# check-long), or $CRASH_ITERATIONS; SEED ($CRASH_SEED, default 1) seeds
+# $RANDOM, which picks the crash points.
+crash_iterations() {
+	if [ "${LONG:-0}" = 1 ]; then ITER=${CRASH_ITERATIONS:-$2}; else ITER=${CRASH_ITERATIONS:-$1}; fi
+	SEED=${CRASH_SEED:-1}
+	RANDOM=$SEED
+}
 
 T0=$(date +%s)
 CMD_TIMEOUT=${PG_CMD_TIMEOUT:-150}

@@ -17,14 +17,9 @@
 # CRASH_ITERATIONS overrides.  CRASH_SEED (default 1) picks the points.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-need_root
-id postgres >/dev/null 2>&1 || fail "no postgres user (run scripts/install-deps.sh)"
-[ -x "$PGBIN/initdb" ] || fail "PostgreSQL binaries not found in $PGBIN"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
 
-if [ "${LONG:-0}" = 1 ]; then ITER=${CRASH_ITERATIONS:-25}; else ITER=${CRASH_ITERATIONS:-3}; fi
-SEED=${CRASH_SEED:-1}
-RANDOM=$SEED
+crash_iterations 3 25
 
 LABEL=crash
 mounted_cluster </dev/null

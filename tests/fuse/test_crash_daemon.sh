@@ -16,14 +16,9 @@
 # CRASH_SEED (default 1) picks the points.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-need_root
-id postgres >/dev/null 2>&1 || fail "no postgres user (run scripts/install-deps.sh)"
-[ -x "$PGBIN/initdb" ] || fail "PostgreSQL binaries not found in $PGBIN"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
 
-if [ "${LONG:-0}" = 1 ]; then ITER=${CRASH_ITERATIONS:-5}; else ITER=${CRASH_ITERATIONS:-1}; fi
-SEED=${CRASH_SEED:-1}
-RANDOM=$SEED
+crash_iterations 1 5
 LABEL=daemon
 mounted_cluster </dev/null
 log "$ITER iterations, seed $SEED"

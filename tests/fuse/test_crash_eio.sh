@@ -13,9 +13,6 @@
 # statistics count the injected failures as WAL errors.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-need_root
-id postgres >/dev/null 2>&1 || fail "no postgres user (run scripts/install-deps.sh)"
-[ -x "$PGBIN/initdb" ] || fail "PostgreSQL binaries not found in $PGBIN"
 command -v python3 >/dev/null || fail "python3 is needed to read the statistics"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
 

@@ -19,9 +19,6 @@
 # ENOSPC_ROUNDS=a or b runs one round.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-need_root
-id postgres >/dev/null 2>&1 || fail "no postgres user (run scripts/install-deps.sh)"
-[ -x "$PGBIN/initdb" ] || fail "PostgreSQL binaries not found in $PGBIN"
 command -v mkfs.ext4 >/dev/null || fail "mkfs.ext4 is missing (e2fsprogs)"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
 

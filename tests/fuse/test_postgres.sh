@@ -36,9 +36,6 @@
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-need_root
-id postgres >/dev/null 2>&1 || fail "no postgres user (run scripts/install-deps.sh)"
-[ -x "$PGBIN/initdb" ] || fail "PostgreSQL binaries not found in $PGBIN"
 NATIVE=${PGIOFS_TEST_NATIVE:-0}
 read -r -a EXTRA_ARGS <<<"${PGIOFS_TEST_ARGS:-}"
 if [ "$NATIVE" != 1 ]; then
