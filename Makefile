@@ -3,7 +3,8 @@
 # Variants: `make` (release, -O2), `make asan` / `make tsan` (sanitizer builds
 # in build/asan and build/tsan; binaries in bin/asan, bin/tsan), `make check`
 # (build then run every test; last line "N passed, N failed, N skipped"),
-# `make check-asan`, `make check-tsan`.  WERROR=1 (set by CI) adds -Werror.
+# `make check-long` (the long crash set, LONG=1), `make check-asan`,
+# `make check-tsan`.  WERROR=1 (set by CI) adds -Werror.
 
 VARIANT ?= release
 PKGS    := fuse3 liburing liblz4 libpq inih
@@ -67,7 +68,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_HELPER_SRC := $(wildcard tests/*/helper_*.c)
 TEST_HELPERS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_HELPER_SRC))
 
-.PHONY: all asan tsan check check-asan check-tsan clean deps demo bench install fuzz
+.PHONY: all asan tsan check check-long check-asan check-tsan clean deps demo bench install fuzz
 all: $(PROGS) $(TEST_BINS) $(TEST_HELPERS)
 
 $(BUILD)/%.o: %.c
@@ -114,6 +115,12 @@ tsan:
 check: deps
 	$(MAKE) all
 	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh
+
+# check-long: the long crash set (LONG=1: 25 postgres kills, 5
+# daemon kills, ...); see docs/reliability.md
+check-long: deps
+	$(MAKE) all
+	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash
 
 check-asan:
 	$(MAKE) VARIANT=asan check

@@ -213,7 +213,11 @@ struct load_ctx {
 	size_t errlen;
 	int ret;
 	FILE *f;
-	int lineno; /* lines read so far: Debian's libinih passes no line number */
+	int lineno;		    /* lines read so far: Debian's libinih passes no line number */
+	int *set_on;		    /* per row: the line that set it, 0 if none yet */
+	char section[CONF_STR_MAX]; /* the section of the previous key */
+	char seen[16][64];	    /* sections left so far, to catch a repeat */
+	int seen_line[16], nseen;
 };
 
 /* read_line() -- fgets for ini_parse_stream() that counts lines. */
@@ -258,6 +262,41 @@ static int ini_cb(void *user, const char *section, const char *name, const char 
 		c->ret = -EINVAL;
 		return 1;
 	}
+	if (strcmp(section, c->section) != 0) {
+		/* a section that comes back would make a later value win
+		 * silently: refuse it, as a repeated key */
+		int i;
+
+		for (i = 0; i < c->nseen; i++)
+			if (strcmp(c->seen[i], section) == 0) {
+				seterr(
+				    c->err, c->errlen,
+				    "%s:%d: section [%s] appears a second time (first on line %d): "
+				    "merge them",
+				    c->path, lineno, section, c->seen_line[i]);
+				c->ret = -EINVAL;
+				return 1;
+			}
+		if (c->nseen < 16 && strlen(section) < sizeof(c->seen[0])) {
+			strcpy(c->seen[c->nseen], section);
+			c->seen_line[c->nseen++] = lineno;
+		}
+		snprintf(c->section, sizeof(c->section), "%s", section);
+	}
+	{
+		const struct conf_tunable *r = conf_find(c->t, section, name);
+		size_t row = r ? (size_t)(r - c->t->rows) : 0;
+
+		if (r && c->set_on[row]) {
+			seterr(c->err, c->errlen,
+			       "%s:%d: \"%s\" is set a second time in [%s] (first on line %d)",
+			       c->path, lineno, name, section, c->set_on[row]);
+			c->ret = -EINVAL;
+			return 1;
+		}
+		if (r)
+			c->set_on[row] = lineno;
+	}
 	ret = conf_set(c->t, c->settings, section, name, value, reason, sizeof(reason));
 	if (ret < 0) {
 		seterr(c->err, c->errlen, "%s:%d: %s", c->path, lineno, reason);
@@ -269,13 +308,17 @@ static int ini_cb(void *user, const char *section, const char *name, const char 
 int conf_load_file(const struct conf_table *t, void *settings, const char *path, char *err,
 		   size_t errlen)
 {
-	struct load_ctx c = {t, NULL, path, err, errlen, 0, NULL, 0};
+	struct load_ctx c = {.t = t, .path = path, .err = err, .errlen = errlen};
 	FILE *f;
 	int line;
 
 	c.settings = malloc(t->settings_size);
-	if (!c.settings)
+	c.set_on = calloc(t->nrows ? t->nrows : 1, sizeof(*c.set_on));
+	if (!c.settings || !c.set_on) {
+		free(c.settings);
+		free(c.set_on);
 		return -ENOMEM;
+	}
 	memcpy(c.settings, settings, t->settings_size);
 	f = fopen(path, "r");
 	if (!f) {
@@ -283,6 +326,7 @@ int conf_load_file(const struct conf_table *t, void *settings, const char *path,
 
 		seterr(err, errlen, "%s: cannot open: %s", path, strerror(e));
 		free(c.settings);
+		free(c.set_on);
 		return -e;
 	}
 	c.f = f;
@@ -299,6 +343,7 @@ int conf_load_file(const struct conf_table *t, void *settings, const char *path,
 	if (!c.ret)
 		memcpy(settings, c.settings, t->settings_size);
 	free(c.settings);
+	free(c.set_on);
 	return c.ret;
 }
 

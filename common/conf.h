@@ -66,7 +66,8 @@ int conf_set_arg(const struct conf_table *t, void *settings, const char *arg, ch
 		 size_t errlen);
 
 /* conf_load_file() -- parse an INI file into @settings (all or nothing).
- * Unknown sections/keys and bad values are errors.  On failure returns
+ * Unknown sections/keys, bad values, a key set twice and a section that
+ * appears a second time are errors.  On failure returns
  * -errno and writes "FILE:LINE: reason" (or "FILE: reason") to @err. */
 int conf_load_file(const struct conf_table *t, void *settings, const char *path, char *err,
 		   size_t errlen);

@@ -58,6 +58,7 @@ static void usage(FILE *out)
 	    "                          SECTION.NAME\n"
 	    "      --trace FILE        record every request into FILE, a new file (lz4;\n"
 	    "                          decode with `pgiofs trace FILE`)\n"
+	    "      --allow-faults      accept [fault] settings (fault injection, for tests)\n"
 	    "      --print-config      print the effective configuration as INI and exit\n"
 	    "  -h, --help              this help, with every tunable\n"
 	    "  -V, --version           print the version\n"
@@ -93,7 +94,7 @@ static bool is_mount_opt(const char *o)
 }
 
 struct cli {
-	bool foreground, debug, nonempty, print_config;
+	bool foreground, debug, nonempty, print_config, allow_faults;
 	const char *config, *profile, *trace;
 	char trace_abs[PATH_MAX];
 	char config_abs[PATH_MAX], profile_path[PATH_MAX];
@@ -181,6 +182,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	    {"version", no_argument, NULL, 'V'},
 	    {"profile", required_argument, NULL, 'p'},
 	    {"trace", required_argument, NULL, 'T'},
+	    {"allow-faults", no_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0},
 	};
 	int opt;
@@ -213,6 +215,9 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			break;
 		case 'P':
 			c->print_config = true;
+			break;
+		case 'F':
+			c->allow_faults = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -309,6 +314,13 @@ static int load_settings(const struct cli *c, struct pgiofs_settings *s, char *e
 			snprintf(err, errlen, "option \"%s\": %s", c->overrides[i], why);
 			return -1;
 		}
+	/* injected I/O errors in a real mount would look like a failing disk */
+	if (ios_fault_configured(&s->ios) && !c->allow_faults && !c->print_config) {
+		snprintf(err, errlen,
+			 "[fault] settings inject I/O errors and crashes; they are for tests "
+			 "and need --allow-faults");
+		return -1;
+	}
 	return 0;
 }
 
@@ -726,6 +738,14 @@ static int run(struct cli *c, struct pfs *fs)
 			return 1;
 		}
 	}
+	/* before any thread starts (a queueing scheduler's dispatcher): only
+	 * the signal thread takes these, or a SIGHUP would kill the daemon */
+	memset(&sc, 0, sizeof(sc));
+	sigemptyset(&sc.set);
+	sigaddset(&sc.set, SIGTERM);
+	sigaddset(&sc.set, SIGINT);
+	sigaddset(&sc.set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sc.set, NULL);
 	fs->ios = pfs_sched_create(fs, &fs->set);
 	if (!fs->ios) {
 		pfs_log(LOG_ERR, "cannot start the I/O scheduler: %s", strerror(errno));
@@ -734,7 +754,6 @@ static int run(struct cli *c, struct pfs *fs)
 		return 1;
 	}
 
-	memset(&sc, 0, sizeof(sc));
 	sc.se = se;
 	sc.fs = fs;
 	sc.cli = c;
@@ -743,11 +762,6 @@ static int run(struct cli *c, struct pfs *fs)
 	sc.backing_fd = open(c->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sc.backing_fd < 0)
 		sc.backing_fd = fs->root.fd;
-	sigemptyset(&sc.set);
-	sigaddset(&sc.set, SIGTERM);
-	sigaddset(&sc.set, SIGINT);
-	sigaddset(&sc.set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sc.set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (pthread_create(&sigthr, NULL, signal_thread, &sc) != 0) {
 		pfs_log(LOG_ERR, "cannot start the signal thread");

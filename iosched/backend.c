@@ -104,8 +104,12 @@ static int uring_start(struct ios_sched *s, struct ios_rq *rq)
 		break;
 	}
 	io_uring_sqe_set_data(sqe, rq);
-	if (s->dev)
-		rq->device_done_ns = ios_device_service(s->dev, rq, s->clock(s));
+	if (s->dev) { /* the later of the device's time and an injected delay */
+		uint64_t t = ios_device_service(s->dev, rq, s->clock(s));
+
+		if (t > rq->device_done_ns)
+			rq->device_done_ns = t;
+	}
 	return 0;
 }
 
@@ -125,7 +129,7 @@ static void handle_cqe(struct ios_sched *s, struct uring_be *u, struct io_uring_
 							   rq->iovcnt, rq->off, rq->len);
 	else if (res >= 0 && rq->req->dir != IOS_SYNC && (size_t)res < rq->len && res > 0)
 		res = finish_short(rq, res);
-	if (s->dev && rq->device_done_ns > s->clock(s)) {
+	if (rq->device_done_ns > s->clock(s)) { /* emulated device, injected delay */
 		rq->result = res;
 		ios_core_hold(s, rq);
 		return;
@@ -255,7 +259,12 @@ static int virt_start(struct ios_sched *s, struct ios_rq *rq)
 		rq->result = ios_execute(req);
 	else
 		rq->result = ios_do_rw(req->fd, req->dir, rq->iov, rq->iovcnt, rq->off, rq->len);
-	rq->device_done_ns = s->dev ? ios_device_service(s->dev, rq, now) : now;
+	if (s->dev) {
+		uint64_t t = ios_device_service(s->dev, rq, now);
+
+		if (t > rq->device_done_ns)
+			rq->device_done_ns = t;
+	}
 	ios_core_hold(s, rq);
 	return 0;
 }

@@ -24,6 +24,15 @@ const char *const ios_policy_names[] = {
 
 static const char *const device_names[] = { "none", "hdd", "ssd", NULL };
 
+/* [fault]: choice 0 is "any", then the enum's order (direct.c's names) */
+static const char *const fault_class_names[] = {
+	"any", "wal", "xact", "heap", "index", "fsm", "vm", "temp", "meta", "other", NULL,
+};
+static const char *const fault_dir_names[] = { "any", "read", "write", "sync", NULL };
+static const char *const fault_error_names[] = {
+	[IOS_FAULT_NONE] = "none", [IOS_FAULT_EIO] = "eio", [IOS_FAULT_ENOSPC] = "enospc", NULL,
+};
+
 static const struct conf_tunable rows[] = {
 	{ "iosched", "policy", CONF_ENUM, "", "direct", 0, 0, ios_policy_names, F(policy),
 	  "How every data read, write and sync is scheduled: direct (no queue), noop, "
@@ -88,6 +97,34 @@ static const struct conf_tunable rows[] = {
     {"device", "queue_depth", CONF_INT, "", "2", 1, 1024, NULL, F(queue_depth),
      "Transfers the emulated device accepts at once (a 2004 IDE disk: one or two); the "
      "rest stay in the scheduler, where priorities can still reorder them."},
+	{ "fault", "class", CONF_ENUM, "", "any", 0, 0, fault_class_names, F(fault_class),
+	  "Fault injection (testing only; pgiofs refuses any [fault] setting unless started "
+	  "with --allow-faults): the class of the requests it considers, or any." },
+	{ "fault", "direction", CONF_ENUM, "", "any", 0, 0, fault_dir_names, F(fault_direction),
+	  "Fault injection: the direction of the requests it considers (read, write, sync) "
+	  "or any.  Matching requests are counted from the mount or the last SIGHUP." },
+	{ "fault", "error", CONF_ENUM, "", "none", 0, 0, fault_error_names, F(fault_error),
+	  "Fault injection: what a picked request fails with, without being performed (a "
+	  "failed write writes nothing, a failed sync syncs nothing); none only delays it." },
+	{ "fault", "nth", CONF_INT, "", "0", 0, 1e15, NULL, F(fault_nth),
+	  "Fault injection: the first matching request picked (1: the first one; 0: none "
+	  "by count)." },
+	{ "fault", "count", CONF_INT, "", "1", 0, 1e15, NULL, F(fault_count),
+	  "Fault injection: how many consecutive matching requests are picked from the nth "
+	  "on (0: every one from then on)." },
+	{ "fault", "fraction", CONF_DOUBLE, "", "0", 0, 1, NULL, F(fault_fraction),
+	  "Fault injection: each matching request is also picked with this probability, "
+	  "drawn from a generator seeded with seed (the same order of requests fails at the "
+	  "same places)." },
+	{ "fault", "seed", CONF_INT, "", "1", 0, 1e15, NULL, F(fault_seed),
+	  "Fault injection: seed of the generator behind fraction." },
+	{ "fault", "delay_ms", CONF_INT, "ms", "0", 0, 600000, NULL, F(fault_delay_ms),
+	  "Fault injection: a picked request completes this much later than it would "
+	  "(after its error, if any, or after being performed)." },
+	{ "fault", "abort_after", CONF_INT, "", "0", 0, 1e15, NULL, F(fault_abort_after),
+	  "Fault injection: when this many matching requests have arrived, the process "
+	  "kills itself with SIGKILL (a crash: nothing is cleaned up) before performing "
+	  "the last one; 0: never." },
 };
 
 const struct conf_table ios_conf = {

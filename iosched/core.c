@@ -140,7 +140,7 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 		struct ios_stats *st = s->stats;
 		ssize_t res;
 
-		if (!st && !s->trace) {
+		if (!st && !s->trace && !s->fault) {
 			req->arrival_ns = 0;
 			req->done(req, ios_execute(req));
 			return 0;
@@ -148,7 +148,7 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 		/* no queue: all of the latency is service time; accounted
 		 * before done, so a completed request is already counted */
 		req->arrival_ns = ios_now_ns();
-		res = ios_execute(req);
+		res = s->fault ? ios_fault_execute(s->fault, req) : ios_execute(req);
 		account(s, req, res, 0, ios_now_ns() - req->arrival_ns);
 		req->done(req, res);
 		return 0;
@@ -211,6 +211,8 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 		free(rq);
 		return;
 	}
+	if (s->fault) /* in arrival order: a seeded choice is reproducible */
+		rq->fault = ios_fault_pick(s->fault, req, &rq->fault_delay_ns);
 	if (req->dir == IOS_WRITE)
 		ios_list_add_tail(&rq->file->writes, &rq->wnode);
 	if (req->dir == IOS_SYNC) {
@@ -318,8 +320,9 @@ static size_t max_transfer(const struct ios_sched *s)
 static bool can_join(const struct ios_sched *s, const struct ios_rq *head, const struct ios_rq *c,
 		     size_t xlen, int nreq)
 {
-	return c->req->dir == head->req->dir && c->req->fd == head->req->fd &&
-	       xlen + c->len <= max_transfer(s) && nreq + c->req->iovcnt <= IOV_MAX / 2;
+	return c->req->dir == head->req->dir && c->req->fd == head->req->fd && !c->fault &&
+	       !c->fault_delay_ns && xlen + c->len <= max_transfer(s) &&
+	       nreq + c->req->iovcnt <= IOV_MAX / 2;
 }
 
 /* take_member() -- move queued @c into @head's transfer. */
@@ -350,8 +353,8 @@ static void merge(struct ios_sched *s, struct ios_rq *head, off_t *xoff, size_t 
 	*xoff = head->off;
 	*xlen = head->len;
 	ios_list_add_tail(&head->merged, &head->mnode);
-	if (head->req->dir == IOS_SYNC)
-		return;
+	if (head->req->dir == IOS_SYNC || head->fault || head->fault_delay_ns)
+		return; /* an injected fault concerns its own request only */
 	/* back merges: the queue is sorted by offset */
 	for (p = f->queued.next; p != &f->queued;) {
 		struct ios_rq *c = ios_container_of(p, struct ios_rq, fnode);
@@ -448,6 +451,16 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 	s->bytes_inflight += xlen;
 	if (s->bytes_inflight > s->cnt.peak_bytes_inflight)
 		s->cnt.peak_bytes_inflight = s->bytes_inflight;
+	/* an injected delay: back ends hold the completion until then */
+	head->device_done_ns = head->fault_delay_ns ? head->dispatch_ns + head->fault_delay_ns : 0;
+	if (head->fault) { /* injected error: the transfer is not performed */
+		head->result = head->fault;
+		if (head->device_done_ns)
+			ios_core_hold(s, head);
+		else
+			ios_core_complete(s, head, head->fault);
+		return;
+	}
 	ret = head->req->dir == IOS_SYNC ? 0 : build_iov(head);
 	if (ret == 0)
 		ret = s->be_ops->start(s, head);
@@ -627,6 +640,8 @@ static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
 	ios_list_init(&s->inflight);
 	ios_list_init(&s->held);
 	s->clock = virt ? virtual_clock : real_clock;
+	if (ios_fault_configured(set) && !(s->fault = ios_fault_create(set)))
+		goto fail;
 	if (set->policy == IOS_POLICY_DIRECT && !virt) {
 		s->sync_mode = true;
 		return s;
@@ -664,6 +679,7 @@ fail:
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
 	ios_device_destroy(s->dev);
+	ios_fault_destroy(s->fault);
 	free(s->files);
 	pthread_mutex_destroy(&s->sub_lock);
 	free(s);
@@ -706,6 +722,7 @@ void ios_destroy(struct ios_sched *s)
 		ios_device_destroy(s->dev);
 		free(s->files);
 	}
+	ios_fault_destroy(s->fault);
 	pthread_mutex_destroy(&s->sub_lock);
 	free(s);
 }

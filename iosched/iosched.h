@@ -89,6 +89,9 @@ enum ios_policy {
 
 enum ios_device_model { IOS_DEVICE_NONE, IOS_DEVICE_HDD, IOS_DEVICE_SSD };
 
+/* [fault] error: what a request picked by fault injection fails with */
+enum ios_fault_error { IOS_FAULT_NONE, IOS_FAULT_EIO, IOS_FAULT_ENOSPC };
+
 struct ios_settings {
 	/* [iosched] */
 	int policy;		    /* enum ios_policy */
@@ -117,10 +120,25 @@ struct ios_settings {
 	double ssd_latency_us;	    /* ssd per-request latency */
 	double track_kb;	    /* hdd: distance within which a seek is a track switch */
 	int64_t queue_depth;	    /* transfers the emulated device holds at once */
+	/* [fault] (fault.c): off by default; pgiofs needs --allow-faults */
+	int fault_class;	    /* 0: any, else enum ios_class + 1 */
+	int fault_direction;	    /* 0: any, else enum ios_dir + 1 */
+	int fault_error;	    /* enum ios_fault_error */
+	int64_t fault_nth;	    /* first matching request picked (0: none) */
+	int64_t fault_count;	    /* requests picked from the nth on (0: all) */
+	double fault_fraction;	    /* each matching request picked with this chance */
+	int64_t fault_seed;	    /* of the generator behind fraction */
+	int64_t fault_delay_ms;	    /* picked requests complete this much later */
+	int64_t fault_abort_after;  /* SIGKILL at this matching request (0: never) */
 };
 
 extern const struct conf_table ios_conf;
 extern const char *const ios_policy_names[]; /* NULL-terminated */
+
+/* ios_fault_configured() -- whether any [fault] setting differs from its
+ * default, i.e. @set injects faults (pgiofs refuses that without
+ * --allow-faults). */
+bool ios_fault_configured(const struct ios_settings *set);
 
 /* ios_policy_by_name() -- enum ios_policy for @name, or -EINVAL. */
 int ios_policy_by_name(const char *name);

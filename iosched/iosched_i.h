@@ -92,6 +92,8 @@ struct ios_rq {
 	int iovcnt;
 	struct iovec iov_inline[4];
 	ssize_t result;		 /* held completions: the transfer's result */
+	int fault;		 /* injected -errno: fail without performing */
+	uint64_t fault_delay_ns; /* injected: complete this much after dispatch */
 };
 
 /* Per-file state: what the ordering rules need. */
@@ -184,6 +186,7 @@ struct ios_sched {
 	struct ios_device *dev;	  /* emulated device, or NULL */
 	struct ios_stats *stats;  /* optional */
 	struct ios_trace_writer *trace; /* optional */
+	struct ios_fault *fault;  /* fault injection, or NULL */
 	pthread_t thread;
 	bool thread_started;
 };
@@ -203,6 +206,18 @@ uint64_t ios_core_next_event(struct ios_sched *s);
 bool ios_core_idle(struct ios_sched *s);
 void ios_core_hold(struct ios_sched *s, struct ios_rq *rq);
 void ios_core_release_held(struct ios_sched *s);
+
+/* fault.c: fault injection ([fault] tunables) */
+struct ios_fault;
+/* ios_fault_create() -- state for @set's [fault] settings; NULL, errno set. */
+struct ios_fault *ios_fault_create(const struct ios_settings *set);
+void ios_fault_destroy(struct ios_fault *f);
+/* ios_fault_pick() -- decide for one arriving request: 0, or the -errno
+ * it must fail with (without being performed); *delay_ns, how much later
+ * than its execution it completes.  Kills the process at abort_after. */
+int ios_fault_pick(struct ios_fault *f, const struct ios_req *req, uint64_t *delay_ns);
+/* ios_fault_execute() -- ios_execute() with the fault picked for @req. */
+ssize_t ios_fault_execute(struct ios_fault *f, struct ios_req *req);
 
 /* device.c: the emulated disk */
 struct ios_device;

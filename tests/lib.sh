@@ -105,3 +105,43 @@ fuse_dev_open_to_all() {
 	chmod 0666 /dev/fuse
 	on_exit "chmod $old /dev/fuse"
 }
+
+# pgiofs_mount_fg LOG BACKING MNT [ARGS...] -- pgiofs in the foreground in
+# the background of the test, its log (stderr) appended to LOG, once the
+# mount exists; PGIOFS_PID is the daemon (SIGKILLed at exit if still there).
+pgiofs_mount_fg() {
+	local log=$1 backing=$2 mnt=$3 i
+	shift 3
+	"$BIN/pgiofs" -f "$@" "$backing" "$mnt" 2>>"$log" &
+	PGIOFS_PID=$!
+	on_exit "pgiofs_kill $PGIOFS_PID"
+	_cleanup_mounts+=("$mnt")
+	for ((i = 0; i < 100; i++)); do
+		is_mounted "$mnt" && return 0
+		kill -0 "$PGIOFS_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$log" >&2
+	fail "pgiofs -f $* $backing $mnt did not mount"
+}
+
+# pgiofs_kill PID -- SIGKILL PID if it is still a pgiofs (not a recycled pid).
+pgiofs_kill() {
+	[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$BIN/pgiofs")" ] &&
+		kill -9 "$1" 2>/dev/null
+	return 0
+}
+
+# pgiofs_hup LOG TEXT -- SIGHUP $PGIOFS_PID and wait until the last line of
+# its log (see pgiofs_mount_fg) answers the reload; fail unless it says TEXT.
+pgiofs_hup() {
+	local log=$1 n i
+	n=$(grep -c "SIGHUP" "$log")
+	kill -HUP "$PGIOFS_PID"
+	for ((i = 0; i < 100; i++)); do
+		[ "$(grep -c "SIGHUP" "$log")" -gt "$n" ] && break
+		sleep 0.1
+	done
+	tail -n 1 "$log" | grep -qF -- "$2" ||
+		fail "after SIGHUP the log says \"$(tail -n 1 "$log")\", not \"$2\""
+}

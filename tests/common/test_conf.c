@@ -112,6 +112,12 @@ int main(void)
 	p = write_file("syntax.ini", "[a]\nflag\n");
 	CHECK(conf_load_file(&tab, &v, p, err, sizeof(err)) == -EINVAL);
 	CHECK(strstr(err, ":2: syntax error"));
+	p = write_file("dupsec.ini", "[a]\nflag = yes\n[b]\nratio = 1\n\n[a]\ncount = 3\n");
+	CHECK(conf_load_file(&tab, &v, p, err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, ":7: section [a] appears a second time (first on line 2): merge them"));
+	p = write_file("dupkey.ini", "[a]\ncount = 8\nflag = no\ncount = 16\n");
+	CHECK(conf_load_file(&tab, &v, p, err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, ":4: \"count\" is set a second time in [a] (first on line 2)"));
 	CHECK(conf_load_file(&tab, &v, "/nonexistent/x.ini", err, sizeof(err)) == -ENOENT);
 	CHECK(strstr(err, "/nonexistent/x.ini: cannot open: No such file or directory"));
 
@@ -138,6 +144,8 @@ int main(void)
 	unlink(write_file("bad.ini", ""));
 	unlink(write_file("unk.ini", ""));
 	unlink(write_file("nosec.ini", ""));
+	unlink(write_file("dupsec.ini", ""));
+	unlink(write_file("dupkey.ini", ""));
 	unlink(write_file("syntax.ini", ""));
 	rmdir(tmpdir);
 	printf("%s\n", failures ? "FAILED" : "ok");

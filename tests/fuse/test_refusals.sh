@@ -42,8 +42,17 @@ refuse "option \"policy=nosuch\": policy: \"nosuch\" is not one of: direct, noop
 
 refuse "trace file \"$T/backing/t.lz4\" is inside the backing directory" --trace "$T/backing/t.lz4" "$T/backing" "$T/mnt"
 [ ! -e "$T/backing/t.lz4" ] || fail "a refused --trace left its file behind"
-printf '[fuse]\nattr_timeout = 1\n\n[fuse]\nmax_background = 99999\n' >"$T/bad.conf"
-refuse "$T/bad.conf:5: max_background: 99999 is out of range" -c "$T/bad.conf" "$T/backing" "$T/mnt"
+printf '[fuse]\nattr_timeout = 1\nmax_background = 99999\n' >"$T/bad.conf"
+refuse "$T/bad.conf:3: max_background: 99999 is out of range" -c "$T/bad.conf" "$T/backing" "$T/mnt"
+printf '[fuse]\nattr_timeout = 1\n\n[bdi]\nmax_ratio = 5\n[fuse]\nmax_background = 99\n' >"$T/dup.conf"
+refuse "$T/dup.conf:7: section [fuse] appears a second time (first on line 2): merge them" -c "$T/dup.conf" "$T/backing" "$T/mnt"
+printf '[fuse]\nattr_timeout = 1\nattr_timeout = 2\n' >"$T/dup2.conf"
+refuse "$T/dup2.conf:3: \"attr_timeout\" is set a second time in [fuse] (first on line 2)" -c "$T/dup2.conf" "$T/backing" "$T/mnt"
+refuse "profile \"nosuch\": No such file or directory (profiles are NAME.conf files in config/profiles" \
+	--profile nosuch "$T/backing" "$T/mnt"
+refuse "profile \"Bad Name\": not a profile name" --profile "Bad Name" "$T/backing" "$T/mnt"
+refuse "[fault] settings inject I/O errors and crashes; they are for tests and need --allow-faults" \
+	--set fault.error=eio "$T/backing" "$T/mnt"
 printf '[fuse]\nno_such_knob = 1\n' >"$T/bad2.conf"
 refuse "$T/bad2.conf:2: unknown option \"no_such_knob\" in section [fuse]" -c "$T/bad2.conf" "$T/backing" "$T/mnt"
 printf '[nosuch]\nx = 1\n' >"$T/bad3.conf"
