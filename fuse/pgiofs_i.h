@@ -26,6 +26,8 @@ struct pfs_inode {
 	uint8_t cls;	  /* enum ios_class (files) */
 	uint8_t by_content; /* cls was decided by a page's content (heap/index) */
 	uint64_t nlookup; /* under pfs.lock */
+	uint32_t nopen;	  /* open handles (atomic): iosched readahead state is
+			   * released with the last */
 	/* write-behind (WAL with files.wal_direct_io): held while an
 	 * acknowledged write is still being written; its error, kept for the
 	 * next fsync */

@@ -316,7 +316,8 @@ int ios_stats_write_json(FILE *f, const struct ios_stats_snapshot *snap,
 
 /* ios_stats_print_table() -- a table with one row per class that saw any
  * activity and a total row: ops and MB per direction, errors, merges and
- * latency (avg, p50, p99, p99.9, max in ms; % over 2 s and 10 s). */
+ * latency (avg, p50, p99, p99.9, max in ms; % over 2 s and 10 s); then, if
+ * anything was read ahead, a line of readahead MB hit and wasted per class. */
 void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap);
 
 /* ios_attach_stats() -- from now on @s accounts every request it completes
