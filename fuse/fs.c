@@ -256,6 +256,16 @@ static void wb_wait(struct pfs_inode *in)
 	pthread_mutex_unlock(&in->wb_lock);
 }
 
+/* sched_invalidate() -- [@off, @off + @len) of @in (@len 0: to the end)
+ * changed without a queued write: the scheduler's readahead forgets it.
+ * Called after the change, before the reply. */
+static void sched_invalidate(struct pfs *fs, struct pfs_inode *in, off_t off, off_t len)
+{
+	pthread_rwlock_rdlock(&fs->ios_lock);
+	ios_invalidate(fs->ios, (uint64_t)in->ino, off, len);
+	pthread_rwlock_unlock(&fs->ios_lock);
+}
+
 /* proc_path() -- "/proc/self/fd/N", to reach an O_PATH descriptor's object
  * with calls that have no *at(..., AT_EMPTY_PATH) form. */
 static void proc_path(char *buf, size_t len, int fd)
@@ -483,6 +493,7 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 			ret = truncate(path, attr->st_size) < 0 ? -errno : 0;
 		if (ret < 0)
 			goto out;
+		sched_invalidate(pfs_of(req), in, attr->st_size, 0);
 		if (valid & FUSE_SET_ATTR_KILL_SUID)
 			kill_suidgid(pfs_of(req), fd, path);
 	}
@@ -782,11 +793,17 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 		fh->dfd = open(path, (flags & ~(O_TRUNC | O_CREAT | O_EXCL)) | O_DIRECT);
 	}
 	fi->fh = (uint64_t)(uintptr_t)fh;
+	__atomic_add_fetch(&in->nopen, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
-static void fh_free(struct pfs_fh *fh)
+static void fh_free(struct pfs *fs, struct pfs_fh *fh)
 {
+	if (__atomic_sub_fetch(&fh->inode->nopen, 1, __ATOMIC_RELAXED) == 0) {
+		pthread_rwlock_rdlock(&fs->ios_lock);
+		ios_release(fs->ios, (uint64_t)fh->inode->ino);
+		pthread_rwlock_unlock(&fs->ios_lock);
+	}
 	close(fh->fd);
 	if (fh->dfd >= 0)
 		close(fh->dfd);
@@ -829,7 +846,7 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	set_open_reply(fs, fi);
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		fh_free(fh_of(fi)); /* the caller was interrupted: nobody will release it */
+		fh_free(fs, fh_of(fi)); /* the caller was interrupted: nobody will release it */
 }
 
 static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -878,7 +895,7 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	}
 	set_open_reply(fs, fi);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-		fh_free(fh_of(fi));
+		fh_free(fs, fh_of(fi));
 		inode_forget(fs, inode_of(req, e.ino), 1);
 	}
 }
@@ -886,7 +903,7 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	wb_wait(fh_of(fi)->inode); /* an acknowledged write may still use the fd */
-	fh_free(fh_of(fi));
+	fh_free(pfs_of(req), fh_of(fi));
 	fuse_reply_err(req, 0);
 }
 
@@ -1194,8 +1211,13 @@ static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 static void pfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			  struct fuse_file_info *fi)
 {
+	int ret;
+
 	wb_wait(fh_of(fi)->inode);
-	fuse_reply_err(req, fallocate(fh_fd(fi), mode, offset, length) < 0 ? errno : 0);
+	ret = fallocate(fh_fd(fi), mode, offset, length) < 0 ? errno : 0;
+	if (ret == 0) /* to the end: collapse and insert move what follows */
+		sched_invalidate(pfs_of(req), fh_of(fi)->inode, offset, 0);
+	fuse_reply_err(req, ret);
 }
 
 static void pfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
@@ -1213,13 +1235,17 @@ static void pfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 				struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 				struct fuse_file_info *fi_out, size_t len, int flags)
 {
+	off_t at = off_out;
 	ssize_t n =
 	    copy_file_range(fh_fd(fi_in), &off_in, fh_fd(fi_out), &off_out, len, (unsigned)flags);
 
-	if (n < 0)
+	if (n < 0) {
 		fuse_reply_err(req, errno);
-	else
-		fuse_reply_write(req, (size_t)n);
+		return;
+	}
+	if (n > 0)
+		sched_invalidate(pfs_of(req), fh_of(fi_out)->inode, at, n);
+	fuse_reply_write(req, (size_t)n);
 }
 
 /* ------------------------------------------------------------------------ */

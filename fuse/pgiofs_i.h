@@ -31,6 +31,8 @@ struct pfs_inode {
 	 * (pgiofs_dir_oids()); relation files: their counters, or NULL */
 	uint32_t oid, spc;
 	struct ios_stats_rel *rel;
+	uint32_t nopen;	  /* open handles (atomic): iosched readahead state is
+			   * released with the last */
 	/* write-behind (WAL with files.wal_direct_io): held while an
 	 * acknowledged write is still being written; its error, kept for the
 	 * next fsync */

@@ -80,6 +80,13 @@ static const struct conf_tunable rows[] = {
 	  "this after they arrive (bounded write latency)." },
 	{ "iosched", "temp_expire_ms", CONF_INT, "ms", "5000", 1, 600000, NULL, F(temp_expire_ms),
 	  "dbaware: temp-file (pgsql_tmp) reads and writes." },
+	{ "iosched", "read_ahead_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(read_ahead_kb),
+	  "Largest readahead window of a sequential reader (0: none).  A stream starts at 4x "
+	  "its read, the window doubles at every async marker; windows are read through the "
+	  "scheduler at low priority into the readahead cache.  Any queueing policy." },
+	{ "iosched", "ra_cache_mb", CONF_INT, "MiB", "32", 1, 4096, NULL, F(ra_cache_mb),
+	  "Read-ahead data held at most, windows in flight included (least recently used "
+	  "dropped first); a window that does not fit is not read ahead." },
 	{ "device", "model", CONF_ENUM, "", "none", 0, 0, device_names, F(device_model),
 	  "Emulated device: none (real timing), hdd (one head: seek by distance, rotation, "
 	  "transfer) or ssd (per-request latency plus transfer).  Completions are held back "

@@ -112,6 +112,8 @@ static void account(struct ios_sched *s, const struct ios_req *req, ssize_t res,
 {
 	struct ios_trace_rec rec;
 
+	if (req->flags & IOS_F_INTERNAL)
+		return; /* the scheduler's own (readahead): the caller's reads count */
 	ios_stats_account(s->stats, req, res, queue_ns, service_ns);
 	if (!s->trace)
 		return;
@@ -213,8 +215,16 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 	}
 	if (s->fault) /* in arrival order: a seeded choice is reproducible */
 		rq->fault = ios_fault_pick(s->fault, req, &rq->fault_delay_ns);
-	if (req->dir == IOS_WRITE)
+	if (req->dir == IOS_WRITE) {
+		/* before it is queued: no read after it may see read-ahead data
+		 * older than it */
+		if (s->ra && req->len)
+			ios_ra_invalidate(s, req->file_id, req->off, (off_t)req->len);
 		ios_list_add_tail(&rq->file->writes, &rq->wnode);
+	}
+	if (req->dir == IOS_READ && s->ra && !rq->fault && !(req->flags & IOS_F_INTERNAL) &&
+	    ios_ra_read(s, rq))
+		return;
 	if (req->dir == IOS_SYNC) {
 		/* syncs bypass the policy, as flushes bypass a Linux elevator:
 		 * they go as soon as the writes before them are done */
@@ -226,17 +236,101 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 		}
 		return;
 	}
+	ios_core_queue(s, rq);
+}
+
+/* ios_core_queue() -- hand an arrived read or write to the policy. */
+void ios_core_queue(struct ios_sched *s, struct ios_rq *rq)
+{
 	queued_insert(rq->file, rq);
 	s->nr_queued++;
 	s->pol_ops->add(s, rq);
 }
 
+/* ios_core_submit_internal() -- a request of the scheduler's own (flags
+ * IOS_F_INTERNAL), arriving now, on the dispatcher thread; NULL if out of
+ * memory (nothing was done). */
+struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req)
+{
+	struct ios_rq *rq = calloc(1, sizeof(*rq));
+
+	if (!rq)
+		return NULL;
+	rq->req = req;
+	req->flags |= IOS_F_INTERNAL;
+	if (!req->arrival_ns)
+		req->arrival_ns = s->clock(s);
+	arrive(s, rq);
+	return rq;
+}
+
+/* ios_core_finish() -- complete arrived @rq without a transfer (readahead
+ * served it from its cache): all of its latency is service time. */
+void ios_core_finish(struct ios_sched *s, struct ios_rq *rq, ssize_t res)
+{
+	uint64_t now = s->clock(s);
+	struct ios_req *req = rq->req;
+
+	s->cnt.requests++;
+	account(s, req, res, 0, now > rq->arrival_ns ? now - rq->arrival_ns : 0);
+	req->done(req, res);
+	file_put(s, rq->file);
+	free(rq);
+}
+
+/* control() -- a control node from the submission list. */
+static void control(struct ios_sched *s, struct ios_rq *rq)
+{
+	if (s->ra && rq->ctl == CTL_INVALIDATE)
+		ios_ra_invalidate(s, rq->ctl_file, rq->off, (off_t)rq->len);
+	else if (s->ra && rq->ctl == CTL_RELEASE)
+		ios_ra_release(s, rq->ctl_file);
+	free(rq);
+}
+
+/* submit_control() -- queue a control node in submission order; if it
+ * cannot be allocated, all read-ahead data goes (coherence first). */
+static void submit_control(struct ios_sched *s, enum ios_ctl ctl, uint64_t file_id, off_t off,
+			   off_t len)
+{
+	struct ios_rq *rq;
+
+	if (s->sync_mode || !s->ra)
+		return;
+	rq = calloc(1, sizeof(*rq));
+	pthread_mutex_lock(&s->sub_lock);
+	if (rq) {
+		rq->ctl = ctl;
+		rq->ctl_file = file_id;
+		rq->off = off;
+		rq->len = (size_t)len;
+		ios_list_add_tail(&s->submitted, &rq->anode);
+	} else if (ctl == CTL_INVALIDATE) {
+		s->ra_flush_all = true;
+	}
+	pthread_mutex_unlock(&s->sub_lock);
+	wake(s);
+}
+
+void ios_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len)
+{
+	submit_control(s, CTL_INVALIDATE, file_id, off, len);
+}
+
+void ios_release(struct ios_sched *s, uint64_t file_id)
+{
+	submit_control(s, CTL_RELEASE, file_id, 0, 0);
+}
+
 void ios_core_take_submissions(struct ios_sched *s)
 {
 	struct ios_list batch;
+	bool flush;
 
 	ios_list_init(&batch);
 	pthread_mutex_lock(&s->sub_lock);
+	flush = s->ra_flush_all;
+	s->ra_flush_all = false;
 	if (!ios_list_empty(&s->submitted)) {
 		batch.next = s->submitted.next;
 		batch.prev = s->submitted.prev;
@@ -245,11 +339,16 @@ void ios_core_take_submissions(struct ios_sched *s)
 		ios_list_init(&s->submitted);
 	}
 	pthread_mutex_unlock(&s->sub_lock);
+	if (flush && s->ra)
+		ios_ra_flush(s);
 	while (!ios_list_empty(&batch)) {
 		struct ios_rq *rq = ios_container_of(batch.next, struct ios_rq, anode);
 
 		ios_list_del(&rq->anode);
-		arrive(s, rq);
+		if (rq->req)
+			arrive(s, rq);
+		else
+			control(s, rq);
 	}
 }
 
@@ -656,6 +755,11 @@ static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
 		if (!s->dev)
 			goto fail;
 	}
+	if (set->read_ahead_kb > 0) {
+		s->ra = ios_ra_create(set);
+		if (!s->ra)
+			goto fail;
+	}
 	ret = s->pol_ops->init(s);
 	if (ret < 0) {
 		errno = -ret;
@@ -678,6 +782,7 @@ fail_pol:
 fail:
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
+	ios_ra_destroy(s);
 	ios_device_destroy(s->dev);
 	ios_fault_destroy(s->fault);
 	free(s->files);
@@ -716,6 +821,7 @@ void ios_destroy(struct ios_sched *s)
 		return;
 	if (!s->sync_mode) {
 		s->be_ops->exit(s); /* drains: every request completes first */
+		ios_ra_destroy(s);
 		s->pol_ops->exit(s);
 		if (s->wake_fd >= 0)
 			close(s->wake_fd);
@@ -731,6 +837,7 @@ void ios_get_counters(struct ios_sched *s, struct ios_counters *out)
 {
 	*out = s->cnt;
 	out->bytes_inflight = s->bytes_inflight;
+	ios_ra_counters(s, out);
 }
 
 bool ios_is_async(const struct ios_sched *s)

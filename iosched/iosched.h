@@ -112,6 +112,8 @@ struct ios_settings {
 	int64_t xact_expire_ms;
 	int64_t data_write_expire_ms; /* heap, index, fsm, vm, meta, other */
 	int64_t temp_expire_ms;
+	int64_t read_ahead_kb; /* largest readahead window (0: no readahead) */
+	int64_t ra_cache_mb;   /* read-ahead data held at most */
 	/* [device] */
 	int device_model;	    /* enum ios_device_model */
 	double seq_mb_s;	    /* hdd/ssd transfer rate */
@@ -177,6 +179,16 @@ struct ios_counters {
 	uint64_t parked;    /* times a request had to wait for an ordering rule */
 	uint64_t bytes_inflight;      /* now */
 	uint64_t peak_bytes_inflight; /* the most at any time */
+	/* readahead (readahead.c) */
+	uint64_t ra_windows;	  /* windows issued (sync and async) */
+	uint64_t ra_read_bytes;	  /* read ahead (beyond what the reads asked for) */
+	uint64_t ra_async;	  /* of which started at an async marker */
+	uint64_t ra_hit_bytes;	  /* read ahead, then served from the cache */
+	uint64_t ra_wasted_bytes; /* read ahead, dropped unread */
+	uint64_t ra_stale;	  /* windows dropped: a write overlapped them in flight */
+	uint64_t ra_bytes;	  /* cache plus windows in flight, now */
+	uint64_t ra_peak_bytes;	  /* the most at any time (<= ra_cache_mb) */
+	uint64_t ra_files;	  /* files with readahead state, now */
 };
 
 /* ios_get_counters() -- a copy of the counters (exact once idle). */
@@ -198,6 +210,19 @@ void ios_destroy(struct ios_sched *s);
 /* ios_submit() -- hand @req to the scheduler.  Always returns 0: errors are
  * reported through req->done. */
 int ios_submit(struct ios_sched *s, struct ios_req *req);
+
+/* ios_invalidate() -- @len bytes of file @file_id from @off (@len 0: to
+ * the end) changed other than by an ios_submit()ed write (truncate,
+ * fallocate, copy_file_range): drop read-ahead data of that range.  Call it
+ * after the change and before replying to the caller; it takes effect in
+ * submission order, so a read submitted afterwards never sees older data.
+ * No-op without readahead. */
+void ios_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len);
+
+/* ios_release() -- the last open handle of @file_id was closed: free its
+ * readahead state and read-ahead data (counted as wasted if unread).
+ * No-op without readahead. */
+void ios_release(struct ios_sched *s, uint64_t file_id);
 
 /* ios_class_name() / ios_dir_name() -- "wal", "heap", ...; "read", ... */
 const char *ios_class_name(enum ios_class c);
@@ -318,7 +343,8 @@ int ios_stats_write_json(FILE *f, const struct ios_stats_snapshot *snap,
 
 /* ios_stats_print_table() -- a table with one row per class that saw any
  * activity and a total row: ops and MB per direction, errors, merges and
- * latency (avg, p50, p99, p99.9, max in ms; % over 2 s and 10 s). */
+ * latency (avg, p50, p99, p99.9, max in ms; % over 2 s and 10 s); then, if
+ * anything was read ahead, a line of readahead MB hit and wasted per class. */
 void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap);
 
 /* ios_attach_stats() -- from now on @s accounts every request it completes

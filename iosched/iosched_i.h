@@ -63,6 +63,13 @@ static inline void ios_list_del(struct ios_list *n)
 
 enum ios_rq_state { RQ_QUEUED, RQ_PARKED, RQ_READY, RQ_INFLIGHT };
 
+/* req->flags the scheduler sets on requests of its own (readahead.c) */
+#define IOS_F_INTERNAL	0x100 /* not a caller's: neither accounted nor traced */
+#define IOS_F_READAHEAD 0x200 /* an async readahead window: low priority */
+
+/* rq->ctl: a control node on the submission list (rq->req is NULL) */
+enum ios_ctl { CTL_NONE, CTL_INVALIDATE, CTL_RELEASE };
+
 struct ios_file;
 
 /* One request as the scheduler sees it; after a merge, the head rq carries
@@ -94,6 +101,8 @@ struct ios_rq {
 	ssize_t result;		 /* held completions: the transfer's result */
 	int fault;		 /* injected -errno: fail without performing */
 	uint64_t fault_delay_ns; /* injected: complete this much after dispatch */
+	enum ios_ctl ctl;	 /* control nodes: what, of which file and range */
+	uint64_t ctl_file;
 };
 
 /* Per-file state: what the ordering rules need. */
@@ -104,11 +113,7 @@ struct ios_file {
 	struct ios_list queued; /* policy-queued rqs, sorted by offset (merging) */
 	struct ios_list parked; /* chosen but waiting for an ordering rule */
 	struct ios_list writes; /* outstanding writes, arrival order */
-	/* readahead stream state (policies with readahead) */
-	off_t ra_next;		/* where a sequential reader goes next */
-	size_t ra_window;
-	pid_t last_pid;
-	off_t last_end;
+	/* readahead state outlives requests: it is readahead.c's (struct ra_file) */
 };
 
 /* ---- policies ---------------------------------------------------------------- */
@@ -187,6 +192,9 @@ struct ios_sched {
 	struct ios_stats *stats;  /* optional */
 	struct ios_trace_writer *trace; /* optional */
 	struct ios_fault *fault;  /* fault injection, or NULL */
+	struct ios_ra *ra;		/* readahead, or NULL (read_ahead_kb 0, direct) */
+	bool ra_flush_all;		/* under sub_lock: a control node could not be
+					 * allocated, drop all read-ahead data */
 	pthread_t thread;
 	bool thread_started;
 };
@@ -218,6 +226,24 @@ void ios_fault_destroy(struct ios_fault *f);
 int ios_fault_pick(struct ios_fault *f, const struct ios_req *req, uint64_t *delay_ns);
 /* ios_fault_execute() -- ios_execute() with the fault picked for @req. */
 ssize_t ios_fault_execute(struct ios_fault *f, struct ios_req *req);
+/* core.c: used by readahead.c */
+void ios_core_queue(struct ios_sched *s, struct ios_rq *rq);
+void ios_core_finish(struct ios_sched *s, struct ios_rq *rq, ssize_t res);
+struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req);
+
+/* readahead.c: sequential streams, async windows and the readahead cache
+ * (dispatcher only, like the rest of the core) */
+struct ios_ra;
+struct ios_ra *ios_ra_create(const struct ios_settings *set);
+void ios_ra_destroy(struct ios_sched *s);
+/* ios_ra_read() -- a read arrived: true if readahead took it over (served
+ * from the cache, or waiting for a window); false: queue it as usual. */
+bool ios_ra_read(struct ios_sched *s, struct ios_rq *rq);
+/* ios_ra_invalidate() -- a write or change of [off, off+len) arrived. */
+void ios_ra_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len);
+void ios_ra_release(struct ios_sched *s, uint64_t file_id);
+void ios_ra_flush(struct ios_sched *s);
+void ios_ra_counters(const struct ios_sched *s, struct ios_counters *out);
 
 /* device.c: the emulated disk */
 struct ios_device;

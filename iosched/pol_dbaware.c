@@ -4,9 +4,11 @@
  * Requests are served by tier: WAL and commit-status writes first (a commit
  * waits on them), then reads (a query waits on them), then heap, index and
  * other writeback (nobody waits until a checkpoint's fsync), then temp-file
- * I/O.  Syncs bypass every policy (the core sends them as soon as the writes
- * before them are done), so a WAL fsync waits only for WAL writes, which go
- * first.  Starvation is bounded: every request has a deadline from its class
+ * I/O.  Async readahead windows (readahead.c) come after reads and before
+ * writeback: nobody waits on them yet (a window a reader starts waiting on
+ * is moved to the read tier).  Syncs bypass every policy (the core sends
+ * them as soon as the writes before them are done), so a WAL fsync waits
+ * only for WAL writes, which go first.  Starvation is bounded: every request has a deadline from its class
  * (wal_expire_ms, xact_expire_ms, read_expire_ms, data_write_expire_ms,
  * temp_expire_ms) and the request whose deadline has passed first is served
  * before any tier order.  Within a tier requests go in position order (one
@@ -18,7 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-enum { T_LOG, T_READ, T_WRITEBACK, T_TEMP, NTIER };
+enum { T_LOG, T_READ, T_READAHEAD, T_WRITEBACK, T_TEMP, NTIER };
 
 struct dbaware {
 	struct ios_list sorted[NTIER]; /* pol[0] */
@@ -34,6 +36,8 @@ static int tier_of(const struct ios_rq *rq)
 
 	if (c == IOS_CLASS_TEMP)
 		return T_TEMP;
+	if (rq->req->flags & IOS_F_READAHEAD)
+		return T_READAHEAD;
 	if (rq->req->dir == IOS_READ)
 		return T_READ;
 	if (c == IOS_CLASS_WAL || c == IOS_CLASS_XACT)

@@ -815,6 +815,16 @@ void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap)
 		if (active(&snap->cls[c]))
 			table_row(f, ios_class_name((enum ios_class)c), &snap->cls[c]);
 	table_row(f, "total", &snap->total);
+	if (!snap->total.ra_hit_bytes && !snap->total.ra_wasted_bytes)
+		return;
+	fprintf(f, "readahead (MB):");
+	for (c = 0; c < IOS_NCLASS; c++)
+		if (snap->cls[c].ra_hit_bytes || snap->cls[c].ra_wasted_bytes)
+			fprintf(f, " %s hit %.2f wasted %.2f;", ios_class_name((enum ios_class)c),
+				(double)snap->cls[c].ra_hit_bytes / 1e6,
+				(double)snap->cls[c].ra_wasted_bytes / 1e6);
+	fprintf(f, " total hit %.2f wasted %.2f\n", (double)snap->total.ra_hit_bytes / 1e6,
+		(double)snap->total.ra_wasted_bytes / 1e6);
 }
 
 void ios_stats_print_relations(FILE *f, const struct ios_rel_list *l)

@@ -2,7 +2,7 @@
  * sched_util.h -- helpers shared by the scheduler tests that run on the
  * virtual clock (test_sched.c, test_policies.c): a test request that
  * records how often, when and in which order it completed, submission with
- * a filled buffer, settings for a policy and device, and an unlinked
+ * a filled buffer, settings for a policy and device (readahead off), and an unlinked
  * temporary file.
  *
  * A test request must stay in place (and its buffer allocated) until it
@@ -85,6 +85,7 @@ static inline void settings(struct ios_settings *set, int policy, int device)
 	conf_defaults(&ios_conf, set);
 	set->policy = policy;
 	set->device_model = device;
+	set->read_ahead_kb = 0; /* exact transfer counts; test_readahead.c turns it on */
 }
 
 static inline int tmpfile_fd(void)

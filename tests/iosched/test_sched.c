@@ -283,6 +283,18 @@ static int reload_policy(int policy)
 {
 	return next_rand() % 2 ? policy : all_policies[next_rand() % NPOLICIES];
 }
+static struct ios_counters ra_seen; /* readahead over all property runs */
+
+/* collect_ra() -- add S's readahead counters to ra_seen */
+static void collect_ra(struct ios_sched *s)
+{
+	struct ios_counters c;
+
+	ios_get_counters(s, &c);
+	ra_seen.ra_windows += c.ra_windows;
+	ra_seen.ra_hit_bytes += c.ra_hit_bytes;
+	ra_seen.ra_stale += c.ra_stale;
+}
 
 static void property(uint64_t seed, int policy)
 {
@@ -290,7 +302,7 @@ static void property(uint64_t seed, int policy)
 	uint32_t latest[PFILES][PSIZE / PCHUNK];
 	struct ios_settings set;
 	struct ios_sched *s;
-	int fds[PFILES], i, j, n = 3000;
+	int fds[PFILES], seq_next[PFILES] = {0}, i, j, n = 3000;
 	uint64_t t = 0;
 
 	rng = seed;
@@ -303,6 +315,9 @@ static void property(uint64_t seed, int policy)
 	set.write_passover = (int64_t)(seed % 6);
 	if (policy == IOS_POLICY_ELEVATOR24AA)
 		set.max_inflight_kb = set.max_request_kb * (1 + (int64_t)(seed % 3));
+	/* readahead on every other seed, windows of 4 to 16 KiB (the files
+	 * are 32 KiB) */
+	set.read_ahead_kb = seed % 2 ? 4 << (seed / 2 % 3) : 0;
 	s = ios_create_virtual(&set);
 	for (i = 0; i < PFILES; i++) {
 		fds[i] = tmpfile_fd();
@@ -314,8 +329,14 @@ static void property(uint64_t seed, int policy)
 		int c0 = (int)(next_rand() % (PSIZE / PCHUNK)), nc = 1 + (int)(next_rand() % 8);
 		enum ios_class cls = (enum ios_class)(next_rand() % IOS_NCLASS);
 
+		/* half of the reads continue the file's last read, so that
+		 * readahead finds streams */
+		if (kind >= 5 && kind < 9 && next_rand() % 2 && seq_next[f] < PSIZE / PCHUNK)
+			c0 = seq_next[f];
 		if (c0 + nc > PSIZE / PCHUNK)
 			nc = PSIZE / PCHUNK - c0;
+		if (kind >= 5 && kind < 9)
+			seq_next[f] = c0 + nc;
 		q->file = f;
 		q->bad = next_rand() % 50 == 0;
 		q->kind = kind < 5 ? IOS_WRITE : kind < 9 ? IOS_READ : IOS_SYNC;
@@ -342,12 +363,16 @@ static void property(uint64_t seed, int policy)
 		/* a reload (SIGHUP): pgiofs drains the old scheduler and starts
 		 * one with the new tunables and maybe another policy */
 		if (next_rand() % 400 == 0) {
+			int64_t ra_kb = set.read_ahead_kb; /* the bad-fd rule below */
+
+			collect_ra(s);
 			ios_destroy(s);
 			for (j = 0; j <= i; j++) /* destroy completed all it held */
 				CHECK(p[j].t.calls == 1);
 			settings(&set, reload_policy(policy), (int)(next_rand() % 3));
 			set.nr_requests = 1 + (int64_t)(next_rand() % 7);
 			set.max_request_kb = 4 + (int64_t)(next_rand() % 5) * 4;
+			set.read_ahead_kb = ra_kb;
 			s = ios_create_virtual(&set);
 			CHECK(s != NULL);
 			reloads++;
@@ -356,6 +381,7 @@ static void property(uint64_t seed, int policy)
 	}
 	ios_virtual_advance(s, t + 600000 * MS);
 	CHECK(ios_pending(s) == 0);
+	collect_ra(s);
 	for (i = 0; i < n; i++) {
 		struct preq *q = &p[i];
 
@@ -366,13 +392,15 @@ static void property(uint64_t seed, int policy)
 			continue;
 		}
 		if (q->bad) {
-			CHECK(q->t.res == -EBADF);
+			/* readahead serves a file, whatever the descriptor */
+			CHECK(q->t.res == -EBADF || (set.read_ahead_kb && q->kind == IOS_READ &&
+						     q->t.res == (ssize_t)q->t.r.len));
 		} else if (q->kind == IOS_SYNC) {
 			CHECK(q->t.res == 0);
 		} else {
 			CHECK(q->t.res == (ssize_t)q->t.r.len);
 		}
-		if (q->kind == IOS_READ && !q->bad) {
+		if (q->kind == IOS_READ && q->t.res > 0) {
 			for (j = 0; j < (int)(q->t.r.len / PCHUNK); j++) {
 				uint32_t got;
 
@@ -425,6 +453,11 @@ int main(void)
 			property(seed * 7919 + (uint64_t)k, all_policies[k]);
 	CHECK(reloads > 0); /* the seeds do exercise reloads */
 	printf("property test: %d reloads\n", reloads);
+	/* the property held with readahead really at work */
+	fprintf(stderr, "readahead: %llu windows, %llu bytes hit, %llu stale\n",
+		(unsigned long long)ra_seen.ra_windows, (unsigned long long)ra_seen.ra_hit_bytes,
+		(unsigned long long)ra_seen.ra_stale);
+	CHECK(ra_seen.ra_windows > 0 && ra_seen.ra_hit_bytes > 0 && ra_seen.ra_stale > 0);
 	printf("%s\n", failures ? "FAILED" : "ok");
 	return failures ? 1 : 0;
 }

@@ -96,4 +96,6 @@ for row in class wal heap index temp total; do
 	grep -q "^$row " "$TEST_TMP/table.txt" || fail "table has no $row row"
 done
 grep -q "^fsm " "$TEST_TMP/table.txt" && fail "table shows an idle class"
+grep -qx "readahead (MB): heap hit 0.13 wasted 0.02; total hit 0.13 wasted 0.02" "$TEST_TMP/table.txt" ||
+	fail "table has no readahead line for heap"
 echo "test_stats_json: ok"
