@@ -11,7 +11,11 @@
  * only for WAL writes, which go first.  Starvation is bounded: every request has a deadline from its class
  * (wal_expire_ms, xact_expire_ms, read_expire_ms, data_write_expire_ms,
  * temp_expire_ms) and the request whose deadline has passed first is served
- * before any tier order.  Within a tier requests go in position order (one
+ * before any tier order -- except that after an expired request of a lower
+ * tier, queued WAL/commit-status work goes next: when writeback is so far
+ * behind that all of it has expired, its deadlines would otherwise put every
+ * commit behind the whole backlog (seen on the emulated hdd: WAL waits of
+ * 2 s); alternating bounds a commit's wait by one writeback transfer.  Within a tier requests go in position order (one
  * sweep across files and offsets), which keeps merges and sequential runs
  * together.
  */
@@ -27,6 +31,8 @@ struct dbaware {
 	struct ios_list fifo[NTIER];   /* pol[1], arrival order (= deadline order) */
 	struct ios_rq *cursor[NTIER];  /* where the sweep continues */
 	struct ios_rq *chosen;
+	bool chosen_lower; /* chosen is an expired request below the log tier */
+	bool log_turn;	   /* the last dispatch was: the log tier goes next */
 	uint64_t expire_ns[IOS_NCLASS][2]; /* [class][read, write] */
 };
 
@@ -105,10 +111,24 @@ static void db_remove(struct ios_sched *s, struct ios_rq *rq)
 
 	if (d->cursor[t] == rq || rq == d->chosen)
 		d->cursor[t] = ios_sorted_next(&d->sorted[t], rq, 0);
-	if (rq == d->chosen)
+	if (rq == d->chosen) {
+		d->log_turn = d->chosen_lower;
 		d->chosen = NULL;
+	}
 	ios_list_del(&rq->pol[0]);
 	ios_list_del(&rq->pol[1]);
+}
+
+/* log_pick() -- the log tier's next request: its expired head, else the
+ * sweep's */
+static struct ios_rq *log_pick(struct dbaware *d, uint64_t now)
+{
+	struct ios_rq *h = ios_container_of(d->fifo[T_LOG].next, struct ios_rq, pol[1]);
+
+	if (h->deadline_ns <= now)
+		return h;
+	h = d->cursor[T_LOG];
+	return h ? h : ios_container_of(d->sorted[T_LOG].next, struct ios_rq, pol[0]);
 }
 
 static struct ios_rq *db_next(struct ios_sched *s, uint64_t now)
@@ -117,6 +137,12 @@ static struct ios_rq *db_next(struct ios_sched *s, uint64_t now)
 	struct ios_rq *best = NULL;
 	int t;
 
+	d->chosen_lower = false;
+	/* after an expired lower-tier request, queued log work goes: an
+	 * overloaded writeback backlog, all of it past its deadline, takes
+	 * every other dispatch, never all of them */
+	if (d->log_turn && !ios_list_empty(&d->sorted[T_LOG]))
+		return d->chosen = log_pick(d, now);
 	/* a passed deadline comes first: the earliest of them */
 	for (t = 0; t < NTIER; t++) {
 		struct ios_rq *h;
@@ -127,8 +153,10 @@ static struct ios_rq *db_next(struct ios_sched *s, uint64_t now)
 		if (h->deadline_ns <= now && (!best || h->deadline_ns < best->deadline_ns))
 			best = h;
 	}
-	if (best)
+	if (best) {
+		d->chosen_lower = best->pol_queue != T_LOG;
 		return d->chosen = best;
+	}
 	/* else the first tier with work, sweeping in position order */
 	for (t = 0; t < NTIER; t++) {
 		if (ios_list_empty(&d->sorted[t]))

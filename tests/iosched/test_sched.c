@@ -248,6 +248,53 @@ static void test_dbaware(void)
 	close(wfd);
 }
 
+/*
+ * test_dbaware_backlog() -- writeback so far behind that all of it has
+ * expired: a WAL write arriving then waits for at most one heap transfer
+ * (expired lower tiers take every other dispatch), not for the backlog.
+ */
+static void test_dbaware_backlog(void)
+{
+	struct ios_settings set;
+	static struct treq heap[200], walw[20];
+	struct ios_sched *s;
+	int fd = tmpfile_fd(), wfd = tmpfile_fd(), i, k, maxwait = 0;
+
+	settings(&set, IOS_POLICY_DBAWARE, IOS_DEVICE_HDD);
+	set.nr_requests = 1;
+	set.data_write_expire_ms = 100;
+	set.read_ahead_kb = 0;
+	s = ios_create_virtual(&set);
+	/* 200 scattered 64 KiB heap writes: seconds of work on the hdd */
+	for (i = 0; i < 200; i++)
+		submit(s, &heap[i], fd, 10 + (uint64_t)i, IOS_CLASS_HEAP, IOS_WRITE,
+		       (off_t)i * 65536, 65536, 'h');
+	ios_virtual_advance(s, 500 * MS); /* all of it expired by now */
+	for (k = 0; k < 20; k++) {
+		int order0 = completion_counter, passed = 0;
+
+		submit(s, &walw[k], wfd, 1, IOS_CLASS_WAL, IOS_WRITE, (off_t)k * 8192, 8192, 'w');
+		ios_virtual_advance(s, (500 + 100 * (uint64_t)(k + 1)) * MS);
+		CHECK(walw[k].calls == 1);
+		for (i = 0; i < 200; i++)
+			if (heap[i].calls && heap[i].order > order0 && heap[i].order < walw[k].order)
+				passed++;
+		if (passed > maxwait)
+			maxwait = passed;
+	}
+	CHECK(maxwait <= 1); /* at most the one heap write it alternated with */
+	ios_virtual_advance(s, 600000 * MS);
+	for (i = 0; i < 200; i++) {
+		CHECK(heap[i].calls == 1 && heap[i].res == 65536);
+		free(heap[i].buf);
+	}
+	for (k = 0; k < 20; k++)
+		free(walw[k].buf);
+	ios_destroy(s);
+	close(fd);
+	close(wfd);
+}
+
 /* ---- property test ------------------------------------------------------------- */
 
 #define PFILES 3
@@ -448,6 +495,7 @@ int main(void)
 	test_overlap_order();
 	test_deadline_expiry();
 	test_dbaware();
+	test_dbaware_backlog();
 	for (k = 0; k < NPOLICIES; k++)
 		for (seed = 1; seed <= 12; seed++)
 			property(seed * 7919 + (uint64_t)k, all_policies[k]);
