@@ -98,3 +98,23 @@ median() {
 }
 
 last_of() { echo "$1" | awk '{ print $NF }'; }
+
+# start_server DATADIR / stop_server DATADIR -- pg_ctl as the postgres user
+# (AS_PG), the server log in $LOG; PM_PID is the postmaster while it runs
+start_server() {
+	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$1" -l "$LOG" -w -t 300 start >/dev/null 2>&1 ||
+		fail_log "pg_ctl start on $1 failed" "$LOG"
+	PM_PID=$(head -n 1 "$1/postmaster.pid")
+}
+
+stop_server() {
+	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$1" -w -t 300 -m fast stop >/dev/null 2>&1 ||
+		fail_log "pg_ctl stop on $1 failed" "$LOG"
+	PM_PID=""
+}
+
+# drop_caches -- write everything back and drop the page cache (cold reads)
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches || die "cannot write /proc/sys/vm/drop_caches"
+}

@@ -103,24 +103,6 @@ trap cleanup EXIT
 trap 'echo "passthrough.sh: interrupted" >&2; exit 2' INT TERM
 
 # ---- helpers ------------------------------------------------------------------------
-start_server() {
-	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 300 start >/dev/null 2>&1 ||
-		fail_log "$KIND: pg_ctl start failed" "$LOG"
-	PM_PID=$(head -n 1 "$DATA/postmaster.pid")
-}
-
-stop_server() {
-	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$DATA" -w -t 300 -m fast stop >/dev/null 2>&1 ||
-		fail_log "$KIND: pg_ctl stop failed" "$LOG"
-	PM_PID=""
-}
-
-
-drop_caches() {
-	sync
-	echo 3 >/proc/sys/vm/drop_caches || die "cannot write /proc/sys/vm/drop_caches"
-}
-
 # sample KIND ROUND -- one full sample on KIND (native or pgiofs): fresh
 # cluster, import, tps, cold seq scan.  Appends to the result arrays.
 declare -A IMPORT TPS SEQSCAN
@@ -156,7 +138,7 @@ sample() {
 		port = $PORT
 		unix_socket_directories = '$SOCK'
 	EOF
-	start_server
+	start_server "$DATA"
 
 	progress "round $round $KIND: pgbench -i -s $SCALE"
 	out=$WORK/logs/$KIND.$round.import.log
@@ -176,16 +158,16 @@ sample() {
 	progress "round $round $KIND: cold seq scan"
 	out=$WORK/logs/$KIND.$round.seqscan.log
 	"${PSQL[@]}" -c CHECKPOINT >"$out" 2>&1 || fail_log "$KIND: CHECKPOINT failed" "$out"
-	stop_server
+	stop_server "$DATA"
 	drop_caches
-	start_server
+	start_server "$DATA"
 	"${PSQL[@]}" -c "SET max_parallel_workers_per_gather = 0" -c '\timing on' \
 		-c "SELECT count(*) FROM pgbench_accounts" >>"$out" 2>&1 ||
 		fail_log "$KIND: seq scan failed" "$out"
 	ms=$(awk '/^Time: / { print $2 }' "$out")
 	[ -n "$ms" ] || fail_log "$KIND: no timing in the seq scan output" "$out"
 	SEQSCAN[$KIND]+="$(echo "$ms / 1000" | bc -l) "
-	stop_server
+	stop_server "$DATA"
 
 	printf 'round %d  %-6s  import %7.2f s  tps %8.1f  seqscan %7.3f s\n' "$round" "$KIND" \
 		"$(last_of "${IMPORT[$KIND]}")" "$(last_of "${TPS[$KIND]}")" "$(last_of "${SEQSCAN[$KIND]}")"

@@ -88,23 +88,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "$ME: interrupted" >&2; exit 2' INT TERM
 
-start_server() {
-	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$1" -l "$LOG" -w -t 300 start >/dev/null 2>&1 ||
-		fail_log "pg_ctl start on $1 failed" "$LOG"
-	PM_PID=$(head -n 1 "$1/postmaster.pid")
-}
-
-stop_server() {
-	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$1" -w -t 300 -m fast stop >/dev/null 2>&1 ||
-		fail_log "pg_ctl stop on $1 failed" "$LOG"
-	PM_PID=""
-}
-
-drop_caches() {
-	sync
-	echo 3 >/proc/sys/vm/drop_caches || die "cannot write /proc/sys/vm/drop_caches"
-}
-
 ra_of() { # ra_of JSON-FILE -- "hit wasted" heap readahead bytes
 	python3 -c 'import json, sys
 c = json.load(open(sys.argv[1]))["classes"]["heap"]
