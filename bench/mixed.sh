@@ -206,6 +206,10 @@ sample() {
 		"$round" "$cell" "$p50" "$p99" "$p999" "$pmax" "$n" "$p99i" "$ni" "$(last_of "${TPS[$cell]}")" "$(last_of "${IMPORT[$cell]}")"
 
 	if [ "$cell" != native ]; then
+		# the daemon's peak RSS (issue 3: under 128 MiB with defaults)
+		local dpid
+		dpid=$(pgrep -f -n "pgiofs .*$MNT\$") &&
+			awk -v c="$cell" '/^VmHWM/ { printf "          pgiofs %s peak RSS %.1f MiB\n", c, $2 / 1024 }' "/proc/$dpid/status"
 		# where commits waited: the scheduler's own latency per class
 		# (queue wait + service) over the whole sample
 		"$PGIOFS" stat "$MNT" --json >"$WORK/logs/$tag.stat.json" 2>&1 &&
