@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_secrets.sh -- a password given in the conninfo never appears in what
 # pgload prints or writes: summary, progress and errors, JSON and CSV, for a
-# run that succeeds, one whose SQL fails and one whose connection fails.
+# run that succeeds, one whose SQL fails and one whose connection fails; and
+# the identifiers pgload builds (the --db it creates and drops) are quoted.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/pglib.sh"
 
@@ -30,3 +31,14 @@ for f in "$W"/*.out "$W"/*.err "$W"/*.json "$W"/*.csv; do
 done
 python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/ok.json" || fail "ok.json is not JSON"
 echo "ok: the password appears in none of $(ls "$W" | grep -c -v sql) outputs"
+
+# a database name that is SQL if pasted unquoted: created, loaded, dropped
+# and re-created as that exact name, nothing else touched
+EVIL='x"; DROP DATABASE sec1; --'
+"$PGLOAD" run --dsn "$DSN" --db "$EVIL" --runs 2 --data "$W/ok.sql" >"$W/evil.out" 2>"$W/evil.err" ||
+	{ cat "$W/evil.err"; fail "--db with quotes and a semicolon"; }
+n=$(echo "SELECT count(*) FROM pg_database WHERE datname = :'n'" | psql -X -At -d postgres -v n="$EVIL")
+[ "$n" = 1 ] || fail "the database named '$EVIL' does not exist"
+psql -X -At -d postgres -c "SELECT 1 FROM pg_database WHERE datname = 'sec1'" | grep -qx 1 ||
+	fail "a --db name was executed as SQL: sec1 is gone"
+echo "ok: --db names are quoted identifiers"
