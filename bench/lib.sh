@@ -20,7 +20,9 @@
 # command's log.
 
 : "${ME:=bench}"
-: "${PGBIN:=/usr/lib/postgresql/15/bin}"
+# PostgreSQL's server binaries: $PGBIN, else pg_config's, else Debian's 15
+PGBIN=${PGBIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+[ -x "$PGBIN/initdb" ] || PGBIN=/usr/lib/postgresql/15/bin
 T0=${T0:-$(date +%s)}
 # shellcheck disable=SC2034 # used by the scripts that source this file
 AS_PG=(runuser -u postgres --)

@@ -22,8 +22,6 @@ set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PGIOFS=${PGIOFS:-$TOP/bin/pgiofs}
-PGBIN=${PGBIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
-[ -x "$PGBIN/initdb" ] || PGBIN=/usr/lib/postgresql/15/bin
 ME=passthrough.sh
 # shellcheck source=bench/lib.sh
 . "$TOP/bench/lib.sh"

@@ -145,3 +145,16 @@ pgiofs_hup() {
 	tail -n 1 "$log" | grep -qF -- "$2" ||
 		fail "after SIGHUP the log says \"$(tail -n 1 "$log")\", not \"$2\""
 }
+
+# free_port -- print a TCP port nobody listens on, with no PostgreSQL Unix
+# socket of that number either (a test server's private port)
+free_port() {
+	local p
+	for ((p = 20000 + RANDOM % 20000; ; p++)); do
+		if ! ss -Hltn "sport = :$p" | grep -q . &&
+			! ss -Hlx | grep -q "\.s\.PGSQL\.$p\b"; then
+			echo "$p"
+			return
+		fi
+	done
+}

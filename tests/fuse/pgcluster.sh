@@ -52,19 +52,6 @@ pgfile() { timeout -k 5 30 runuser -u postgres -- "$@"; }
 # sql QUERY -- run QUERY in database postgres, print tuples only.
 sql() { pgc psql -X -At -v ON_ERROR_STOP=1 -h "$RUN" -p "$PORT" -d postgres -c "$1"; }
 
-# free_port -- print a TCP port nobody listens on (the server only uses it
-# to name its socket in $RUN, but keep clear of other servers anyway).
-free_port() {
-	local p
-	for ((p = 20000 + RANDOM % 20000; ; p++)); do
-		if ! ss -Hltn "sport = :$p" | grep -q . &&
-			! ss -Hlx | grep -q "\.s\.PGSQL\.$p\b"; then
-			echo "$p"
-			return
-		fi
-	done
-}
-
 # fuse_conn MNT -- print the fuse connection number of the mount at MNT.
 fuse_conn() {
 	awk -v m="$1" '$5 == m {

@@ -37,18 +37,6 @@ pgc() {
 	timeout -k 5 120 runuser -u postgres -- "$PGBIN/$prog" "$@"
 }
 
-# free_port -- a port no server listens on (it only names our socket).
-free_port() {
-	local p
-	for ((p = 20000 + RANDOM % 20000; ; p++)); do
-		if ! ss -Hltn "sport = :$p" | grep -q . &&
-			! ss -Hlx | grep -q "\.s\.PGSQL\.$p\b"; then
-			echo "$p"
-			return
-		fi
-	done
-}
-
 # stop_cluster -- at exit: stop the server if it still runs; kill it if
 # it does not stop.
 stop_cluster() {
