@@ -934,6 +934,8 @@ static int pool_copy(struct exec *e, const struct pgl_item *it)
 			size_t n = (size_t)(nl - d.text) + 1;
 			cut = d.offset + n;
 			cutline = d.line + pgl_count_lines(d.text, n);
+			if (n == d.len)
+				break; /* at the end of D: emitted once more data follows */
 		}
 	}
 	if (split && r < 0) {
