@@ -714,6 +714,8 @@ struct pfs_fh {
 /* Alignment of offsets, lengths and buffers for O_DIRECT: 4096 covers the
  * 512- and 4096-byte logical blocks of the devices PostgreSQL runs on. */
 #define DIO_ALIGN 4096u
+/* a queued write up to this size is copied out of the receive buffer */
+#define WRITE_COPY_MAX (128u * 1024u)
 
 static inline bool dio_aligned(off_t off, size_t len)
 {
@@ -1156,9 +1158,12 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		rw_data(c, (void *)buf, size, off);
 	} else if (direct || ios_is_async(fs->ios)) {
 		/* a queueing scheduler keeps the data after this handler
-		 * returns: take the receive buffer, or, if that is not
-		 * possible, copy (O_DIRECT needs alignment too) */
-		if (!direct || (uintptr_t)buf % DIO_ALIGN == 0)
+		 * returns.  A large write takes the receive buffer (no copy);
+		 * a small one is copied into a buffer of its own size, so a
+		 * queued 8 KiB page holds 8 KiB, not a 1 MiB receive buffer,
+		 * and queued memory follows the queued bytes.  A buffer that
+		 * cannot be taken is copied too (O_DIRECT needs alignment). */
+		if ((!direct || (uintptr_t)buf % DIO_ALIGN == 0) && size > WRITE_COPY_MAX)
 			c->buf = pfs_loop_take_buffer(buf);
 		if (c->buf) {
 			rw_data(c, (void *)buf, size, off);

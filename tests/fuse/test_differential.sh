@@ -13,8 +13,10 @@
 # Configurations: pgiofs defaults with plain names; defaults with the names of
 # a PostgreSQL data directory (pgiofs treats relation, WAL and temp files by
 # class, e.g. O_DIRECT on the backing file); the same with write-back caching
-# off (another kernel write path) when pgiofs has that tunable.  Seeds are
-# fixed so a failure reproduces; FSX_SEEDS, FSX_SEEDS_PG, FSX_SEEDS_NOWB and
+# off (another kernel write path) when pgiofs has that tunable; the dbaware
+# and noop (no write-back caching) profiles, whose queued writes keep or copy
+# their data.  Seeds are fixed so a failure reproduces; FSX_SEEDS,
+# FSX_SEEDS_PG, FSX_SEEDS_NOWB, FSX_SEEDS_QUEUED and
 # FSX_OPS override them for longer soak runs, e.g.
 # FSX_SEEDS="$(seq 100 199)" FSX_OPS=20000 tests/run.sh differential.
 . "$(dirname "$0")/../lib.sh"
@@ -29,6 +31,7 @@ command -v fusermount3 >/dev/null || skip "fusermount3 not installed"
 SEEDS=${FSX_SEEDS:-"1 2 3"}
 SEEDS_PG=${FSX_SEEDS_PG:-"4 5 6"}
 SEEDS_NOWB=${FSX_SEEDS_NOWB:-"7 8"}
+SEEDS_QUEUED=${FSX_SEEDS_QUEUED:-"9"}
 OPS=${FSX_OPS:-4000}
 
 T=$(mktempdir)
@@ -79,6 +82,10 @@ if "$BIN/pgiofs" --help 2>&1 | grep -q 'fuse.writeback_cache'; then
 else
 	echo "note: pgiofs has no fuse.writeback_cache tunable; that configuration left out"
 fi
+# a queueing scheduler keeps a write's data after the handler returns: small
+# writes are copied out of the receive buffer, large ones take it (fs.c)
+config dbaware "$SEEDS_QUEUED" pg --profile dbaware
+config noop-no-writeback "$SEEDS_QUEUED" pg --profile noop -s fuse.writeback_cache=no -s fuse.keep_cache=no
 
 if [ ${#bad[@]} -gt 0 ]; then
 	fail "pgiofs differs from the backing filesystem: $(printf '%s; ' "${bad[@]}")"
