@@ -7,7 +7,7 @@
 # `make check-tsan`.  WERROR=1 (set by CI) adds -Werror.
 
 VARIANT ?= release
-PKGS    := fuse3 liburing liblz4 libpq inih
+PKGS    := fuse3 liburing liblz4 libpq inih jansson
 
 CC      ?= cc
 CFLAGS_BASE := -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \

@@ -8,14 +8,14 @@
  * binary, runs `pgiofs stat MNT --json` with a time limit, and reads the
  * few numbers it needs from the output (schema pgiofs.stats/1, docs/stats.md).
  *
- * The reader is a small strict JSON parser: every byte is bounds-checked
- * against the end of the buffer, nesting is limited, integers are checked
- * for overflow, and anything that is not well-formed JSON, not schema
+ * The JSON is read with jansson, strictly: anything that is not one
+ * well-formed JSON object (duplicate members included), not schema
  * pgiofs.stats/1, or lacks one of the needed fields is refused.  Members it
- * does not know are skipped, as the schema's compatibility rules require.
+ * does not know are ignored, as the schema's compatibility rules require.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,416 +38,106 @@ const char *const pgl_lat_field_names[PGL_LAT_N] = {
     "avg", "p99", "max", "over_2s_pct", "over_10s_pct",
 };
 
-#define MAX_DEPTH    32
 #define MAX_OUTPUT   (1 << 20) /* bytes of `pgiofs stat --json` accepted */
 #define STAT_TIMEOUT 10.0      /* s */
 #define STATS_SCHEMA "pgiofs.stats/1"
 
-/* ---- the JSON reader ------------------------------------------------------ */
+/* ---- reading the JSON (jansson) ------------------------------------------- */
 
-struct cur {
-	const char *p, *end;
-	const char *err;
-};
-
-static int fail(struct cur *c, const char *why)
+/* counter() -- member NAME of OBJ, a non-negative integer, into OUT. */
+static const char *counter(json_t *obj, const char *name, uint64_t *out)
 {
-	if (!c->err)
-		c->err = why;
-	return -1;
+	json_t *v = json_object_get(obj, name);
+
+	if (!v)
+		return "lacks a counter";
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return "has a counter that is not a non-negative integer";
+	*out = (uint64_t)json_integer_value(v);
+	return NULL;
 }
 
-static void ws(struct cur *c)
+/* latency() -- the optional "latency_ms" object of a class into L; false if
+ * absent or incomplete, NULL or the reason it is malformed into *WHY. */
+static bool latency(json_t *cls, double *l, const char **why)
 {
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-		c->p++;
-}
+	json_t *lat = json_object_get(cls, "latency_ms");
+	bool all = true;
 
-static bool eat(struct cur *c, char ch)
-{
-	ws(c);
-	if (c->p < c->end && *c->p == ch) {
-		c->p++;
-		return true;
+	if (!lat)
+		return false;
+	if (!json_is_object(lat)) {
+		*why = "has a latency_ms that is not an object";
+		return false;
 	}
-	return false;
-}
+	for (int f = 0; f < PGL_LAT_N; f++) {
+		json_t *v = json_object_get(lat, pgl_lat_field_names[f]);
 
-static bool is_hex(char ch)
-{
-	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-}
-
-/*
- * string() -- a JSON string; its unescaped ASCII text goes to BUF (CAP > 0)
- * when it fits, else BUF gets "" (no name we look for is that long).
- */
-static int string(struct cur *c, char *buf, size_t cap)
-{
-	size_t n = 0;
-	bool fits = true;
-	ws(c);
-	if (c->p >= c->end || *c->p != '"')
-		return fail(c, "string expected");
-	c->p++;
-	for (;;) {
-		if (c->p >= c->end)
-			return fail(c, "unterminated string");
-		unsigned char ch = (unsigned char)*c->p++;
-		if (ch == '"')
-			break;
-		if (ch < 0x20)
-			return fail(c, "control character in a string");
-		if (ch == '\\') {
-			if (c->p >= c->end)
-				return fail(c, "unterminated string");
-			char e = *c->p++;
-			switch (e) {
-			case '"':
-			case '\\':
-			case '/':
-				ch = (unsigned char)e;
-				break;
-			case 'b':
-			case 'f':
-			case 'n':
-			case 'r':
-			case 't':
-				ch = 0; /* never part of a name we look for */
-				fits = false;
-				break;
-			case 'u':
-				if (c->end - c->p < 4 || !is_hex(c->p[0]) || !is_hex(c->p[1]) ||
-				    !is_hex(c->p[2]) || !is_hex(c->p[3]))
-					return fail(c, "bad \\u escape");
-				c->p += 4;
-				fits = false;
-				break;
-			default:
-				return fail(c, "bad escape in a string");
-			}
-		}
-		if (fits && n + 1 < cap)
-			buf[n++] = (char)ch;
-		else
-			fits = false;
-	}
-	if (cap)
-		buf[fits ? n : 0] = '\0';
-	return 0;
-}
-
-/* number() -- skip a JSON number (RFC 8259 grammar). */
-static int number(struct cur *c)
-{
-	ws(c);
-	const char *s = c->p;
-	if (s < c->end && *s == '-')
-		s++;
-	if (s >= c->end || *s < '0' || *s > '9')
-		return fail(c, "number expected");
-	if (*s == '0')
-		s++;
-	else
-		while (s < c->end && *s >= '0' && *s <= '9')
-			s++;
-	if (s < c->end && *s == '.') {
-		s++;
-		if (s >= c->end || *s < '0' || *s > '9')
-			return fail(c, "bad number");
-		while (s < c->end && *s >= '0' && *s <= '9')
-			s++;
-	}
-	if (s < c->end && (*s == 'e' || *s == 'E')) {
-		s++;
-		if (s < c->end && (*s == '+' || *s == '-'))
-			s++;
-		if (s >= c->end || *s < '0' || *s > '9')
-			return fail(c, "bad number");
-		while (s < c->end && *s >= '0' && *s <= '9')
-			s++;
-	}
-	c->p = s;
-	return 0;
-}
-
-/* integer() -- a non-negative JSON integer that fits in 64 bits. */
-static int integer(struct cur *c, uint64_t *out)
-{
-	ws(c);
-	const char *s = c->p;
-	uint64_t v = 0;
-	if (s >= c->end || *s < '0' || *s > '9')
-		return fail(c, "non-negative integer expected");
-	if (*s == '0' && s + 1 < c->end && s[1] >= '0' && s[1] <= '9')
-		return fail(c, "leading zero in an integer");
-	while (s < c->end && *s >= '0' && *s <= '9') {
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return fail(c, "integer out of range");
-		v = v * 10 + d;
-		s++;
-	}
-	if (s < c->end && (*s == '.' || *s == 'e' || *s == 'E'))
-		return fail(c, "integer expected, not a fraction");
-	c->p = s;
-	*out = v;
-	return 0;
-}
-
-static int literal(struct cur *c, const char *word)
-{
-	size_t n = strlen(word);
-	if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0)
-		return fail(c, "unexpected character");
-	c->p += n;
-	return 0;
-}
-
-/* skip() -- any JSON value, nested at most MAX_DEPTH deep. */
-static int skip(struct cur *c, int depth)
-{
-	if (depth > MAX_DEPTH)
-		return fail(c, "nested too deeply");
-	ws(c);
-	if (c->p >= c->end)
-		return fail(c, "value expected");
-	switch (*c->p) {
-	case '"':
-		return string(c, NULL, 0);
-	case '{':
-		c->p++;
-		if (eat(c, '}'))
-			return 0;
-		do {
-			if (string(c, NULL, 0) < 0)
-				return -1;
-			if (!eat(c, ':'))
-				return fail(c, "':' expected");
-			if (skip(c, depth + 1) < 0)
-				return -1;
-		} while (eat(c, ','));
-		return eat(c, '}') ? 0 : fail(c, "'}' expected");
-	case '[':
-		c->p++;
-		if (eat(c, ']'))
-			return 0;
-		do {
-			if (skip(c, depth + 1) < 0)
-				return -1;
-		} while (eat(c, ','));
-		return eat(c, ']') ? 0 : fail(c, "']' expected");
-	case 't':
-		return literal(c, "true");
-	case 'f':
-		return literal(c, "false");
-	case 'n':
-		return literal(c, "null");
-	default:
-		return number(c);
-	}
-}
-
-static int lookup(const char *const *names, int n, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], name) == 0)
-			return i;
-	return -1;
-}
-
-/* real() -- a non-negative JSON number as a double. */
-static int real(struct cur *c, double *out)
-{
-	ws(c);
-	const char *s = c->p;
-	char buf[64];
-	if (number(c) < 0)
-		return -1;
-	size_t n = (size_t)(c->p - s);
-	if (n >= sizeof(buf) || *s == '-')
-		return fail(c, "latency: non-negative number expected");
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	*out = strtod(buf, NULL);
-	return 0;
-}
-
-/* latency() -- the "latency_ms" object of a class: the figures we use into L. */
-static int latency(struct cur *c, double *l, unsigned *seen)
-{
-	char name[32];
-	if (!eat(c, '{'))
-		return fail(c, "latency_ms: object expected");
-	if (eat(c, '}'))
-		return 0;
-	do {
-		if (string(c, name, sizeof(name)) < 0)
-			return -1;
-		if (!eat(c, ':'))
-			return fail(c, "':' expected");
-		int f = lookup(pgl_lat_field_names, PGL_LAT_N, name);
-		if (f < 0) {
-			if (skip(c, 4) < 0)
-				return -1;
+		if (!v) {
+			all = false;
 			continue;
 		}
-		if (*seen & (1u << f))
-			return fail(c, "duplicate latency field");
-		if (real(c, &l[f]) < 0)
-			return -1;
-		*seen |= 1u << f;
-	} while (eat(c, ','));
-	return eat(c, '}') ? 0 : fail(c, "'}' expected");
-}
-
-/*
- * one_class() -- the object of one class: the fields we need into V, the
- * latency figures into L (bits of LSEEN).
- */
-static int one_class(struct cur *c, uint64_t *v, unsigned *seen, double *l, unsigned *lseen)
-{
-	char name[32];
-	if (!eat(c, '{'))
-		return fail(c, "class: object expected");
-	if (eat(c, '}'))
-		return 0;
-	do {
-		if (string(c, name, sizeof(name)) < 0)
-			return -1;
-		if (!eat(c, ':'))
-			return fail(c, "':' expected");
-		int f = lookup(pgl_io_field_names, PGL_IO_NFIELD, name);
-		if (f < 0 && strcmp(name, "latency_ms") == 0) {
-			if (*lseen)
-				return fail(c, "duplicate latency_ms");
-			*lseen = 1u << 31;
-			if (latency(c, l, lseen) < 0)
-				return -1;
-			continue;
+		if (!json_is_number(v) || json_number_value(v) < 0) {
+			*why = "has a latency figure that is not a non-negative number";
+			return false;
 		}
-		if (f < 0) {
-			if (skip(c, 3) < 0)
-				return -1;
-			continue;
-		}
-		if (*seen & (1u << f))
-			return fail(c, "duplicate field");
-		if (integer(c, &v[f]) < 0)
-			return -1;
-		*seen |= 1u << f;
-	} while (eat(c, ','));
-	return eat(c, '}') ? 0 : fail(c, "'}' expected");
-}
-
-static int classes(struct cur *c, struct pgl_io *io, unsigned seen[PGL_IO_NCLASS],
-		   unsigned lseen[PGL_IO_NCLASS])
-{
-	char name[32];
-	if (!eat(c, '{'))
-		return fail(c, "\"classes\": object expected");
-	if (eat(c, '}'))
-		return 0;
-	do {
-		if (string(c, name, sizeof(name)) < 0)
-			return -1;
-		if (!eat(c, ':'))
-			return fail(c, "':' expected");
-		int k = lookup(pgl_io_class_names, PGL_IO_NCLASS, name);
-		if (k < 0) {
-			if (skip(c, 2) < 0)
-				return -1;
-			continue;
-		}
-		if (seen[k])
-			return fail(c, "duplicate class");
-		seen[k] = 1u << 31;
-		if (one_class(c, io->v[k], &seen[k], io->lat[k], &lseen[k]) < 0)
-			return -1;
-	} while (eat(c, ','));
-	return eat(c, '}') ? 0 : fail(c, "'}' expected");
+		l[f] = json_number_value(v);
+	}
+	return all;
 }
 
 int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, size_t errcap)
 {
-	struct cur c = {.p = buf, .end = buf + len};
+	json_error_t je;
+	json_t *root, *classes, *schema;
 	struct pgl_io io;
-	unsigned seen[PGL_IO_NCLASS] = {0}, lseen[PGL_IO_NCLASS] = {0};
-	bool have_classes = false, first = true;
-	char name[32], schema[32];
+	const char *why = NULL;
+	int k;
+
 	memset(&io, 0, sizeof(io));
-	if (!eat(&c, '{')) {
-		fail(&c, "a JSON object expected");
-		goto bad;
+	/* one value and nothing after it; a duplicate member is an error at
+	 * any level; jansson limits nesting (JSON_PARSER_MAX_DEPTH) */
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		if (err && errcap)
+			snprintf(err, errcap, "%s at byte %d", je.text, je.position);
+		return -EBADMSG;
 	}
-	if (eat(&c, '}')) {
-		fail(&c, "no \"schema\" member");
-		goto bad;
-	}
-	do {
-		if (string(&c, name, sizeof(name)) < 0)
-			goto bad;
-		if (!eat(&c, ':')) {
-			fail(&c, "':' expected");
-			goto bad;
-		}
-		if (first) {
-			/* the schema comes first (docs/stats.md) */
-			if (strcmp(name, "schema") != 0) {
-				fail(&c, "the first member is not \"schema\"");
-				goto bad;
-			}
-			if (string(&c, schema, sizeof(schema)) < 0)
-				goto bad;
-			if (strcmp(schema, STATS_SCHEMA) != 0) {
-				fail(&c, "not schema " STATS_SCHEMA);
-				goto bad;
-			}
-			first = false;
-		} else if (strcmp(name, "classes") == 0) {
-			if (have_classes) {
-				fail(&c, "duplicate \"classes\"");
-				goto bad;
-			}
-			have_classes = true;
-			if (classes(&c, &io, seen, lseen) < 0)
-				goto bad;
-		} else if (skip(&c, 1) < 0) {
-			goto bad;
-		}
-	} while (eat(&c, ','));
-	if (!eat(&c, '}')) {
-		fail(&c, "'}' expected");
-		goto bad;
-	}
-	ws(&c);
-	if (c.p != c.end) {
-		fail(&c, "data after the object");
-		goto bad;
-	}
-	if (!have_classes) {
-		fail(&c, "no \"classes\" member");
-		goto bad;
-	}
-	for (int k = 0; k < PGL_IO_NCLASS; k++) {
-		if ((seen[k] & ((1u << PGL_IO_NFIELD) - 1)) != (1u << PGL_IO_NFIELD) - 1) {
-			if (err && errcap)
-				snprintf(err, errcap, "class \"%s\" %s", pgl_io_class_names[k],
-					 seen[k] ? "lacks a counter" : "missing");
-			return -EBADMSG;
-		}
+	schema = json_object_get(root, "schema");
+	classes = json_object_get(root, "classes");
+	if (!json_is_object(root))
+		why = "not a JSON object";
+	else if (!json_is_string(schema) || strcmp(json_string_value(schema), STATS_SCHEMA) != 0)
+		why = "not schema " STATS_SCHEMA;
+	else if (!json_is_object(classes))
+		why = "no \"classes\" object";
+	if (why) {
+		if (err && errcap)
+			snprintf(err, errcap, "%s", why);
+		json_decref(root);
+		return -EBADMSG;
 	}
 	io.has_lat = true;
-	for (int k = 0; k < PGL_IO_NCLASS; k++)
-		if ((lseen[k] & ((1u << PGL_LAT_N) - 1)) != (1u << PGL_LAT_N) - 1)
+	for (k = 0; k < PGL_IO_NCLASS; k++) {
+		json_t *cls = json_object_get(classes, pgl_io_class_names[k]);
+
+		if (!json_is_object(cls))
+			why = cls ? "is not an object" : "missing";
+		for (int f = 0; f < PGL_IO_NFIELD && !why; f++)
+			why = counter(cls, pgl_io_field_names[f], &io.v[k][f]);
+		if (!why && !latency(cls, io.lat[k], &why))
 			io.has_lat = false;
+		if (why)
+			break;
+	}
+	json_decref(root);
+	if (why) {
+		if (err && errcap)
+			snprintf(err, errcap, "class \"%s\" %s", pgl_io_class_names[k], why);
+		return -EBADMSG;
+	}
 	*out = io;
 	return 0;
-bad:
-	if (err && errcap)
-		snprintf(err, errcap, "%s at byte %zu", c.err ? c.err : "malformed JSON",
-			 (size_t)(c.p - buf));
-	return -EBADMSG;
 }
 
 int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct pgl_io *d)

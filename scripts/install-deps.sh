@@ -11,7 +11,7 @@ PKGS="build-essential pkg-config
       liburing-dev
       liblz4-dev lz4
       libpq-dev postgresql-15 postgresql-client-15
-      libinih-dev
+      libinih-dev libjansson-dev
       e2fsprogs xfsprogs util-linux procps psmisc time rsync attr python3
       gnuplot-nox clang libclang-rt-14-dev
       groff-base systemd"

@@ -42,7 +42,7 @@ echo "ok: fuzzed ${FUZZ_SECONDS:-20} s with $ENGINE"
 [ $ENGINE = libfuzzer ] || exit 0
 ISRC=("$TOP/tests/pgload/fuzz_iostat.c" "$TOP/pgload/iostat.c" "$TOP/pgload/util.c")
 clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I"$TOP/pgload" \
-	$(pkg-config --cflags libpq) "${ISRC[@]}" $(pkg-config --libs libpq) -o "$W/fuzz_iostat" \
+	$(pkg-config --cflags libpq jansson) "${ISRC[@]}" $(pkg-config --libs libpq jansson) -o "$W/fuzz_iostat" \
 	2>"$W/cc.log" || { cat "$W/cc.log"; fail "iostat fuzzer build failed"; }
 mkdir "$W/icorpus"
 printf '{"schema":"pgiofs.stats/1","mount":"/m","cumulative":true,"interval_s":0.5,"classes":{%s},"total":{}}\n' \
