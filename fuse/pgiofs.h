@@ -34,7 +34,7 @@ struct pgiofs_settings {
 	int64_t max_background;	  /* kernel's async request limit */
 	int64_t max_threads;	  /* worker threads at most */
 	int64_t max_idle_threads;
-	bool clone_fd; /* one /dev/fuse fd per worker */
+	bool clone_fd;	      /* one /dev/fuse fd per worker */
 	int64_t time_gran_ns; /* timestamp granularity of the mount */
 	/* [bdi] (applied when running as root) */
 	int64_t read_ahead_kb; /* mount's bdi read_ahead_kb; -1 = leave */

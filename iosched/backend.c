@@ -96,7 +96,8 @@ static int uring_start(struct ios_sched *s, struct ios_rq *rq)
 		io_uring_prep_readv(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt, (uint64_t)rq->off);
 		break;
 	case IOS_WRITE:
-		io_uring_prep_writev(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt, (uint64_t)rq->off);
+		io_uring_prep_writev(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt,
+				     (uint64_t)rq->off);
 		break;
 	default:
 		io_uring_prep_fsync(sqe, req->fd,
@@ -228,10 +229,10 @@ static void uring_exit(struct ios_sched *s)
 }
 
 const struct ios_backend_ops ios_backend_uring = {
-	.name = "uring",
-	.init = uring_init,
-	.exit = uring_exit,
-	.start = uring_start,
+    .name = "uring",
+    .init = uring_init,
+    .exit = uring_exit,
+    .start = uring_start,
 };
 
 /* ---- virtual ------------------------------------------------------------------ */
@@ -270,8 +271,8 @@ static int virt_start(struct ios_sched *s, struct ios_rq *rq)
 }
 
 const struct ios_backend_ops ios_backend_virtual = {
-	.name = "virtual",
-	.init = virt_init,
-	.exit = virt_exit,
-	.start = virt_start,
+    .name = "virtual",
+    .init = virt_init,
+    .exit = virt_exit,
+    .start = virt_start,
 };

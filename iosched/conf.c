@@ -12,132 +12,129 @@
 #define F(x) offsetof(struct ios_settings, x)
 
 const char *const ios_policy_names[] = {
-	[IOS_POLICY_DIRECT] = "direct",
-	[IOS_POLICY_NOOP] = "noop",
-	[IOS_POLICY_ELEVATOR24] = "elevator-2.4",
-	[IOS_POLICY_ELEVATOR24AA] = "elevator-2.4-aa",
-	[IOS_POLICY_DEADLINE] = "deadline-2.6",
-	[IOS_POLICY_AS] = "as-2.6",
-	[IOS_POLICY_DBAWARE] = "dbaware",
-	NULL,
+    [IOS_POLICY_DIRECT] = "direct",	      [IOS_POLICY_NOOP] = "noop",
+    [IOS_POLICY_ELEVATOR24] = "elevator-2.4", [IOS_POLICY_ELEVATOR24AA] = "elevator-2.4-aa",
+    [IOS_POLICY_DEADLINE] = "deadline-2.6",   [IOS_POLICY_AS] = "as-2.6",
+    [IOS_POLICY_DBAWARE] = "dbaware",	      NULL,
 };
 
-static const char *const device_names[] = { "none", "hdd", "ssd", NULL };
+static const char *const device_names[] = {"none", "hdd", "ssd", NULL};
 
 /* [fault]: choice 0 is "any", then the enum's order (direct.c's names) */
 static const char *const fault_class_names[] = {
-	"any", "wal", "xact", "heap", "index", "fsm", "vm", "temp", "meta", "other", NULL,
+    "any", "wal", "xact", "heap", "index", "fsm", "vm", "temp", "meta", "other", NULL,
 };
-static const char *const fault_dir_names[] = { "any", "read", "write", "sync", NULL };
+static const char *const fault_dir_names[] = {"any", "read", "write", "sync", NULL};
 static const char *const fault_error_names[] = {
-	[IOS_FAULT_NONE] = "none", [IOS_FAULT_EIO] = "eio", [IOS_FAULT_ENOSPC] = "enospc", NULL,
+    [IOS_FAULT_NONE] = "none",
+    [IOS_FAULT_EIO] = "eio",
+    [IOS_FAULT_ENOSPC] = "enospc",
+    NULL,
 };
 
 static const struct conf_tunable rows[] = {
-	{ "iosched", "policy", CONF_ENUM, "", "direct", 0, 0, ios_policy_names, F(policy),
-	  "How every data read, write and sync is scheduled: direct (no queue), noop, "
-	  "elevator-2.4, elevator-2.4-aa, deadline-2.6, as-2.6 or dbaware." },
-	{ "iosched", "nr_requests", CONF_INT, "", "128", 1, 65536, NULL, F(nr_requests),
-	  "Requests in flight to the backing store at most." },
-	{ "iosched", "max_request_kb", CONF_INT, "KiB", "512", 4, 16384, NULL, F(max_request_kb),
-	  "Largest transfer that adjacent requests are merged into." },
-	{ "iosched", "max_inflight_kb", CONF_INT, "KiB", "0", 0, 1048576, NULL,
-	  F(max_inflight_kb),
-	  "Bytes in flight at most (0: no limit); the 2.4-aa elevator throttles by this "
-	  "and dispatches in batches of half of it." },
-	{ "iosched", "read_expire_ms", CONF_INT, "ms", "500", 1, 600000, NULL, F(read_expire_ms),
-	  "A read is served no later than this after it arrived (deadline-2.6, as-2.6, "
-	  "dbaware)." },
-	{ "iosched", "write_expire_ms", CONF_INT, "ms", "5000", 1, 600000, NULL,
-	  F(write_expire_ms), "A write's deadline (deadline-2.6, as-2.6)." },
-	{ "iosched", "fifo_batch", CONF_INT, "", "16", 1, 4096, NULL, F(fifo_batch),
-	  "Requests served in offset order before deadlines are checked again "
-	  "(deadline-2.6)." },
-	{ "iosched", "writes_starved", CONF_INT, "", "2", 1, 1000, NULL, F(writes_starved),
-	  "Read batches that may pass waiting writes (deadline-2.6)." },
-	{ "iosched", "front_merges", CONF_BOOL, "", "yes", 0, 0, NULL, F(front_merges),
-	  "Merge a request in front of an adjacent queued one, not only behind it." },
-	{ "iosched", "read_passover", CONF_INT, "", "2048", 0, 1000000, NULL, F(read_passover),
-	  "Times a queued read may be passed over by requests sorted in front of it "
-	  "(elevator-2.4)." },
-	{ "iosched", "write_passover", CONF_INT, "", "8192", 0, 1000000, NULL,
-	  F(write_passover), "Times a queued write may be passed over (elevator-2.4)." },
-	{ "iosched", "antic_expire_us", CONF_INT, "us", "6000", 0, 1000000, NULL,
-	  F(antic_expire_us),
-	  "After a read completes, wait this long for the same process's next nearby read "
-	  "(as-2.6)." },
-	{ "iosched", "read_batch_expire_ms", CONF_INT, "ms", "500", 1, 600000, NULL,
-	  F(read_batch_expire_ms), "Length of a read batch (as-2.6)." },
-	{ "iosched", "write_batch_expire_ms", CONF_INT, "ms", "125", 1, 600000, NULL,
-	  F(write_batch_expire_ms), "Length of a write batch (as-2.6)." },
-	{ "iosched", "wal_expire_ms", CONF_INT, "ms", "5", 1, 600000, NULL, F(wal_expire_ms),
-	  "dbaware: WAL writes and syncs are served first and no later than this." },
-	{ "iosched", "xact_expire_ms", CONF_INT, "ms", "10", 1, 600000, NULL, F(xact_expire_ms),
-	  "dbaware: commit-status (pg_xact, ...) writes and syncs." },
-	{ "iosched", "data_write_expire_ms", CONF_INT, "ms", "1000", 1, 600000, NULL,
-	  F(data_write_expire_ms),
-	  "dbaware: heap, index and other writeback and syncs are served no later than "
-	  "this after they arrive (bounded write latency)." },
-	{ "iosched", "temp_expire_ms", CONF_INT, "ms", "5000", 1, 600000, NULL, F(temp_expire_ms),
-	  "dbaware: temp-file (pgsql_tmp) reads and writes." },
-	{ "iosched", "read_ahead_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(read_ahead_kb),
-	  "Largest readahead window of a sequential reader (0: none).  A stream starts at 4x "
-	  "its read, the window doubles at every async marker; windows are read through the "
-	  "scheduler at low priority into the readahead cache.  Any queueing policy." },
-	{ "iosched", "ra_cache_mb", CONF_INT, "MiB", "32", 1, 4096, NULL, F(ra_cache_mb),
-	  "Read-ahead data held at most, windows in flight included (least recently used "
-	  "dropped first); a window that does not fit is not read ahead." },
-	{ "device", "model", CONF_ENUM, "", "none", 0, 0, device_names, F(device_model),
-	  "Emulated device: none (real timing), hdd (one head: seek by distance, rotation, "
-	  "transfer) or ssd (per-request latency plus transfer).  Completions are held back "
-	  "until the modelled device would have finished them." },
-	{ "device", "seq_mb_s", CONF_DOUBLE, "MB/s", "54", 1, 100000, NULL, F(seq_mb_s),
-	  "Transfer rate of the emulated device (the seed's 2004 disk: about 54 MB/s)." },
-	{ "device", "seek_ms", CONF_DOUBLE, "ms", "8.5", 0, 1000, NULL, F(seek_ms),
-	  "Average seek of the emulated hdd (a full-stroke seek is about twice this)." },
-	{ "device", "rpm", CONF_INT, "rpm", "7200", 1000, 30000, NULL, F(rpm),
-	  "Spindle speed of the emulated hdd (half a turn of rotational latency on a seek)." },
-	{ "device", "ssd_latency_us", CONF_DOUBLE, "us", "100", 0, 1e6, NULL, F(ssd_latency_us),
-	  "Per-request latency of the emulated ssd." },
-	{ "device", "track_kb", CONF_DOUBLE, "KiB", "1024", 0, 1e6, NULL, F(track_kb),
-	  "Emulated hdd: a jump shorter than this costs a track switch (1 ms), not a seek." },
+    {"iosched", "policy", CONF_ENUM, "", "direct", 0, 0, ios_policy_names, F(policy),
+     "How every data read, write and sync is scheduled: direct (no queue), noop, "
+     "elevator-2.4, elevator-2.4-aa, deadline-2.6, as-2.6 or dbaware."},
+    {"iosched", "nr_requests", CONF_INT, "", "128", 1, 65536, NULL, F(nr_requests),
+     "Requests in flight to the backing store at most."},
+    {"iosched", "max_request_kb", CONF_INT, "KiB", "512", 4, 16384, NULL, F(max_request_kb),
+     "Largest transfer that adjacent requests are merged into."},
+    {"iosched", "max_inflight_kb", CONF_INT, "KiB", "0", 0, 1048576, NULL, F(max_inflight_kb),
+     "Bytes in flight at most (0: no limit); the 2.4-aa elevator throttles by this "
+     "and dispatches in batches of half of it."},
+    {"iosched", "read_expire_ms", CONF_INT, "ms", "500", 1, 600000, NULL, F(read_expire_ms),
+     "A read is served no later than this after it arrived (deadline-2.6, as-2.6, "
+     "dbaware)."},
+    {"iosched", "write_expire_ms", CONF_INT, "ms", "5000", 1, 600000, NULL, F(write_expire_ms),
+     "A write's deadline (deadline-2.6, as-2.6)."},
+    {"iosched", "fifo_batch", CONF_INT, "", "16", 1, 4096, NULL, F(fifo_batch),
+     "Requests served in offset order before deadlines are checked again "
+     "(deadline-2.6)."},
+    {"iosched", "writes_starved", CONF_INT, "", "2", 1, 1000, NULL, F(writes_starved),
+     "Read batches that may pass waiting writes (deadline-2.6)."},
+    {"iosched", "front_merges", CONF_BOOL, "", "yes", 0, 0, NULL, F(front_merges),
+     "Merge a request in front of an adjacent queued one, not only behind it."},
+    {"iosched", "read_passover", CONF_INT, "", "2048", 0, 1000000, NULL, F(read_passover),
+     "Times a queued read may be passed over by requests sorted in front of it "
+     "(elevator-2.4)."},
+    {"iosched", "write_passover", CONF_INT, "", "8192", 0, 1000000, NULL, F(write_passover),
+     "Times a queued write may be passed over (elevator-2.4)."},
+    {"iosched", "antic_expire_us", CONF_INT, "us", "6000", 0, 1000000, NULL, F(antic_expire_us),
+     "After a read completes, wait this long for the same process's next nearby read "
+     "(as-2.6)."},
+    {"iosched", "read_batch_expire_ms", CONF_INT, "ms", "500", 1, 600000, NULL,
+     F(read_batch_expire_ms), "Length of a read batch (as-2.6)."},
+    {"iosched", "write_batch_expire_ms", CONF_INT, "ms", "125", 1, 600000, NULL,
+     F(write_batch_expire_ms), "Length of a write batch (as-2.6)."},
+    {"iosched", "wal_expire_ms", CONF_INT, "ms", "5", 1, 600000, NULL, F(wal_expire_ms),
+     "dbaware: WAL writes and syncs are served first and no later than this."},
+    {"iosched", "xact_expire_ms", CONF_INT, "ms", "10", 1, 600000, NULL, F(xact_expire_ms),
+     "dbaware: commit-status (pg_xact, ...) writes and syncs."},
+    {"iosched", "data_write_expire_ms", CONF_INT, "ms", "1000", 1, 600000, NULL,
+     F(data_write_expire_ms),
+     "dbaware: heap, index and other writeback and syncs are served no later than "
+     "this after they arrive (bounded write latency)."},
+    {"iosched", "temp_expire_ms", CONF_INT, "ms", "5000", 1, 600000, NULL, F(temp_expire_ms),
+     "dbaware: temp-file (pgsql_tmp) reads and writes."},
+    {"iosched", "read_ahead_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(read_ahead_kb),
+     "Largest readahead window of a sequential reader (0: none).  A stream starts at 4x "
+     "its read, the window doubles at every async marker; windows are read through the "
+     "scheduler at low priority into the readahead cache.  Any queueing policy."},
+    {"iosched", "ra_cache_mb", CONF_INT, "MiB", "32", 1, 4096, NULL, F(ra_cache_mb),
+     "Read-ahead data held at most, windows in flight included (least recently used "
+     "dropped first); a window that does not fit is not read ahead."},
+    {"device", "model", CONF_ENUM, "", "none", 0, 0, device_names, F(device_model),
+     "Emulated device: none (real timing), hdd (one head: seek by distance, rotation, "
+     "transfer) or ssd (per-request latency plus transfer).  Completions are held back "
+     "until the modelled device would have finished them."},
+    {"device", "seq_mb_s", CONF_DOUBLE, "MB/s", "54", 1, 100000, NULL, F(seq_mb_s),
+     "Transfer rate of the emulated device (the seed's 2004 disk: about 54 MB/s)."},
+    {"device", "seek_ms", CONF_DOUBLE, "ms", "8.5", 0, 1000, NULL, F(seek_ms),
+     "Average seek of the emulated hdd (a full-stroke seek is about twice this)."},
+    {"device", "rpm", CONF_INT, "rpm", "7200", 1000, 30000, NULL, F(rpm),
+     "Spindle speed of the emulated hdd (half a turn of rotational latency on a seek)."},
+    {"device", "ssd_latency_us", CONF_DOUBLE, "us", "100", 0, 1e6, NULL, F(ssd_latency_us),
+     "Per-request latency of the emulated ssd."},
+    {"device", "track_kb", CONF_DOUBLE, "KiB", "1024", 0, 1e6, NULL, F(track_kb),
+     "Emulated hdd: a jump shorter than this costs a track switch (1 ms), not a seek."},
     {"device", "queue_depth", CONF_INT, "", "2", 1, 1024, NULL, F(queue_depth),
      "Transfers the emulated device accepts at once (a 2004 IDE disk: one or two); the "
      "rest stay in the scheduler, where priorities can still reorder them."},
-	{ "fault", "class", CONF_ENUM, "", "any", 0, 0, fault_class_names, F(fault_class),
-	  "Fault injection (testing only; pgiofs refuses any [fault] setting unless started "
-	  "with --allow-faults): the class of the requests it considers, or any." },
-	{ "fault", "direction", CONF_ENUM, "", "any", 0, 0, fault_dir_names, F(fault_direction),
-	  "Fault injection: the direction of the requests it considers (read, write, sync) "
-	  "or any.  Matching requests are counted from the mount or the last SIGHUP." },
-	{ "fault", "error", CONF_ENUM, "", "none", 0, 0, fault_error_names, F(fault_error),
-	  "Fault injection: what a picked request fails with, without being performed (a "
-	  "failed write writes nothing, a failed sync syncs nothing); none only delays it." },
-	{ "fault", "nth", CONF_INT, "", "0", 0, 1e15, NULL, F(fault_nth),
-	  "Fault injection: the first matching request picked (1: the first one; 0: none "
-	  "by count)." },
-	{ "fault", "count", CONF_INT, "", "1", 0, 1e15, NULL, F(fault_count),
-	  "Fault injection: how many consecutive matching requests are picked from the nth "
-	  "on (0: every one from then on)." },
-	{ "fault", "fraction", CONF_DOUBLE, "", "0", 0, 1, NULL, F(fault_fraction),
-	  "Fault injection: each matching request is also picked with this probability, "
-	  "drawn from a generator seeded with seed (the same order of requests fails at the "
-	  "same places)." },
-	{ "fault", "seed", CONF_INT, "", "1", 0, 1e15, NULL, F(fault_seed),
-	  "Fault injection: seed of the generator behind fraction." },
-	{ "fault", "delay_ms", CONF_INT, "ms", "0", 0, 600000, NULL, F(fault_delay_ms),
-	  "Fault injection: a picked request completes this much later than it would "
-	  "(after its error, if any, or after being performed)." },
-	{ "fault", "abort_after", CONF_INT, "", "0", 0, 1e15, NULL, F(fault_abort_after),
-	  "Fault injection: when this many matching requests have arrived, the process "
-	  "kills itself with SIGKILL (a crash: nothing is cleaned up) before performing "
-	  "the last one; 0: never." },
+    {"fault", "class", CONF_ENUM, "", "any", 0, 0, fault_class_names, F(fault_class),
+     "Fault injection (testing only; pgiofs refuses any [fault] setting unless started "
+     "with --allow-faults): the class of the requests it considers, or any."},
+    {"fault", "direction", CONF_ENUM, "", "any", 0, 0, fault_dir_names, F(fault_direction),
+     "Fault injection: the direction of the requests it considers (read, write, sync) "
+     "or any.  Matching requests are counted from the mount or the last SIGHUP."},
+    {"fault", "error", CONF_ENUM, "", "none", 0, 0, fault_error_names, F(fault_error),
+     "Fault injection: what a picked request fails with, without being performed (a "
+     "failed write writes nothing, a failed sync syncs nothing); none only delays it."},
+    {"fault", "nth", CONF_INT, "", "0", 0, 1e15, NULL, F(fault_nth),
+     "Fault injection: the first matching request picked (1: the first one; 0: none "
+     "by count)."},
+    {"fault", "count", CONF_INT, "", "1", 0, 1e15, NULL, F(fault_count),
+     "Fault injection: how many consecutive matching requests are picked from the nth "
+     "on (0: every one from then on)."},
+    {"fault", "fraction", CONF_DOUBLE, "", "0", 0, 1, NULL, F(fault_fraction),
+     "Fault injection: each matching request is also picked with this probability, "
+     "drawn from a generator seeded with seed (the same order of requests fails at the "
+     "same places)."},
+    {"fault", "seed", CONF_INT, "", "1", 0, 1e15, NULL, F(fault_seed),
+     "Fault injection: seed of the generator behind fraction."},
+    {"fault", "delay_ms", CONF_INT, "ms", "0", 0, 600000, NULL, F(fault_delay_ms),
+     "Fault injection: a picked request completes this much later than it would "
+     "(after its error, if any, or after being performed)."},
+    {"fault", "abort_after", CONF_INT, "", "0", 0, 1e15, NULL, F(fault_abort_after),
+     "Fault injection: when this many matching requests have arrived, the process "
+     "kills itself with SIGKILL (a crash: nothing is cleaned up) before performing "
+     "the last one; 0: never."},
 };
 
 const struct conf_table ios_conf = {
-	.rows = rows,
-	.nrows = sizeof(rows) / sizeof(rows[0]),
-	.settings_size = sizeof(struct ios_settings),
+    .rows = rows,
+    .nrows = sizeof(rows) / sizeof(rows[0]),
+    .settings_size = sizeof(struct ios_settings),
 };
 
 int ios_policy_by_name(const char *name)

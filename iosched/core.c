@@ -710,12 +710,12 @@ void ios_core_release_held(struct ios_sched *s)
 /* ---- creation -------------------------------------------------------------------- */
 
 static const struct ios_policy_ops *const policies[IOS_NPOLICY] = {
-	[IOS_POLICY_NOOP] = &ios_policy_noop,
-	[IOS_POLICY_ELEVATOR24] = &ios_policy_elevator24,
-	[IOS_POLICY_ELEVATOR24AA] = &ios_policy_elevator24aa,
-	[IOS_POLICY_DEADLINE] = &ios_policy_deadline,
-	[IOS_POLICY_AS] = &ios_policy_as,
-	[IOS_POLICY_DBAWARE] = &ios_policy_dbaware,
+    [IOS_POLICY_NOOP] = &ios_policy_noop,
+    [IOS_POLICY_ELEVATOR24] = &ios_policy_elevator24,
+    [IOS_POLICY_ELEVATOR24AA] = &ios_policy_elevator24aa,
+    [IOS_POLICY_DEADLINE] = &ios_policy_deadline,
+    [IOS_POLICY_AS] = &ios_policy_as,
+    [IOS_POLICY_DBAWARE] = &ios_policy_dbaware,
 };
 
 static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)

@@ -20,7 +20,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define SPAN_BYTES (64ull << 30)
+#define SPAN_BYTES	(64ull << 30)
 #define TRACK_SWITCH_NS 1000000ull
 
 struct ios_device {
@@ -80,7 +80,7 @@ uint64_t ios_device_service(struct ios_device *d, const struct ios_rq *rq, uint6
 		else
 			cost = TRACK_SWITCH_NS +
 			       (d->full_stroke_ns - TRACK_SWITCH_NS) *
-				       sqrt((double)dist / (double)SPAN_BYTES) +
+				   sqrt((double)dist / (double)SPAN_BYTES) +
 			       d->rot_half_ns;
 		cost += xfer;
 		d->head = to + rq->len;

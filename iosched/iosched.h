@@ -44,8 +44,9 @@ enum ios_dir { IOS_READ, IOS_WRITE, IOS_SYNC, IOS_NDIR };
 
 /* req->flags */
 #define IOS_F_DATASYNC 0x1 /* IOS_SYNC: fdatasync rather than fsync */
-#define IOS_F_NOEXEC   0x2 /* virtual schedulers only: execute nothing, succeed
-			    * with the full length (a trace replay) */
+/* virtual schedulers only: execute nothing, succeed with the full length
+ * (a trace replay) */
+#define IOS_F_NOEXEC 0x2
 
 struct ios_req;
 struct ios_stats_rel;
@@ -62,11 +63,11 @@ struct ios_req {
 	size_t len;	   /* bytes (READ, WRITE); sum of iov lengths */
 	struct iovec *iov; /* buffers (READ, WRITE) */
 	int iovcnt;
-	pid_t pid;	  /* requesting process, 0 if unknown */
+	pid_t pid;		   /* requesting process, 0 if unknown */
 	struct ios_stats_rel *rel; /* the relation's counters (ios_stats_rel_get()), or
 				    * NULL: not a relation file */
-	ios_done_fn done; /* called exactly once with bytes or -errno */
-	void *priv;	  /* for the submitter */
+	ios_done_fn done;	   /* called exactly once with bytes or -errno */
+	void *priv;		   /* for the submitter */
 
 	/* set by the scheduler */
 	uint64_t arrival_ns; /* CLOCK_MONOTONIC at ios_submit() */
@@ -77,13 +78,13 @@ struct ios_req {
  * profiles in config/profiles/, --help and the documentation. */
 
 enum ios_policy {
-	IOS_POLICY_DIRECT,	   /* no queue: each request runs in its submitter */
-	IOS_POLICY_NOOP,	   /* FIFO with merging */
-	IOS_POLICY_ELEVATOR24,	   /* Linux 2.4 elevator_linus */
-	IOS_POLICY_ELEVATOR24AA,   /* 2.4-aa low-latency elevator */
-	IOS_POLICY_DEADLINE,	   /* Linux 2.6 deadline */
-	IOS_POLICY_AS,		   /* Linux 2.6 anticipatory */
-	IOS_POLICY_DBAWARE,	   /* database-aware (pgiofs) */
+	IOS_POLICY_DIRECT,	 /* no queue: each request runs in its submitter */
+	IOS_POLICY_NOOP,	 /* FIFO with merging */
+	IOS_POLICY_ELEVATOR24,	 /* Linux 2.4 elevator_linus */
+	IOS_POLICY_ELEVATOR24AA, /* 2.4-aa low-latency elevator */
+	IOS_POLICY_DEADLINE,	 /* Linux 2.6 deadline */
+	IOS_POLICY_AS,		 /* Linux 2.6 anticipatory */
+	IOS_POLICY_DBAWARE,	 /* database-aware (pgiofs) */
 	IOS_NPOLICY
 };
 
@@ -94,44 +95,44 @@ enum ios_fault_error { IOS_FAULT_NONE, IOS_FAULT_EIO, IOS_FAULT_ENOSPC };
 
 struct ios_settings {
 	/* [iosched] */
-	int policy;		    /* enum ios_policy */
-	int64_t nr_requests;	    /* requests in flight at most */
-	int64_t max_request_kb;	    /* largest merged transfer */
-	int64_t max_inflight_kb;    /* bytes in flight at most (0: no limit) */
-	int64_t read_expire_ms;	    /* deadline, as-2.6 and dbaware reads */
-	int64_t write_expire_ms;    /* deadline and as-2.6 writes */
-	int64_t fifo_batch;	    /* deadline: requests per batch */
-	int64_t writes_starved;	    /* deadline: read batches before writes must go */
+	int policy;		 /* enum ios_policy */
+	int64_t nr_requests;	 /* requests in flight at most */
+	int64_t max_request_kb;	 /* largest merged transfer */
+	int64_t max_inflight_kb; /* bytes in flight at most (0: no limit) */
+	int64_t read_expire_ms;	 /* deadline, as-2.6 and dbaware reads */
+	int64_t write_expire_ms; /* deadline and as-2.6 writes */
+	int64_t fifo_batch;	 /* deadline: requests per batch */
+	int64_t writes_starved;	 /* deadline: read batches before writes must go */
 	bool front_merges;
-	int64_t read_passover;	    /* elevator-2.4: times a read may be passed over */
+	int64_t read_passover; /* elevator-2.4: times a read may be passed over */
 	int64_t write_passover;
-	int64_t antic_expire_us;    /* as-2.6: wait for the same process's next read */
+	int64_t antic_expire_us; /* as-2.6: wait for the same process's next read */
 	int64_t read_batch_expire_ms;
 	int64_t write_batch_expire_ms;
-	int64_t wal_expire_ms;	    /* dbaware: per-class write deadlines */
+	int64_t wal_expire_ms; /* dbaware: per-class write deadlines */
 	int64_t xact_expire_ms;
 	int64_t data_write_expire_ms; /* heap, index, fsm, vm, meta, other */
 	int64_t temp_expire_ms;
 	int64_t read_ahead_kb; /* largest readahead window (0: no readahead) */
 	int64_t ra_cache_mb;   /* read-ahead data held at most */
 	/* [device] */
-	int device_model;	    /* enum ios_device_model */
-	double seq_mb_s;	    /* hdd/ssd transfer rate */
-	double seek_ms;		    /* hdd average seek */
-	int64_t rpm;		    /* hdd spindle speed */
-	double ssd_latency_us;	    /* ssd per-request latency */
-	double track_kb;	    /* hdd: distance within which a seek is a track switch */
-	int64_t queue_depth;	    /* transfers the emulated device holds at once */
+	int device_model;      /* enum ios_device_model */
+	double seq_mb_s;       /* hdd/ssd transfer rate */
+	double seek_ms;	       /* hdd average seek */
+	int64_t rpm;	       /* hdd spindle speed */
+	double ssd_latency_us; /* ssd per-request latency */
+	double track_kb;       /* hdd: distance within which a seek is a track switch */
+	int64_t queue_depth;   /* transfers the emulated device holds at once */
 	/* [fault] (fault.c): off by default; pgiofs needs --allow-faults */
-	int fault_class;	    /* 0: any, else enum ios_class + 1 */
-	int fault_direction;	    /* 0: any, else enum ios_dir + 1 */
-	int fault_error;	    /* enum ios_fault_error */
-	int64_t fault_nth;	    /* first matching request picked (0: none) */
-	int64_t fault_count;	    /* requests picked from the nth on (0: all) */
-	double fault_fraction;	    /* each matching request picked with this chance */
-	int64_t fault_seed;	    /* of the generator behind fraction */
-	int64_t fault_delay_ms;	    /* picked requests complete this much later */
-	int64_t fault_abort_after;  /* SIGKILL at this matching request (0: never) */
+	int fault_class;	   /* 0: any, else enum ios_class + 1 */
+	int fault_direction;	   /* 0: any, else enum ios_dir + 1 */
+	int fault_error;	   /* enum ios_fault_error */
+	int64_t fault_nth;	   /* first matching request picked (0: none) */
+	int64_t fault_count;	   /* requests picked from the nth on (0: all) */
+	double fault_fraction;	   /* each matching request picked with this chance */
+	int64_t fault_seed;	   /* of the generator behind fraction */
+	int64_t fault_delay_ms;	   /* picked requests complete this much later */
+	int64_t fault_abort_after; /* SIGKILL at this matching request (0: never) */
 };
 
 extern const struct conf_table ios_conf;
@@ -173,10 +174,10 @@ int ios_pending(struct ios_sched *s);
 
 /* Counters of what the core did (dispatcher thread's view). */
 struct ios_counters {
-	uint64_t requests;  /* completed */
-	uint64_t transfers; /* dispatched transfers (merged requests count once) */
-	uint64_t merged;    /* requests joined to another's transfer */
-	uint64_t parked;    /* times a request had to wait for an ordering rule */
+	uint64_t requests;	      /* completed */
+	uint64_t transfers;	      /* dispatched transfers (merged requests count once) */
+	uint64_t merged;	      /* requests joined to another's transfer */
+	uint64_t parked;	      /* times a request had to wait for an ordering rule */
 	uint64_t bytes_inflight;      /* now */
 	uint64_t peak_bytes_inflight; /* the most at any time */
 	/* readahead (readahead.c) */
@@ -275,10 +276,10 @@ struct ios_stats_class {
 /* A snapshot: about 80 KiB, so allocate it rather than put it on the stack
  * of a thread with a small one. */
 struct ios_stats_snapshot {
-	uint64_t start_ns;  /* ios_now_ns() at the start of the interval covered
-			     * (creation, or the earlier snapshot of a diff) */
-	uint64_t time_ns;   /* ios_now_ns() when taken */
-	int cumulative;	    /* 1: since creation; 0: an interval (a diff) */
+	uint64_t start_ns; /* ios_now_ns() at the start of the interval covered
+			    * (creation, or the earlier snapshot of a diff) */
+	uint64_t time_ns;  /* ios_now_ns() when taken */
+	int cumulative;	   /* 1: since creation; 0: an interval (a diff) */
 	struct ios_stats_class cls[IOS_NCLASS];
 	struct ios_stats_class total; /* sum of the classes */
 };
@@ -451,10 +452,10 @@ void ios_attach_trace(struct ios_sched *s, struct ios_trace_writer *w);
  * A reader accepts a larger header or record size (later versions may append
  * fields) and refuses a smaller one. */
 
-#define IOS_TRACE_MAGIC	      "PGIOTRC1"
-#define IOS_TRACE_VERSION     1
-#define IOS_TRACE_HEADER_SIZE 32
-#define IOS_TRACE_REC_SIZE    48
+#define IOS_TRACE_MAGIC		 "PGIOTRC1"
+#define IOS_TRACE_VERSION	 1
+#define IOS_TRACE_HEADER_SIZE	 32
+#define IOS_TRACE_REC_SIZE	 48
 #define IOS_TRACE_DEFAULT_BUFFER (1u << 20) /* bytes of records held in memory */
 
 /* ios_trace_rec.flags */

@@ -78,24 +78,24 @@ struct ios_rq {
 	struct ios_req *req;
 	struct ios_file *file;
 	enum ios_rq_state state;
-	uint64_t seq;	      /* arrival order, global */
+	uint64_t seq; /* arrival order, global */
 	uint64_t arrival_ns;
 	uint64_t deadline_ns; /* set by the policy (0: none) */
 	off_t off;	      /* of the whole transfer once merged */
 	size_t len;
-	int nreq;	      /* requests in this transfer */
-	uint64_t barrier;     /* IOS_SYNC: writes to the file up to this seq first */
+	int nreq;	  /* requests in this transfer */
+	uint64_t barrier; /* IOS_SYNC: writes to the file up to this seq first */
 	uint64_t dispatch_ns;
 	uint64_t device_done_ns; /* emulated device: completion time */
 
-	struct ios_list pol[2];	 /* for the policy: e.g. sorted list and FIFO */
-	int pol_queue;		 /* for the policy: which queue it is on */
-	struct ios_list fnode;	 /* file->queued (sorted by offset) or file->parked */
-	struct ios_list wnode;	 /* file->writes: outstanding writes, arrival order */
-	struct ios_list anode;	 /* ready list, in-flight list, held completions */
-	struct ios_list merged;	 /* head: rqs merged behind this one */
-	struct ios_list mnode;	 /* member of a head's merged list */
-	struct iovec *iov;	 /* built at dispatch */
+	struct ios_list pol[2]; /* for the policy: e.g. sorted list and FIFO */
+	int pol_queue;		/* for the policy: which queue it is on */
+	struct ios_list fnode;	/* file->queued (sorted by offset) or file->parked */
+	struct ios_list wnode;	/* file->writes: outstanding writes, arrival order */
+	struct ios_list anode;	/* ready list, in-flight list, held completions */
+	struct ios_list merged; /* head: rqs merged behind this one */
+	struct ios_list mnode;	/* member of a head's merged list */
+	struct iovec *iov;	/* built at dispatch */
 	int iovcnt;
 	struct iovec iov_inline[4];
 	ssize_t result;		 /* held completions: the transfer's result */
@@ -142,8 +142,8 @@ bool ios_rq_before(const struct ios_rq *a, const struct ios_rq *b);
 void ios_sorted_insert(struct ios_list *head, struct ios_rq *rq, int link);
 struct ios_rq *ios_sorted_next(struct ios_list *head, struct ios_rq *rq, int link);
 
-extern const struct ios_policy_ops ios_policy_noop, ios_policy_elevator24,
-	ios_policy_elevator24aa, ios_policy_deadline, ios_policy_as, ios_policy_dbaware;
+extern const struct ios_policy_ops ios_policy_noop, ios_policy_elevator24, ios_policy_elevator24aa,
+    ios_policy_deadline, ios_policy_as, ios_policy_dbaware;
 
 /* ---- execution back ends ---------------------------------------------------- */
 
@@ -169,7 +169,7 @@ struct ios_sched {
 	/* submission (any thread) */
 	pthread_mutex_t sub_lock;
 	struct ios_list submitted;
-	int wake_fd;		/* eventfd the dispatcher waits on */
+	int wake_fd; /* eventfd the dispatcher waits on */
 	bool stopping;
 
 	/* runtime data: dispatcher only */
@@ -178,20 +178,20 @@ struct ios_sched {
 	uint64_t next_seq;
 	struct ios_file **files;
 	size_t nfiles_tab, nfiles;
-	struct ios_list ready;	  /* parked rqs that became eligible */
+	struct ios_list ready; /* parked rqs that became eligible */
 	struct ios_list inflight;
-	struct ios_list held;	  /* emulated device: done, not yet due */
-	int nr_inflight;	  /* requests (not transfers) in flight */
-	int nr_xfers_inflight;	  /* transfers in flight */
+	struct ios_list held;  /* emulated device: done, not yet due */
+	int nr_inflight;       /* requests (not transfers) in flight */
+	int nr_xfers_inflight; /* transfers in flight */
 	size_t bytes_inflight;
-	size_t nr_queued;	  /* requests in the policy */
+	size_t nr_queued; /* requests in the policy */
 	struct ios_counters cnt;
-	void *pol;		  /* policy state */
-	void *be;		  /* back-end state */
-	struct ios_device *dev;	  /* emulated device, or NULL */
-	struct ios_stats *stats;  /* optional */
+	void *pol;			/* policy state */
+	void *be;			/* back-end state */
+	struct ios_device *dev;		/* emulated device, or NULL */
+	struct ios_stats *stats;	/* optional */
 	struct ios_trace_writer *trace; /* optional */
-	struct ios_fault *fault;  /* fault injection, or NULL */
+	struct ios_fault *fault;	/* fault injection, or NULL */
 	struct ios_ra *ra;		/* readahead, or NULL (read_ahead_kb 0, direct) */
 	bool ra_flush_all;		/* under sub_lock: a control node could not be
 					 * allocated, drop all read-ahead data */

@@ -8,16 +8,14 @@
  * writeback: nobody waits on them yet (a window a reader starts waiting on
  * is moved to the read tier).  Syncs bypass every policy (the core sends
  * them as soon as the writes before them are done), so a WAL fsync waits
- * only for WAL writes, which go first.  Starvation is bounded: every request has a deadline from its class
- * (wal_expire_ms, xact_expire_ms, read_expire_ms, data_write_expire_ms,
- * temp_expire_ms) and the request whose deadline has passed first is served
- * before any tier order -- except that after an expired request of a lower
- * tier, queued WAL/commit-status work goes next: when writeback is so far
- * behind that all of it has expired, its deadlines would otherwise put every
- * commit behind the whole backlog (seen on the emulated hdd: WAL waits of
- * 2 s); alternating bounds a commit's wait by one writeback transfer.  Within a tier requests go in position order (one
- * sweep across files and offsets), which keeps merges and sequential runs
- * together.
+ * only for WAL writes, which go first.  Starvation is bounded: every request has a deadline from
+ * its class (wal_expire_ms, xact_expire_ms, read_expire_ms, data_write_expire_ms, temp_expire_ms)
+ * and the request whose deadline has passed first is served before any tier order -- except that
+ * after an expired request of a lower tier, queued WAL/commit-status work goes next: when writeback
+ * is so far behind that all of it has expired, its deadlines would otherwise put every commit
+ * behind the whole backlog (seen on the emulated hdd: WAL waits of 2 s); alternating bounds a
+ * commit's wait by one writeback transfer.  Within a tier requests go in position order (one sweep
+ * across files and offsets), which keeps merges and sequential runs together.
  */
 #include "iosched_i.h"
 
@@ -31,8 +29,8 @@ struct dbaware {
 	struct ios_list fifo[NTIER];   /* pol[1], arrival order (= deadline order) */
 	struct ios_rq *cursor[NTIER];  /* where the sweep continues */
 	struct ios_rq *chosen;
-	bool chosen_lower; /* chosen is an expired request below the log tier */
-	bool log_turn;	   /* the last dispatch was: the log tier goes next */
+	bool chosen_lower;		   /* chosen is an expired request below the log tier */
+	bool log_turn;			   /* the last dispatch was: the log tier goes next */
 	uint64_t expire_ns[IOS_NCLASS][2]; /* [class][read, write] */
 };
 
@@ -187,7 +185,8 @@ static uint64_t db_timer(struct ios_sched *s, uint64_t now)
 	(void)now;
 	for (i = 0; i < NTIER; i++)
 		if (!ios_list_empty(&d->fifo[i])) {
-			uint64_t dl = ios_container_of(d->fifo[i].next, struct ios_rq, pol[1])->deadline_ns;
+			uint64_t dl =
+			    ios_container_of(d->fifo[i].next, struct ios_rq, pol[1])->deadline_ns;
 
 			if (dl < t)
 				t = dl;
@@ -196,12 +195,12 @@ static uint64_t db_timer(struct ios_sched *s, uint64_t now)
 }
 
 const struct ios_policy_ops ios_policy_dbaware = {
-	.name = "dbaware",
-	.init = db_init,
-	.exit = db_exit,
-	.add = db_add,
-	.remove = db_remove,
-	.next = db_next,
-	.completed = db_completed,
-	.timer = db_timer,
+    .name = "dbaware",
+    .init = db_init,
+    .exit = db_exit,
+    .add = db_add,
+    .remove = db_remove,
+    .next = db_next,
+    .completed = db_completed,
+    .timer = db_timer,
 };

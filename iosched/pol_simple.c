@@ -95,13 +95,13 @@ static void noop_completed(struct ios_sched *s, struct ios_rq *rq, uint64_t now)
 }
 
 const struct ios_policy_ops ios_policy_noop = {
-	.name = "noop",
-	.init = noop_init,
-	.exit = noop_exit,
-	.add = noop_add,
-	.remove = noop_remove,
-	.next = noop_next,
-	.completed = noop_completed,
+    .name = "noop",
+    .init = noop_init,
+    .exit = noop_exit,
+    .add = noop_add,
+    .remove = noop_remove,
+    .next = noop_next,
+    .completed = noop_completed,
 };
 
 /* ---- deadline-2.6 ----------------------------------------------------------------- */
@@ -217,11 +217,11 @@ static void dl_completed(struct ios_sched *s, struct ios_rq *rq, uint64_t now)
 }
 
 const struct ios_policy_ops ios_policy_deadline = {
-	.name = "deadline-2.6",
-	.init = dl_init,
-	.exit = noop_exit,
-	.add = dl_add,
-	.remove = dl_remove,
-	.next = dl_next,
-	.completed = dl_completed,
+    .name = "deadline-2.6",
+    .init = dl_init,
+    .exit = noop_exit,
+    .add = dl_add,
+    .remove = dl_remove,
+    .next = dl_next,
+    .completed = dl_completed,
 };

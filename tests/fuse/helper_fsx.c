@@ -53,13 +53,13 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#define KiB 1024L
-#define MiB (1024L * 1024L)
-#define MAX_IO (300 * KiB)	 /* largest write/read of one operation */
-#define MAX_FILE (2 * MiB)	 /* offsets are kept below this */
-#define NSLOT 6			 /* descriptors kept open across operations */
-#define HISTORY 24		 /* operations shown before a mismatch */
-#define DESC_MAX 256
+#define KiB	      1024L
+#define MiB	      (1024L * 1024L)
+#define MAX_IO	      (300 * KiB) /* largest write/read of one operation */
+#define MAX_FILE      (2 * MiB)	  /* offsets are kept below this */
+#define NSLOT	      6		  /* descriptors kept open across operations */
+#define HISTORY	      24	  /* operations shown before a mismatch */
+#define DESC_MAX      256
 #define DEFAULT_BATCH 100
 
 /* The name space: every path operation picks from these.  Each kind of
@@ -70,42 +70,54 @@ struct names {
 	long nfile, ndir, nlink, ntarget, nlist;
 };
 #define N(a) (long)(sizeof(a) / sizeof(a[0]))
-#define NAMES(f, d, l, t, r) { f, d, l, t, r, N(f), N(d), N(l), N(t), N(r) }
+#define NAMES(f, d, l, t, r)                                                                       \
+	{                                                                                          \
+		f, d, l, t, r, N(f), N(d), N(l), N(t), N(r)                                        \
+	}
 
 /* --names plain */
 static const char *const file_paths[] = {
-	"f0", "f1", "f2", "d0/f0", "d0/f1", "d1/f0", "d0/d0/f0", "d1/d1/f1",
+    "f0", "f1", "f2", "d0/f0", "d0/f1", "d1/f0", "d0/d0/f0", "d1/d1/f1",
 };
-static const char *const dir_paths[] = { "d0", "d1", "d0/d0", "d1/d1", "d0/d1" };
-static const char *const link_paths[] = { "l0", "l1", "d0/l0" };
+static const char *const dir_paths[] = {"d0", "d1", "d0/d0", "d1/d1", "d0/d1"};
+static const char *const link_paths[] = {"l0", "l1", "d0/l0"};
 /* Symlink targets: relative, without "..": they resolve inside the tree. */
-static const char *const targets[] = { "f0", "f1", "d0", "d0/f1", "nowhere", "l0", "f2", "d1/f0" };
+static const char *const targets[] = {"f0", "f1", "d0", "d0/f1", "nowhere", "l0", "f2", "d1/f0"};
 /* Directories readdir looks at. */
-static const char *const dirs[] = { ".", "d0", "d1", "d0/d0", "d1/d1", "d0/d1" };
+static const char *const dirs[] = {".", "d0", "d1", "d0/d0", "d1/d1", "d0/d1"};
 
 /* --names pg: a PostgreSQL data directory, so that pgiofs classifies the
  * files (relation forks, WAL, commit log, temp files) and takes its
  * per-class paths, such as O_DIRECT on the backing files. */
 static const char *const pg_file_paths[] = {
-	"base/1/16384", "base/1/16384.1", "base/1/16384_fsm", "base/1/16385_vm",
-	"base/1/pg_filenode.map", "pg_wal/000000010000000000000001", "pg_wal/xlogtemp.42",
-	"pg_xact/0000", "base/pgsql_tmp/pgsql_tmp7.0", "global/pg_control", "global/1260",
+    "base/1/16384",
+    "base/1/16384.1",
+    "base/1/16384_fsm",
+    "base/1/16385_vm",
+    "base/1/pg_filenode.map",
+    "pg_wal/000000010000000000000001",
+    "pg_wal/xlogtemp.42",
+    "pg_xact/0000",
+    "base/pgsql_tmp/pgsql_tmp7.0",
+    "global/pg_control",
+    "global/1260",
 };
 static const char *const pg_dir_paths[] = {
-	"base", "base/1", "pg_wal", "pg_xact", "base/pgsql_tmp", "global", "pg_wal/archive_status",
+    "base", "base/1", "pg_wal", "pg_xact", "base/pgsql_tmp", "global", "pg_wal/archive_status",
 };
-static const char *const pg_link_paths[] = { "pg_tblspc", "base/1/16386", "pg_wal/l" };
-static const char *const pg_targets[] = { "base", "16384", "pg_wal", "1/16384", "nowhere", "pg_xact" };
-static const char *const pg_dirs[] = { ".", "base", "base/1", "pg_wal", "pg_xact", "global" };
+static const char *const pg_link_paths[] = {"pg_tblspc", "base/1/16386", "pg_wal/l"};
+static const char *const pg_targets[] = {"base",    "16384",   "pg_wal",
+					 "1/16384", "nowhere", "pg_xact"};
+static const char *const pg_dirs[] = {".", "base", "base/1", "pg_wal", "pg_xact", "global"};
 
 static const struct names plain_names = NAMES(file_paths, dir_paths, link_paths, targets, dirs);
 static const struct names pg_names =
-	NAMES(pg_file_paths, pg_dir_paths, pg_link_paths, pg_targets, pg_dirs);
+    NAMES(pg_file_paths, pg_dir_paths, pg_link_paths, pg_targets, pg_dirs);
 static const struct names *names = &plain_names; /* --names */
 
 enum kind { ANY, FILE_NAME, DIR_NAME, LINK_NAME };
 
-static const mode_t modes[] = { 0644, 0600, 0755, 0444, 0640, 0700 };
+static const mode_t modes[] = {0644, 0600, 0755, 0444, 0640, 0700};
 
 /* ------------------------------------------------------------------------ */
 /* state */
@@ -138,27 +150,49 @@ static bool compare_only; /* --compare: no operations, no seed */
 static char history[HISTORY][DESC_MAX];
 static char compare_desc[DESC_MAX];
 static const char *cur_desc = ""; /* what is running: an op or a comparison */
-static char *buf[2];   /* read buffers, one per side */
-static char *wbuf;     /* write data */
+static char *buf[2];		  /* read buffers, one per side */
+static char *wbuf;		  /* write data */
 
 /* per-operation statistics for the summary */
 enum op {
-	OP_OPEN, OP_CLOSE, OP_PWRITE, OP_PREAD, OP_FTRUNCATE, OP_FALLOCATE, OP_FSYNC,
-	OP_FDATASYNC, OP_FSTAT, OP_CREATE, OP_UNLINK, OP_MKDIR, OP_RMDIR, OP_RENAME, OP_LINK,
-	OP_SYMLINK, OP_TRUNCATE, OP_STAT, OP_READDIR, OP_CHMOD, OP_XATTR, OP_COPY, OP_ADVISE, NOPS
+	OP_OPEN,
+	OP_CLOSE,
+	OP_PWRITE,
+	OP_PREAD,
+	OP_FTRUNCATE,
+	OP_FALLOCATE,
+	OP_FSYNC,
+	OP_FDATASYNC,
+	OP_FSTAT,
+	OP_CREATE,
+	OP_UNLINK,
+	OP_MKDIR,
+	OP_RMDIR,
+	OP_RENAME,
+	OP_LINK,
+	OP_SYMLINK,
+	OP_TRUNCATE,
+	OP_STAT,
+	OP_READDIR,
+	OP_CHMOD,
+	OP_XATTR,
+	OP_COPY,
+	OP_ADVISE,
+	NOPS
 };
 static const char *const op_names[NOPS] = {
-	"open", "close", "pwrite", "pread", "ftruncate", "fallocate", "fsync", "fdatasync",
-	"fstat", "create", "unlink", "mkdir", "rmdir", "rename", "link", "symlink",
-	"truncate", "stat", "readdir", "chmod", "xattr", "copy_file_range", "fadvise/sfr",
+    "open",    "close",	    "pwrite", "pread",		 "ftruncate",	"fallocate",
+    "fsync",   "fdatasync", "fstat",  "create",		 "unlink",	"mkdir",
+    "rmdir",   "rename",    "link",   "symlink",	 "truncate",	"stat",
+    "readdir", "chmod",	    "xattr",  "copy_file_range", "fadvise/sfr",
 };
 /* relative frequency of each operation */
 static const int op_weight[NOPS] = {
-	[OP_OPEN] = 12, [OP_CLOSE] = 6, [OP_PWRITE] = 18, [OP_PREAD] = 12, [OP_FTRUNCATE] = 4,
-	[OP_FALLOCATE] = 5, [OP_FSYNC] = 3, [OP_FDATASYNC] = 3, [OP_FSTAT] = 3, [OP_CREATE] = 5,
-	[OP_UNLINK] = 7, [OP_MKDIR] = 5, [OP_RMDIR] = 5, [OP_RENAME] = 7, [OP_LINK] = 4,
-	[OP_SYMLINK] = 4, [OP_TRUNCATE] = 3, [OP_STAT] = 3, [OP_READDIR] = 3, [OP_CHMOD] = 2,
-	[OP_XATTR] = 4, [OP_COPY] = 2, [OP_ADVISE] = 3,
+    [OP_OPEN] = 12,	[OP_CLOSE] = 6,	   [OP_PWRITE] = 18,   [OP_PREAD] = 12,	 [OP_FTRUNCATE] = 4,
+    [OP_FALLOCATE] = 5, [OP_FSYNC] = 3,	   [OP_FDATASYNC] = 3, [OP_FSTAT] = 3,	 [OP_CREATE] = 5,
+    [OP_UNLINK] = 7,	[OP_MKDIR] = 5,	   [OP_RMDIR] = 5,     [OP_RENAME] = 7,	 [OP_LINK] = 4,
+    [OP_SYMLINK] = 4,	[OP_TRUNCATE] = 3, [OP_STAT] = 3,      [OP_READDIR] = 3, [OP_CHMOD] = 2,
+    [OP_XATTR] = 4,	[OP_COPY] = 2,	   [OP_ADVISE] = 3,
 };
 static long stat_ok[NOPS], stat_err[NOPS];
 
@@ -345,7 +379,7 @@ static void check(enum op op, struct result a, struct result b)
 		for (int i = 0; i < 2; i++) {                                                      \
 			errno = 0;                                                                 \
 			(res)[i].r = (long)(expr);                                                 \
-			(res)[i].e = (res)[i].r < 0 ? errno : 0;                                  \
+			(res)[i].e = (res)[i].r < 0 ? errno : 0;                                   \
 		}                                                                                  \
 	} while (0)
 
@@ -355,7 +389,9 @@ static const char *flags_str(int flags)
 	int acc = flags & O_ACCMODE;
 
 	snprintf(s, sizeof(s), "%s%s%s%s%s%s%s%s",
-		 acc == O_RDONLY ? "O_RDONLY" : acc == O_WRONLY ? "O_WRONLY" : "O_RDWR",
+		 acc == O_RDONLY   ? "O_RDONLY"
+		 : acc == O_WRONLY ? "O_WRONLY"
+				   : "O_RDWR",
 		 flags & O_CREAT ? "|O_CREAT" : "", flags & O_EXCL ? "|O_EXCL" : "",
 		 flags & O_TRUNC ? "|O_TRUNC" : "", flags & O_APPEND ? "|O_APPEND" : "",
 		 flags & O_DIRECTORY ? "|O_DIRECTORY" : "", flags & O_NOFOLLOW ? "|O_NOFOLLOW" : "",
@@ -557,11 +593,11 @@ static void compare_node(const char *rel, struct walk w[2], int depth)
 		mismatch("tree: \"%s\" mode %04o in A, %04o in B", q, st[0].st_mode & 07777,
 			 st[1].st_mode & 07777);
 	if (st[0].st_uid != st[1].st_uid || st[0].st_gid != st[1].st_gid)
-		mismatch("tree: \"%s\" owner %u:%u in A, %u:%u in B", q, st[0].st_uid,
-			 st[0].st_gid, st[1].st_uid, st[1].st_gid);
+		mismatch("tree: \"%s\" owner %u:%u in A, %u:%u in B", q, st[0].st_uid, st[0].st_gid,
+			 st[1].st_uid, st[1].st_gid);
 	if (st[0].st_nlink != st[1].st_nlink)
-		mismatch("tree: \"%s\" nlink %lu in A, %lu in B", q,
-			 (unsigned long)st[0].st_nlink, (unsigned long)st[1].st_nlink);
+		mismatch("tree: \"%s\" nlink %lu in A, %lu in B", q, (unsigned long)st[0].st_nlink,
+			 (unsigned long)st[1].st_nlink);
 	if (!S_ISDIR(st[0].st_mode) && st[0].st_size != st[1].st_size)
 		mismatch("tree: \"%s\" size %lld in A, %lld in B", q, (long long)st[0].st_size,
 			 (long long)st[1].st_size);
@@ -570,8 +606,8 @@ static void compare_node(const char *rel, struct walk w[2], int depth)
 		const char *fb = first_name(&w[1], &st[1], rel);
 
 		if (strcmp(fa, fb))
-			mismatch("tree: \"%s\" is a hard link of \"%s\" in A, of \"%s\" in B", q, fa,
-				 fb);
+			mismatch("tree: \"%s\" is a hard link of \"%s\" in A, of \"%s\" in B", q,
+				 fa, fb);
 	}
 	if (S_ISLNK(st[0].st_mode)) {
 		char t[2][PATH_MAX];
@@ -601,14 +637,15 @@ static void compare_node(const char *rel, struct walk w[2], int depth)
 		for (int i = 0; i < 2; i++)
 			n[i] = read_all(side[i].dfd, q, &c[i]);
 		if (n[0] != n[1])
-			mismatch("tree: reading \"%s\" gives %ld bytes in A, %ld in B", q, n[0], n[1]);
+			mismatch("tree: reading \"%s\" gives %ld bytes in A, %ld in B", q, n[0],
+				 n[1]);
 		if (n[0] > 0 && memcmp(c[0], c[1], (size_t)n[0])) {
 			long off = 0;
 
 			while (c[0][off] == c[1][off])
 				off++;
-			mismatch("tree: content of \"%s\" differs from byte %ld (A %02x, B %02x)", q,
-				 off, (unsigned char)c[0][off], (unsigned char)c[1][off]);
+			mismatch("tree: content of \"%s\" differs from byte %ld (A %02x, B %02x)",
+				 q, off, (unsigned char)c[0][off], (unsigned char)c[1][off]);
 		}
 		free(c[0]);
 		free(c[1]);
@@ -619,15 +656,16 @@ static void compare_node(const char *rel, struct walk w[2], int depth)
 		for (int i = 0; i < 2; i++)
 			n[i] = list_names(side[i].dfd, q, &v[i]);
 		if (n[0] < 0 || n[1] < 0)
-			mismatch("tree: listing \"%s\": A %s, B %s", q, n[0] < 0 ? ename(-n[0]) : "ok",
-				 n[1] < 0 ? ename(-n[1]) : "ok");
+			mismatch("tree: listing \"%s\": A %s, B %s", q,
+				 n[0] < 0 ? ename(-n[0]) : "ok", n[1] < 0 ? ename(-n[1]) : "ok");
 		for (long i = 0; i < n[0] || i < n[1]; i++) {
 			const char *a = i < n[0] ? v[0][i] : "(none)";
 			const char *b = i < n[1] ? v[1][i] : "(none)";
 
 			if (strcmp(a, b))
-				mismatch("tree: directory \"%s\" entry %ld is \"%s\" in A, \"%s\" in B", q,
-					 i, a, b);
+				mismatch(
+				    "tree: directory \"%s\" entry %ld is \"%s\" in A, \"%s\" in B",
+				    q, i, a, b);
 		}
 		for (long i = 0; i < n[0]; i++) {
 			char sub[PATH_MAX];
@@ -642,7 +680,7 @@ static void compare_node(const char *rel, struct walk w[2], int depth)
 
 static void compare_trees(const char *when)
 {
-	struct walk w[2] = { { 0 }, { 0 } };
+	struct walk w[2] = {{0}, {0}};
 
 	snprintf(compare_desc, sizeof(compare_desc), "comparing the trees (%s, after op %ld)", when,
 		 opno);
@@ -693,7 +731,7 @@ static void op_open(void)
 	mode_t mode = modes[rnd(N(modes))];
 	struct result r[2];
 
-	flags = (int[]){ O_RDONLY, O_WRONLY, O_RDWR, O_RDWR }[rnd(4)];
+	flags = (int[]){O_RDONLY, O_WRONLY, O_RDWR, O_RDWR}[rnd(4)];
 	if (chance(50)) {
 		flags |= O_CREAT;
 		if (chance(25))
@@ -787,16 +825,20 @@ static void op_ftruncate(int k)
 static void op_fallocate(int k)
 {
 	static const int fmodes[] = {
-		0,
-		FALLOC_FL_KEEP_SIZE,
-		FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		FALLOC_FL_ZERO_RANGE,
-		FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+	    0,
+	    FALLOC_FL_KEEP_SIZE,
+	    FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	    FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	    FALLOC_FL_ZERO_RANGE,
+	    FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
 	};
 	static const char *const fnames[] = {
-		"0", "KEEP_SIZE", "PUNCH_HOLE|KEEP_SIZE", "PUNCH_HOLE|KEEP_SIZE", "ZERO_RANGE",
-		"ZERO_RANGE|KEEP_SIZE",
+	    "0",
+	    "KEEP_SIZE",
+	    "PUNCH_HOLE|KEEP_SIZE",
+	    "PUNCH_HOLE|KEEP_SIZE",
+	    "ZERO_RANGE",
+	    "ZERO_RANGE|KEEP_SIZE",
 	};
 	int m = (int)rnd(6);
 	off_t off = pick_offset();
@@ -828,9 +870,10 @@ static void same_stat(const struct stat *a, const struct stat *b)
 {
 	if (a->st_mode != b->st_mode || a->st_size != b->st_size || a->st_nlink != b->st_nlink ||
 	    a->st_uid != b->st_uid || a->st_gid != b->st_gid)
-		mismatch("stat differs: A mode %o size %lld nlink %lu, B mode %o size %lld nlink %lu",
-			 a->st_mode, (long long)a->st_size, (unsigned long)a->st_nlink, b->st_mode,
-			 (long long)b->st_size, (unsigned long)b->st_nlink);
+		mismatch(
+		    "stat differs: A mode %o size %lld nlink %lu, B mode %o size %lld nlink %lu",
+		    a->st_mode, (long long)a->st_size, (unsigned long)a->st_nlink, b->st_mode,
+		    (long long)b->st_size, (unsigned long)b->st_nlink);
 }
 
 static void op_fstat(int k)
@@ -898,8 +941,8 @@ static void op_rename(void)
 {
 	enum kind kd = (enum kind)rnd(4);
 	const char *a = pick_path(kd), *b = pick_path(kd);
-	static const unsigned fl[] = { 0, 0, 0, RENAME_NOREPLACE, RENAME_EXCHANGE };
-	static const char *const fn[] = { "0", "0", "0", "RENAME_NOREPLACE", "RENAME_EXCHANGE" };
+	static const unsigned fl[] = {0, 0, 0, RENAME_NOREPLACE, RENAME_EXCHANGE};
+	static const char *const fn[] = {"0", "0", "0", "RENAME_NOREPLACE", "RENAME_EXCHANGE"};
 	int f = (int)rnd(5);
 	struct result r[2];
 
@@ -965,7 +1008,7 @@ static void op_readdir(void)
 {
 	const char *p = names->list[rnd(names->nlist)];
 	char *v[2][64];
-	int n[2] = { 0, 0 };
+	int n[2] = {0, 0};
 	struct result r[2];
 
 	begin("readdir(\"%s\")", p);
@@ -1002,10 +1045,10 @@ static void op_xattr(void)
 {
 	bool l = chance(40);
 	const char *p = pick_path(l && chance(70) ? LINK_NAME : ANY);
-	const char *name = l ? (chance(50) ? "trusted.t0" : "trusted.t1")
-			     : (chance(50) ? "user.k0" : "user.k1");
+	const char *name =
+	    l ? (chance(50) ? "trusted.t0" : "trusted.t1") : (chance(50) ? "user.k0" : "user.k1");
 	char path[2][PATH_MAX], val[64], got[2][256];
-	int what = (int)rnd(4), fl = (int[]){ 0, 0, XATTR_CREATE, XATTR_REPLACE }[rnd(4)];
+	int what = (int)rnd(4), fl = (int[]){0, 0, XATTR_CREATE, XATTR_REPLACE}[rnd(4)];
 	size_t vlen = 1 + (size_t)rnd(sizeof(val));
 	struct result r[2];
 
@@ -1016,7 +1059,9 @@ static void op_xattr(void)
 	switch (what) {
 	case 0:
 		begin("%ssetxattr(\"%s\", \"%s\", <%zu bytes>, %s)", l ? "l" : "", p, name, vlen,
-		      fl == XATTR_CREATE ? "XATTR_CREATE" : fl == XATTR_REPLACE ? "XATTR_REPLACE" : "0");
+		      fl == XATTR_CREATE    ? "XATTR_CREATE"
+		      : fl == XATTR_REPLACE ? "XATTR_REPLACE"
+					    : "0");
 		if (l)
 			BOTH(r, lsetxattr(path[i], name, val, vlen, fl));
 		else
@@ -1082,15 +1127,17 @@ static void op_advise(int k)
 
 	switch (rnd(3)) {
 	case 0:
-		begin("posix_fadvise(%s, off=%lld, len=%lld, DONTNEED)", slot_str(k), (long long)off,
-		      (long long)len);
+		begin("posix_fadvise(%s, off=%lld, len=%lld, DONTNEED)", slot_str(k),
+		      (long long)off, (long long)len);
 		/* posix_fadvise returns the error number instead of setting errno */
-		BOTH(r, (errno = posix_fadvise(slots[k].fd[i], off, len, POSIX_FADV_DONTNEED)) ? -1 : 0);
+		BOTH(r, (errno = posix_fadvise(slots[k].fd[i], off, len, POSIX_FADV_DONTNEED)) ? -1
+											       : 0);
 		break;
 	case 1:
-		begin("posix_fadvise(%s, off=%lld, len=%lld, WILLNEED)", slot_str(k), (long long)off,
-		      (long long)len);
-		BOTH(r, (errno = posix_fadvise(slots[k].fd[i], off, len, POSIX_FADV_WILLNEED)) ? -1 : 0);
+		begin("posix_fadvise(%s, off=%lld, len=%lld, WILLNEED)", slot_str(k),
+		      (long long)off, (long long)len);
+		BOTH(r, (errno = posix_fadvise(slots[k].fd[i], off, len, POSIX_FADV_WILLNEED)) ? -1
+											       : 0);
 		break;
 	default:
 		begin("sync_file_range(%s, off=%lld, len=%lld, WRITE)", slot_str(k), (long long)off,
@@ -1223,13 +1270,13 @@ static bool is_empty(int dfd)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "seed", required_argument, NULL, 's' },
-		{ "ops", required_argument, NULL, 'n' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "compare", no_argument, NULL, 'c' },
-		{ "names", required_argument, NULL, 'N' },
-		{ 0 },
+	    {"seed", required_argument, NULL, 's'},
+	    {"ops", required_argument, NULL, 'n'},
+	    {"batch", required_argument, NULL, 'b'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"compare", no_argument, NULL, 'c'},
+	    {"names", required_argument, NULL, 'N'},
+	    {0},
 	};
 	long nops = -1, s = -1;
 	int c;

@@ -50,11 +50,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define KiB 1024L
-#define MiB (1024L * 1024L)
-#define SET_ATIME 1000000000L /* 2001-09-09, an explicit time for utimensat */
-#define SET_MTIME 1100000000L
-#define OLD_TIME 900000000L /* set before a change to see time advance */
+#define KiB	     1024L
+#define MiB	     (1024L * 1024L)
+#define SET_ATIME    1000000000L /* 2001-09-09, an explicit time for utimensat */
+#define SET_MTIME    1100000000L
+#define OLD_TIME     900000000L	  /* set before a change to see time advance */
 #define NOW_SLACK_NS 2000000000LL /* "now" means within 2 s of the call */
 
 /* ------------------------------------------------------------------------ */
@@ -69,7 +69,7 @@ static const char *ename(int e)
 
 /* result() -- print "<desc> = <ret>", "<desc> = fd" or "<desc> = -1 ENAME". */
 static void result(long ret, int err, bool isfd, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static void result(long ret, int err, bool isfd, const char *fmt, ...)
 {
 	va_list ap;
@@ -148,14 +148,13 @@ static const char *type_name(mode_t m)
 static void stat_fields(const struct stat *st)
 {
 	printf(" type=%s mode=%04o size=%lld nlink=%lu uid=%u gid=%u", type_name(st->st_mode),
-	       (unsigned)(st->st_mode & 07777), (long long)st->st_size,
-	       (unsigned long)st->st_nlink, (unsigned)st->st_uid, (unsigned)st->st_gid);
+	       (unsigned)(st->st_mode & 07777), (long long)st->st_size, (unsigned long)st->st_nlink,
+	       (unsigned)st->st_uid, (unsigned)st->st_gid);
 	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
 		printf(" rdev=%u:%u", major(st->st_rdev), minor(st->st_rdev));
 }
 
-static void stat_line(const char *call, const char *what, int ret, int err,
-		      const struct stat *st)
+static void stat_line(const char *call, const char *what, int ret, int err, const struct stat *st)
 {
 	printf("%s(%s) = %d", call, what, ret);
 	if (ret < 0)
@@ -446,8 +445,7 @@ static void t_open_create(void)
 		 "open(\"f1\", O_RDWR|O_CREAT|O_EXCL, 0644)");
 	pfstat(fd, "f1", NULL);
 	R(write(fd, "hello world\n", 12), "write(fd, \"hello world\\n\", 12)");
-	R(open("f1", O_RDWR | O_CREAT | O_EXCL, 0644),
-	  "open(\"f1\", O_RDWR|O_CREAT|O_EXCL, 0644)");
+	R(open("f1", O_RDWR | O_CREAT | O_EXCL, 0644), "open(\"f1\", O_RDWR|O_CREAT|O_EXCL, 0644)");
 	fd2 = RFD(open("f1", O_RDWR | O_CREAT, 0600), "open(\"f1\", O_RDWR|O_CREAT, 0600)");
 	pfstat(fd2, "f1", NULL);
 	memset(buf, 0, sizeof(buf));
@@ -563,7 +561,8 @@ static void t_pread_pwrite(void)
 	content("holes");
 	n = slurp("holes", &back);
 	fact("whole file read by path matches", n == st.st_size && n > 12345 + 300 * KiB &&
-	     memcmp(back + 12345, big, 300 * KiB) == 0 && memcmp(back + 4000, "seq", 3) == 0);
+						    memcmp(back + 12345, big, 300 * KiB) == 0 &&
+						    memcmp(back + 4000, "seq", 3) == 0);
 	free(back);
 	free(big);
 	free(a);
@@ -644,7 +643,7 @@ static void t_fallocate(void)
 	n = R(pread(fd, b, 16384, 0), "pread(fd, buf, 16384, 0)");
 	fact("punched 4096..12287 reads zeros, the rest 'C'",
 	     n == 16384 && all_bytes(b, 4096, 'C') && all_bytes(b + 4096, 8192, 0) &&
-		     all_bytes(b + 12288, 4096, 'C'));
+		 all_bytes(b + 12288, 4096, 'C'));
 	R(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 30001, 100),
 	  "fallocate(fd, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE, 30001, 100) (unaligned)");
 	n = R(pread(fd, b, 102, 30000), "pread(fd, buf, 102, 30000)");
@@ -878,7 +877,7 @@ static void t_rename(void)
 	pfstat(fd, "victim", NULL);
 	pfstat(fd2, "replaced file, still open", NULL);
 	{
-		char old[8] = { 0 };
+		char old[8] = {0};
 
 		R(pread(fd2, old, 6, 0), "pread(fd2, buf, 6, 0)");
 		note("data \"%.6s\"", old);
@@ -990,9 +989,9 @@ static void t_symlink(void)
 		else
 			printf(" type=%s mode=%04o uid=%u gid=%u\n", type_name(st.st_mode),
 			       (unsigned)(st.st_mode & 07777), st.st_uid, st.st_gid);
-		fact("stat via pw is /etc/passwd itself",
-		     r == 0 && st.st_ino == real.st_ino && st.st_dev == real.st_dev &&
-			     st.st_size == real.st_size);
+		fact("stat via pw is /etc/passwd itself", r == 0 && st.st_ino == real.st_ino &&
+							      st.st_dev == real.st_dev &&
+							      st.st_size == real.st_size);
 	}
 	n = slurp("pw", &pw);
 	m = slurp("/etc/passwd", &direct);
@@ -1115,7 +1114,8 @@ static void t_times(void)
 	mkfile("tm", "time", 4, 0644);
 	ts[0] = (struct timespec){SET_ATIME, 123456789};
 	ts[1] = (struct timespec){SET_MTIME, 987654321};
-	R(utimensat(AT_FDCWD, "tm", ts, 0), "utimensat(\"tm\", {SET_ATIME.123456789, SET_MTIME.987654321}, 0)");
+	R(utimensat(AT_FDCWD, "tm", ts, 0),
+	  "utimensat(\"tm\", {SET_ATIME.123456789, SET_MTIME.987654321}, 0)");
 	pstat("tm", &st);
 	fact("atime == the value set", ts_eq(st.st_atim, SET_ATIME, 123456789));
 	fact("mtime == the value set", ts_eq(st.st_mtim, SET_MTIME, 987654321));
@@ -1137,8 +1137,8 @@ static void t_times(void)
 	ts[0] = ts[1] = (struct timespec){0, UTIME_OMIT};
 	R(utimensat(AT_FDCWD, "tm", ts, 0), "utimensat(\"tm\", {UTIME_OMIT, UTIME_OMIT}, 0)");
 	stat("tm", &st2);
-	fact("both times unchanged", ts_ns(st2.st_mtim) == ts_ns(st.st_mtim) &&
-					     ts_ns(st2.st_atim) == ts_ns(st.st_atim));
+	fact("both times unchanged",
+	     ts_ns(st2.st_mtim) == ts_ns(st.st_mtim) && ts_ns(st2.st_atim) == ts_ns(st.st_atim));
 	t0 = now_ns();
 	R(utimensat(AT_FDCWD, "tm", NULL, 0), "utimensat(\"tm\", NULL, 0)");
 	t1 = now_ns();
@@ -1150,7 +1150,8 @@ static void t_times(void)
 	R(utimensat(AT_FDCWD, "missing", NULL, 0), "utimensat(\"missing\", NULL, 0)");
 	ts[0] = (struct timespec){-1, 0};
 	ts[1] = (struct timespec){SET_MTIME, 0};
-	R(utimensat(AT_FDCWD, "tm", ts, 0), "utimensat(\"tm\", {-1.0, SET_MTIME}, 0) (before 1970)");
+	R(utimensat(AT_FDCWD, "tm", ts, 0),
+	  "utimensat(\"tm\", {-1.0, SET_MTIME}, 0) (before 1970)");
 	stat("tm", &st);
 	fact("atime == -1", ts_eq(st.st_atim, -1, 0));
 
@@ -1159,7 +1160,8 @@ static void t_times(void)
 	ts[1] = (struct timespec){SET_MTIME, 2};
 	R(futimens(fd, ts), "futimens(fd, {SET_ATIME.1, SET_MTIME.2})");
 	fstat(fd, &st);
-	fact("futimens set both", ts_eq(st.st_atim, SET_ATIME, 1) && ts_eq(st.st_mtim, SET_MTIME, 2));
+	fact("futimens set both",
+	     ts_eq(st.st_atim, SET_ATIME, 1) && ts_eq(st.st_mtim, SET_MTIME, 2));
 	R(pwrite(fd, "T", 1, 0), "pwrite(fd, \"T\", 1, 0)");
 	fstat(fd, &st);
 	fact("mtime advanced after write", ts_ns(st.st_mtim) > (long long)SET_MTIME * 1000000000LL);
@@ -1230,8 +1232,7 @@ static void t_special(void)
 	R(close(fd), "close(fd)");
 	R(mknod("regnode", S_IFREG | 0600, 0), "mknod(\"regnode\", S_IFREG|0600, 0)");
 	plstat("regnode", NULL);
-	R(mknod("chrnode", S_IFCHR | 0600, makedev(1, 3)),
-	  "mknod(\"chrnode\", S_IFCHR|0600, 1:3)");
+	R(mknod("chrnode", S_IFCHR | 0600, makedev(1, 3)), "mknod(\"chrnode\", S_IFCHR|0600, 1:3)");
 	plstat("chrnode", NULL);
 	R(mknod("dirnode", S_IFDIR | 0755, 0), "mknod(\"dirnode\", S_IFDIR|0755, 0)");
 	R(mknod("fifo", S_IFIFO | 0600, 0), "mknod(\"fifo\", S_IFIFO|0600, 0) (exists)");
@@ -1270,7 +1271,8 @@ static void t_xattr(void)
 	  "setxattr(\"xa\", \"user.a\", \"v3\", 2, XATTR_REPLACE)");
 	R(setxattr("xa", "user.empty", "", 0, 0), "setxattr(\"xa\", \"user.empty\", \"\", 0, 0)");
 	R(getxattr("xa", "user.empty", buf, sizeof(buf)), "getxattr(\"xa\", \"user.empty\")");
-	R(setxattr("xa", "user.big", big, 2000, 0), "setxattr(\"xa\", \"user.big\", <2000 bytes>, 0)");
+	R(setxattr("xa", "user.big", big, 2000, 0),
+	  "setxattr(\"xa\", \"user.big\", <2000 bytes>, 0)");
 	n = R(getxattr("xa", "user.big", buf, sizeof(buf)), "getxattr(\"xa\", \"user.big\")");
 	fact("2000-byte value read back", n == 2000 && memcmp(buf, big, 2000) == 0);
 	R(getxattr("xa", "user.missing", buf, sizeof(buf)), "getxattr(\"xa\", \"user.missing\")");
@@ -1309,10 +1311,14 @@ static void t_xattr(void)
 	R(removexattr("d1", "user.d"), "removexattr(\"d1\", \"user.d\")");
 	/* user.* is not allowed on symlinks; l* calls must not follow */
 	R(symlink("xa", "xa_link"), "symlink(\"xa\", \"xa_link\")");
-	R(lsetxattr("xa_link", "user.l", "lv", 2, 0), "lsetxattr(\"xa_link\", \"user.l\", \"lv\", 2, 0)");
-	R(lgetxattr("xa_link", "user.big", buf, sizeof(buf)), "lgetxattr(\"xa_link\", \"user.big\")");
-	R(getxattr("xa_link", "user.big", buf, sizeof(buf)), "getxattr(\"xa_link\", \"user.big\") (follows)");
-	R(setxattr("xa_link", "user.via", "v", 1, 0), "setxattr(\"xa_link\", \"user.via\", \"v\", 1, 0) (follows)");
+	R(lsetxattr("xa_link", "user.l", "lv", 2, 0),
+	  "lsetxattr(\"xa_link\", \"user.l\", \"lv\", 2, 0)");
+	R(lgetxattr("xa_link", "user.big", buf, sizeof(buf)),
+	  "lgetxattr(\"xa_link\", \"user.big\")");
+	R(getxattr("xa_link", "user.big", buf, sizeof(buf)),
+	  "getxattr(\"xa_link\", \"user.big\") (follows)");
+	R(setxattr("xa_link", "user.via", "v", 1, 0),
+	  "setxattr(\"xa_link\", \"user.via\", \"v\", 1, 0) (follows)");
 	R(getxattr("xa", "user.via", buf, sizeof(buf)), "getxattr(\"xa\", \"user.via\")");
 	R(llistxattr("xa_link", buf, sizeof(buf)), "llistxattr(\"xa_link\")");
 	R(lsetxattr("xa_link", "trusted.l", "lv", 2, 0),
@@ -1322,34 +1328,42 @@ static void t_xattr(void)
 	R(getxattr("xa", "trusted.l", buf, sizeof(buf)), "getxattr(\"xa\", \"trusted.l\")");
 	/* a symlink's own xattrs follow it through renames and links */
 	R(symlink("xa", "xs1"), "symlink(\"xa\", \"xs1\")");
-	R(lsetxattr("xs1", "trusted.a", "A", 1, 0), "lsetxattr(\"xs1\", \"trusted.a\", \"A\", 1, 0)");
+	R(lsetxattr("xs1", "trusted.a", "A", 1, 0),
+	  "lsetxattr(\"xs1\", \"trusted.a\", \"A\", 1, 0)");
 	R(rename("xs1", "xs2"), "rename(\"xs1\", \"xs2\")");
-	R(lsetxattr("xs2", "trusted.b", "B", 1, 0), "lsetxattr(\"xs2\", \"trusted.b\", \"B\", 1, 0)");
+	R(lsetxattr("xs2", "trusted.b", "B", 1, 0),
+	  "lsetxattr(\"xs2\", \"trusted.b\", \"B\", 1, 0)");
 	R(lgetxattr("xs2", "trusted.a", buf, sizeof(buf)), "lgetxattr(\"xs2\", \"trusted.a\")");
 	mkfile("xs1", "new", 3, 0644);
-	R(lsetxattr("xs2", "trusted.c", "C", 1, 0), "lsetxattr(\"xs2\", \"trusted.c\", \"C\", 1, 0)");
+	R(lsetxattr("xs2", "trusted.c", "C", 1, 0),
+	  "lsetxattr(\"xs2\", \"trusted.c\", \"C\", 1, 0)");
 	R(getxattr("xs1", "trusted.c", buf, sizeof(buf)),
 	  "getxattr(\"xs1\", \"trusted.c\") (the new file of the old name)");
 	R(link("xs2", "xs3"), "link(\"xs2\", \"xs3\") (hard link of the symlink)");
 	R(unlink("xs2"), "unlink(\"xs2\")");
-	R(lsetxattr("xs3", "trusted.d", "D", 1, 0), "lsetxattr(\"xs3\", \"trusted.d\", \"D\", 1, 0)");
+	R(lsetxattr("xs3", "trusted.d", "D", 1, 0),
+	  "lsetxattr(\"xs3\", \"trusted.d\", \"D\", 1, 0)");
 	n = R(llistxattr("xs3", buf, sizeof(buf)), "llistxattr(\"xs3\")");
 	R(lremovexattr("xs3", "trusted.a"), "lremovexattr(\"xs3\", \"trusted.a\")");
 	R(mkdir("xd", 0755), "mkdir(\"xd\", 0755)");
 	R(symlink("t", "xd/s"), "symlink(\"t\", \"xd/s\")");
-	R(lsetxattr("xd/s", "trusted.e", "E", 1, 0), "lsetxattr(\"xd/s\", \"trusted.e\", \"E\", 1, 0)");
+	R(lsetxattr("xd/s", "trusted.e", "E", 1, 0),
+	  "lsetxattr(\"xd/s\", \"trusted.e\", \"E\", 1, 0)");
 	R(rename("xd", "xd2"), "rename(\"xd\", \"xd2\")");
 	R(mkdir("xd", 0755), "mkdir(\"xd\", 0755)");
 	R(symlink("t", "xd/s"), "symlink(\"t\", \"xd/s\") (a new symlink of the old path)");
-	R(lsetxattr("xd2/s", "trusted.f", "F", 1, 0), "lsetxattr(\"xd2/s\", \"trusted.f\", \"F\", 1, 0)");
+	R(lsetxattr("xd2/s", "trusted.f", "F", 1, 0),
+	  "lsetxattr(\"xd2/s\", \"trusted.f\", \"F\", 1, 0)");
 	R(lgetxattr("xd2/s", "trusted.e", buf, sizeof(buf)), "lgetxattr(\"xd2/s\", \"trusted.e\")");
 	R(lgetxattr("xd/s", "trusted.f", buf, sizeof(buf)), "lgetxattr(\"xd/s\", \"trusted.f\")");
 	R(llistxattr("xd/s", buf, sizeof(buf)), "llistxattr(\"xd/s\")");
 	R(mknod("xa_fifo", S_IFIFO | 0644, 0), "mknod(\"xa_fifo\", S_IFIFO|0644, 0)");
-	R(setxattr("xa_fifo", "user.p", "pv", 2, 0), "setxattr(\"xa_fifo\", \"user.p\", \"pv\", 2, 0)");
+	R(setxattr("xa_fifo", "user.p", "pv", 2, 0),
+	  "setxattr(\"xa_fifo\", \"user.p\", \"pv\", 2, 0)");
 	R(setxattr("xa_fifo", "trusted.p", "pv", 2, 0),
 	  "setxattr(\"xa_fifo\", \"trusted.p\", \"pv\", 2, 0)");
-	R(getxattr("xa_fifo", "trusted.p", buf, sizeof(buf)), "getxattr(\"xa_fifo\", \"trusted.p\")");
+	R(getxattr("xa_fifo", "trusted.p", buf, sizeof(buf)),
+	  "getxattr(\"xa_fifo\", \"trusted.p\")");
 	free(big);
 }
 
@@ -1372,8 +1386,10 @@ static void t_access(void)
 	R(access("missing", F_OK), "access(\"missing\", F_OK)");
 	R(access("acc_rw/x", F_OK), "access(\"acc_rw/x\", F_OK)");
 	R(access("d1", X_OK), "access(\"d1\", X_OK)");
-	R(faccessat(AT_FDCWD, "acc_ro", W_OK, AT_EACCESS), "faccessat(\"acc_ro\", W_OK, AT_EACCESS)");
-	R(faccessat(AT_FDCWD, "acc_rw", X_OK, AT_EACCESS), "faccessat(\"acc_rw\", X_OK, AT_EACCESS)");
+	R(faccessat(AT_FDCWD, "acc_ro", W_OK, AT_EACCESS),
+	  "faccessat(\"acc_ro\", W_OK, AT_EACCESS)");
+	R(faccessat(AT_FDCWD, "acc_rw", X_OK, AT_EACCESS),
+	  "faccessat(\"acc_rw\", X_OK, AT_EACCESS)");
 	R(faccessat(AT_FDCWD, "dangling", F_OK, AT_SYMLINK_NOFOLLOW),
 	  "faccessat(\"dangling\", F_OK, AT_SYMLINK_NOFOLLOW)");
 	R(faccessat(AT_FDCWD, "loop1", F_OK, 0), "faccessat(\"loop1\", F_OK, 0)");
@@ -1438,8 +1454,7 @@ static void t_readdir(void)
 			n2++;
 		closedir(d);
 	}
-	note("readdir(\"many\") %d entries, %d distinct files, after rewinddir %d", n1, nseen,
-	     n2);
+	note("readdir(\"many\") %d entries, %d distinct files, after rewinddir %d", n1, nseen, n2);
 	for (int i = 0; i < 300; i += 2) {
 		snprintf(name, sizeof(name), "many/entry_with_a_longish_name_%03d", i);
 		if (unlink(name) < 0)
@@ -1542,10 +1557,11 @@ static void t_names(void)
 	R(rename(n255, buf), "rename(<255 x 'n'>, \"d1/\"<255 x 'n'>)");
 	list_dir("d1");
 	R(unlink(buf), "unlink(\"d1/\"<255 x 'n'>)");
-	R(setxattr("f1", "user.nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
-			 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
-			 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
-			 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+	R(setxattr("f1",
+		   "user.nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+		   "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+		   "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+		   "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
 		   "v", 1, 0),
 	  "setxattr(\"f1\", \"user.\"<256 x 'n'>, \"v\", 1, 0)");
 }
@@ -1610,9 +1626,9 @@ static void t_wronly(void)
 	R(pwrite(w, "end", 3, 3 * 8192 + 5), "pwrite(w, \"end\", 3, 24581) (past EOF)");
 	R(close(w), "close(w)");
 	n = R(pread(r2, b, 3 * 8192, 8192), "pread(r, buf, 24576, 8192)");
-	fact("hole before \"end\" is zeros",
-	     n == 16392 && memcmp(b, a + 8192, 16384) == 0 && all_bytes(b + 16384, 5, 0) &&
-		     memcmp(b + 16389, "end", 3) == 0);
+	fact("hole before \"end\" is zeros", n == 16392 && memcmp(b, a + 8192, 16384) == 0 &&
+						 all_bytes(b + 16384, 5, 0) &&
+						 memcmp(b + 16389, "end", 3) == 0);
 	R(close(r2), "close(r)");
 	content("wo");
 	/* a new O_WRONLY file, written and closed, then read */
@@ -1642,7 +1658,8 @@ static void t_wronly(void)
 	R(close(w), "close(fd)");
 	free(b);
 	n = slurp("wo", &b);
-	fact("write through the mapping reached the file", n > 204 && memcmp(b + 200, "MMAP", 4) == 0);
+	fact("write through the mapping reached the file",
+	     n > 204 && memcmp(b + 200, "MMAP", 4) == 0);
 	free(a);
 	free(b);
 }
@@ -1666,9 +1683,9 @@ static void t_direct(void)
 	R(pwrite(fd, b, 65536, 8192), "pwrite(fd, 'q'x65536, 65536, 8192)");
 	pfstat(fd, "direct", NULL);
 	n = R(pread(fd, c, 65536, 0), "pread(fd, buf, 65536, 0)");
-	fact("4096 'q', 4096 zeros, then 'q'",
-	     n == 65536 && all_bytes(c, 4096, 'q') && all_bytes(c + 4096, 4096, 0) &&
-		     all_bytes(c + 8192, 65536 - 8192, 'q'));
+	fact("4096 'q', 4096 zeros, then 'q'", n == 65536 && all_bytes(c, 4096, 'q') &&
+						   all_bytes(c + 4096, 4096, 0) &&
+						   all_bytes(c + 8192, 65536 - 8192, 'q'));
 	n = R(pread(fd, c, 65536, 65536), "pread(fd, buf, 65536, 65536) (crosses EOF)");
 	fact("the 8192 bytes before EOF are 'q'", n == 8192 && all_bytes(c, 8192, 'q'));
 	R(pread(fd, c, 4096, 1 * MiB), "pread(fd, buf, 4096, 1MiB) (beyond EOF)");
@@ -1677,13 +1694,14 @@ static void t_direct(void)
 	n = R(pread(fb, c, 4096, 8192), "pread(fb, buf, 4096, 8192)");
 	fact("buffered read sees the direct write", n == 4096 && all_bytes(c, 4096, 'q'));
 	memset(b, 'r', 8192);
-	R(pwrite(fd, b, 8192, 8192), "pwrite(fd, 'r'x8192, 8192, 8192) (direct, over cached pages)");
+	R(pwrite(fd, b, 8192, 8192),
+	  "pwrite(fd, 'r'x8192, 8192, 8192) (direct, over cached pages)");
 	n = R(pread(fb, c, 8192, 8192), "pread(fb, buf, 8192, 8192)");
 	fact("buffered read sees the second direct write", n == 8192 && all_bytes(c, 8192, 'r'));
 	R(pwrite(fb, "buffered", 8, 100), "pwrite(fb, \"buffered\", 8, 100)");
 	n = R(pread(fd, c, 4096, 0), "pread(fd, buf, 4096, 0) (direct, after a buffered write)");
-	fact("direct read sees the buffered write", n == 4096 && memcmp(c + 100, "buffered", 8) == 0 &&
-						    all_bytes(c, 100, 'q'));
+	fact("direct read sees the buffered write",
+	     n == 4096 && memcmp(c + 100, "buffered", 8) == 0 && all_bytes(c, 100, 'q'));
 	R(ftruncate(fd, 5000), "ftruncate(fd, 5000)");
 	n = R(pread(fd, c, 8192, 0), "pread(fd, buf, 8192, 0)");
 	R(fsync(fd), "fsync(fd)");
@@ -1756,7 +1774,8 @@ static void t_unpriv_child(uid_t uid)
 	R(open("u/ro", O_WRONLY), "open(\"u/ro\", O_WRONLY)");
 	R(open("u/ro", O_RDONLY | O_TRUNC), "open(\"u/ro\", O_RDONLY|O_TRUNC)");
 	R(truncate("u/ro", 0), "truncate(\"u/ro\", 0)");
-	R(open("u/new", O_WRONLY | O_CREAT, 0644), "open(\"u/new\", O_WRONLY|O_CREAT, 0644) (root dir 0755)");
+	R(open("u/new", O_WRONLY | O_CREAT, 0644),
+	  "open(\"u/new\", O_WRONLY|O_CREAT, 0644) (root dir 0755)");
 	R(mkdir("u/newd", 0755), "mkdir(\"u/newd\", 0755)");
 	R(symlink("x", "u/newl"), "symlink(\"x\", \"u/newl\")");
 	R(unlink("u/ro"), "unlink(\"u/ro\")");
@@ -1779,7 +1798,8 @@ static void t_unpriv_child(uid_t uid)
 	R(open("u/closed/inner", O_RDONLY), "open(\"u/closed/inner\", O_RDONLY)");
 	R(access("u/noread/inner", R_OK), "access(\"u/noread/inner\", R_OK) (dir 0711)");
 	R(try_opendir("u/noread"), "opendir(\"u/noread\") (root 0711)");
-	R(setxattr("u/pub", "trusted.x", "v", 1, 0), "setxattr(\"u/pub\", \"trusted.x\", \"v\", 1, 0)");
+	R(setxattr("u/pub", "trusted.x", "v", 1, 0),
+	  "setxattr(\"u/pub\", \"trusted.x\", \"v\", 1, 0)");
 
 	/* creating in the world-writable sticky directory */
 	fd = RFD(open("u/pub/mine", O_WRONLY | O_CREAT | O_EXCL, 0644),
@@ -1820,7 +1840,8 @@ static void t_unpriv_child(uid_t uid)
 	R(rename("u/pub/mine", "u/pub/rootfile"), "rename(\"u/pub/mine\", \"u/pub/rootfile\")");
 	R(setxattr("u/pub/rootfile", "user.x", "v", 1, 0),
 	  "setxattr(\"u/pub/rootfile\", \"user.x\", \"v\", 1, 0) (root 0666 in sticky dir)");
-	fd = RFD(open("u/pub/rootfile", O_WRONLY), "open(\"u/pub/rootfile\", O_WRONLY) (root 0666)");
+	fd =
+	    RFD(open("u/pub/rootfile", O_WRONLY), "open(\"u/pub/rootfile\", O_WRONLY) (root 0666)");
 	R(write(fd, "w", 1), "write(fd, \"w\", 1)");
 	R(close(fd), "close(fd)");
 	R(utimensat(AT_FDCWD, "u/pub/rootfile", NULL, 0),
@@ -1831,7 +1852,8 @@ static void t_unpriv_child(uid_t uid)
 	R(chown("u/pub/mine", 0, -1), "chown(\"u/pub/mine\", 0, -1)");
 	R(chown("u/pub/mine", -1, 0), "chown(\"u/pub/mine\", -1, 0) (not a member of gid 0)");
 	R(chown("u/pub/mine", uid, uid), "chown(\"u/pub/mine\", self, self)");
-	R(utimensat(AT_FDCWD, "u/pub/mine", ts, 0), "utimensat(\"u/pub/mine\", {SET_ATIME, SET_MTIME}, 0)");
+	R(utimensat(AT_FDCWD, "u/pub/mine", ts, 0),
+	  "utimensat(\"u/pub/mine\", {SET_ATIME, SET_MTIME}, 0)");
 	R(chmod("u/pub/mine", 06755), "chmod(\"u/pub/mine\", 06755)");
 	pstat("u/pub/mine", NULL);
 	/* a write by a non-root user clears set-uid and set-gid */
@@ -1841,7 +1863,8 @@ static void t_unpriv_child(uid_t uid)
 	pstat("u/pub/mine", NULL);
 	R(chmod("u/pub/mine", 0644), "chmod(\"u/pub/mine\", 0644)");
 	R(truncate("u/pub/mine", 2), "truncate(\"u/pub/mine\", 2)");
-	R(setxattr("u/pub/mine", "user.mine", "v", 1, 0), "setxattr(\"u/pub/mine\", \"user.mine\", \"v\", 1, 0)");
+	R(setxattr("u/pub/mine", "user.mine", "v", 1, 0),
+	  "setxattr(\"u/pub/mine\", \"user.mine\", \"v\", 1, 0)");
 	R(setxattr("u/pub/mine", "trusted.mine", "v", 1, 0),
 	  "setxattr(\"u/pub/mine\", \"trusted.mine\", \"v\", 1, 0)");
 	list_dir("u/pub");
@@ -1863,9 +1886,11 @@ static void t_unpriv(uid_t uid)
 	R(mkdir("u/noread", 0711), "mkdir(\"u/noread\", 0711)");
 	mkfile("u/noread/inner", "in", 2, 0644);
 	mkfile("u/secret", "secret", 6, 0600);
-	R(setxattr("u/secret", "user.root", "r", 1, 0), "setxattr(\"u/secret\", \"user.root\", \"r\", 1, 0)");
+	R(setxattr("u/secret", "user.root", "r", 1, 0),
+	  "setxattr(\"u/secret\", \"user.root\", \"r\", 1, 0)");
 	mkfile("u/ro", "read-only", 9, 0644);
-	R(setxattr("u/ro", "user.root", "r", 1, 0), "setxattr(\"u/ro\", \"user.root\", \"r\", 1, 0)");
+	R(setxattr("u/ro", "user.root", "r", 1, 0),
+	  "setxattr(\"u/ro\", \"user.root\", \"r\", 1, 0)");
 	mkfile("u/pub/rootfile", "root", 4, 0666);
 	R(chmod("u/pub/rootfile", 0666), "chmod(\"u/pub/rootfile\", 0666)");
 	fflush(stdout);

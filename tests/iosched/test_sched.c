@@ -277,7 +277,8 @@ static void test_dbaware_backlog(void)
 		ios_virtual_advance(s, (500 + 100 * (uint64_t)(k + 1)) * MS);
 		CHECK(walw[k].calls == 1);
 		for (i = 0; i < 200; i++)
-			if (heap[i].calls && heap[i].order > order0 && heap[i].order < walw[k].order)
+			if (heap[i].calls && heap[i].order > order0 &&
+			    heap[i].order < walw[k].order)
 				passed++;
 		if (passed > maxwait)
 			maxwait = passed;
