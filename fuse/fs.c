@@ -1126,7 +1126,7 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 {
 	struct pfs *fs = pfs_of(req);
 	struct pfs_fh *fh = fh_of(fi);
-	bool direct = fh->dfd >= 0 && dio_aligned(off, size);
+	bool direct = fh->dfd >= 0 && dio_aligned(off, size), queued;
 	struct rw_ctx *c;
 
 	refine_class(fh->inode, buf, size, off);
@@ -1152,11 +1152,12 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		pthread_rwlock_unlock(&fs->ios_lock);
 		return;
 	}
-	if (!ios_is_async(fs->ios) && (!direct || (uintptr_t)buf % DIO_ALIGN == 0)) {
+	queued = !ios_runs_inline(fs->ios, c->r.cls);
+	if (!queued && (!direct || (uintptr_t)buf % DIO_ALIGN == 0)) {
 		/* done before this handler returns: the receive buffer will do
 		 * (loop.c lays it out so that a write's data is page aligned) */
 		rw_data(c, (void *)buf, size, off);
-	} else if (direct || ios_is_async(fs->ios)) {
+	} else if (direct || queued) {
 		/* a queueing scheduler keeps the data after this handler
 		 * returns.  A large write takes the receive buffer (no copy);
 		 * a small one is copied into a buffer of its own size, so a

@@ -77,6 +77,14 @@ static const struct conf_tunable rows[] = {
      "this after they arrive (bounded write latency)."},
     {"iosched", "temp_expire_ms", CONF_INT, "ms", "5000", 1, 600000, NULL, F(temp_expire_ms),
      "dbaware: temp-file (pgsql_tmp) reads and writes."},
+    {"iosched", "wal_inline", CONF_BOOL, "", "no", 0, 0, NULL, F(wal_inline),
+     "Queueing policies: run WAL and commit-status (pg_xact, ...) requests at arrival "
+     "in the requesting thread, as direct does, instead of queueing them for the "
+     "dispatcher.  They would be served first anyway; inline they save the hand-over "
+     "to the dispatcher thread and back, two context switches per write and per sync "
+     "of every commit.  Every request of such a file runs inline, so their order is "
+     "the kernel's, as with direct.  Off with an emulated device, where WAL has to "
+     "compete for the modelled disk."},
     {"iosched", "read_ahead_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(read_ahead_kb),
      "Largest readahead window of a sequential reader (0: none).  A stream starts at 4x "
      "its read, the window doubles at every async marker; windows are read through the "

@@ -138,7 +138,7 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 {
 	struct ios_rq *rq;
 
-	if (s->sync_mode) {
+	if (s->sync_mode || ios_runs_inline(s, req->cls)) {
 		struct ios_stats *st = s->stats;
 		ssize_t res;
 
@@ -755,6 +755,8 @@ static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
 		if (!s->dev)
 			goto fail;
 	}
+	if (set->wal_inline && !s->dev && !virt)
+		s->inline_classes = 1u << IOS_CLASS_WAL | 1u << IOS_CLASS_XACT;
 	if (set->read_ahead_kb > 0) {
 		s->ra = ios_ra_create(set);
 		if (!s->ra)
@@ -838,6 +840,11 @@ void ios_get_counters(struct ios_sched *s, struct ios_counters *out)
 	*out = s->cnt;
 	out->bytes_inflight = s->bytes_inflight;
 	ios_ra_counters(s, out);
+}
+
+bool ios_runs_inline(const struct ios_sched *s, enum ios_class cls)
+{
+	return s->sync_mode || (s->inline_classes >> (unsigned)cls & 1u);
 }
 
 bool ios_is_async(const struct ios_sched *s)

@@ -114,6 +114,7 @@ struct ios_settings {
 	int64_t data_write_expire_ms; /* heap, index, fsm, vm, meta, other */
 	int64_t temp_expire_ms;
 	int64_t read_ahead_kb; /* largest readahead window (0: no readahead) */
+	bool wal_inline;	       /* WAL and commit-status requests run at arrival */
 	int64_t ra_cache_mb;   /* read-ahead data held at most */
 	/* [device] */
 	int device_model;      /* enum ios_device_model */
@@ -198,6 +199,11 @@ void ios_get_counters(struct ios_sched *s, struct ios_counters *out);
 /* ios_is_async() -- whether done may run after ios_submit() returns, on
  * another thread (the submitter must then own the buffers it passes). */
 bool ios_is_async(const struct ios_sched *s);
+
+/* ios_runs_inline() -- whether a request of class @cls is executed in the
+ * submitting thread, done called before ios_submit() returns (direct, and
+ * WAL/commit status with wal_inline): its buffers need not outlive it. */
+bool ios_runs_inline(const struct ios_sched *s, enum ios_class cls);
 
 /* ios_create() -- a scheduler running policy @name ("direct" executes each
  * request synchronously in the submitting thread).  Returns NULL with errno
