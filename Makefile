@@ -3,7 +3,7 @@
 # Variants: `make` (release, -O2), `make asan` / `make tsan` (sanitizer builds
 # in build/asan and build/tsan; binaries in bin/asan, bin/tsan), `make check`
 # (build then run every test; last line "N passed, N failed, N skipped"),
-# `make check-long` (the long crash set, LONG=1), `make check-asan`,
+# `make check-long` (the long crash and load sets, LONG=1), `make check-asan`,
 # `make check-tsan`.  WERROR=1 (set by CI) adds -Werror.
 
 VARIANT ?= release
@@ -67,6 +67,11 @@ TEST_SRC  := $(wildcard tests/*/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_HELPER_SRC := $(wildcard tests/*/helper_*.c)
 TEST_HELPERS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_HELPER_SRC))
+# helper_wcount.c is also an LD_PRELOAD shim (test_load.sh) that carries
+# pgiofs's classifier; loaded into PostgreSQL and the daemon, it is built
+# without sanitizers, which must come first in a process
+WCOUNT_SHIM := $(BUILD)/tests/fuse/helper_wcount.so
+TEST_HELPERS += $(WCOUNT_SHIM)
 
 .PHONY: all asan tsan check check-long check-asan check-tsan clean deps demo bench install fuzz
 all: $(PROGS) $(TEST_BINS) $(TEST_HELPERS)
@@ -104,6 +109,10 @@ $(BUILD)/tests/%: tests/%.c $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON) $(LDLIBS)
 
+$(WCOUNT_SHIM): tests/fuse/helper_wcount.c fuse/classify.c fuse/pagetype.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -DWCOUNT_SHIM -fPIC -fvisibility=hidden -shared -o $@ $^ -ldl
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 # ---- variants --------------------------------------------------------------
@@ -117,10 +126,11 @@ check: deps
 	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh
 
 # check-long: the long crash set (LONG=1: 25 postgres kills, 5
-# daemon kills, ...); see docs/reliability.md
+# daemon kills, ...) and the long load test (4 minutes of load); see
+# docs/reliability.md
 check-long: deps
 	$(MAKE) all
-	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash
+	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash test_load
 
 check-asan:
 	$(MAKE) VARIANT=asan check

@@ -144,12 +144,16 @@ cleanup_cluster() {
 }
 
 # start_server -- start the cluster in $PGDATA and record its postmaster.
-# Each start logs to its own file, $SERVER_LOG.
+# Each start logs to its own file, $SERVER_LOG.  SERVER_ENV holds
+# NAME=VALUE words for the server's environment (test_load.sh preloads a
+# write-counting shim with them).
 START_NO=0
+SERVER_ENV=()
 start_server() {
 	START_NO=$((START_NO + 1))
 	SERVER_LOG=$RUN/server.$START_NO.log
-	pgc pg_ctl -D "$PGDATA" -l "$SERVER_LOG" -w -t 120 start >"$RUN/pg_ctl.out" 2>&1 ||
+	timeout -k 5 "$CMD_TIMEOUT" runuser -u postgres -- env "${SERVER_ENV[@]}" \
+		"$PGBIN/pg_ctl" -D "$PGDATA" -l "$SERVER_LOG" -w -t 120 start >"$RUN/pg_ctl.out" 2>&1 ||
 		fail_log "$LABEL: pg_ctl start failed" "$SERVER_LOG"
 	pgfile head -n 1 "$PGDATA/postmaster.pid" >"$RUN/postmaster.pid" ||
 		fail "$LABEL: cannot read $PGDATA/postmaster.pid"
