@@ -1237,22 +1237,10 @@ static void pfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		fuse_reply_lseek(req, res);
 }
 
-static void pfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
-				struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
-				struct fuse_file_info *fi_out, size_t len, int flags)
-{
-	off_t at = off_out;
-	ssize_t n =
-	    copy_file_range(fh_fd(fi_in), &off_in, fh_fd(fi_out), &off_out, len, (unsigned)flags);
-
-	if (n < 0) {
-		fuse_reply_err(req, errno);
-		return;
-	}
-	if (n > 0)
-		sched_invalidate(pfs_of(req), fh_of(fi_out)->inode, at, n);
-	fuse_reply_write(req, (size_t)n);
-}
+/* copy_file_range is not implemented on purpose: the kernel then copies
+ * with READs and WRITEs through the mount, so every byte written goes
+ * through iosched (its ordering, its classes, its statistics), which a
+ * server-side copy on the backing store would bypass. */
 
 /* ------------------------------------------------------------------------ */
 /* directories */
@@ -1548,5 +1536,4 @@ const struct fuse_lowlevel_ops pfs_ops = {
     .create = pfs_create,
     .fallocate = pfs_fallocate,
     .lseek = pfs_lseek,
-    .copy_file_range = pfs_copy_file_range,
 };

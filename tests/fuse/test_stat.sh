@@ -106,6 +106,25 @@ assert 2.5 < d["interval_s"] < 10, d["interval_s"]
 assert c["wal"]["write_ops"] == 5 and c["wal"]["write_bytes"] == 5 * 8192, c["wal"]
 assert c["heap"]["write_ops"] == 0, c["heap"]
 ' <"$T/ivj"
+# copy_file_range within the mount: pgiofs leaves it to the kernel's READ +
+# WRITE fallback, so the copy's bytes go through iosched and are counted
+stat_json >"$T/cb.json" || fail "pgiofs stat --json failed"
+python3 -c 'import os, sys
+s = os.open(sys.argv[1], os.O_RDONLY); d = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT, 0o600)
+n = 0
+while n < 65536:
+    k = os.copy_file_range(s, d, 65536 - n)
+    assert k > 0, k
+    n += k
+os.fsync(d)' "$M/base/1/16384" "$M/pg_wal/000000010000000000000003" ||
+	fail "copy_file_range on the mount failed"
+cmp -n 65536 "$M/base/1/16384" "$M/pg_wal/000000010000000000000003" || fail "copy differs"
+stat_json >"$T/ca.json" || fail "pgiofs stat --json failed"
+python3 - "$T/cb.json" "$T/ca.json" <<'PY' || fail "a copy_file_range was not counted as WAL writes"
+import json, sys
+b, a = (json.load(open(f))["classes"]["wal"] for f in sys.argv[1:])
+assert a["write_bytes"] - b["write_bytes"] == 65536, (b, a)
+PY
 "$BIN/pgiofs" stat "$M" --json --interval 0.2 --count 2 >"$T/ivj2" || fail "--json --interval failed"
 [ "$(wc -l <"$T/ivj2")" -eq 2 ] || fail "--json --count 2 printed $(wc -l <"$T/ivj2") lines"
 while read -r line; do check_json 'assert d["cumulative"] is False' <<<"$line"; done <"$T/ivj2"
