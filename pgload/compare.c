@@ -185,9 +185,7 @@ static int run_cmd(char *const argv[], char *out, size_t cap)
 		return -e;
 	}
 	if (pid == 0) {
-		sigset_t all;
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
+		pgl_child_signals();
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		int nul = open("/dev/null", O_RDONLY);
 		if (nul >= 0)
@@ -549,6 +547,8 @@ static int backend_up(struct cmp *m, struct cell *c)
 	char fs[300];
 	int ret;
 	snprintf(fs, sizeof(fs), "%s/fs", c->dir);
+	if (pgl_step("backend", "preparing the %s back end", b->name))
+		return -EINTR;
 	switch (b->kind) {
 	case BE_DIR: {
 		snprintf(c->root, sizeof(c->root), "%s/pgload-compare.XXXXXX", b->path);
@@ -581,6 +581,8 @@ static int backend_up(struct cmp *m, struct cell *c)
 		}
 		char opts[64];
 		snprintf(opts, sizeof(opts), "size=%llu,mode=0711", (unsigned long long)m->size);
+		if (pgl_step("mount", "mounting a tmpfs at %s", fs))
+			return -EINTR;
 		if (mount("pgload-compare", fs, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
 			ret = -errno;
 			fprintf(stderr, "pgload: compare: could not mount a tmpfs at \"%s\": %s\n",
@@ -606,15 +608,21 @@ static int backend_up(struct cmp *m, struct cell *c)
 		snprintf(mkfs, sizeof(mkfs), "mkfs.%s", b->name);
 		char *xfs[] = {mkfs, "-q", "-f", c->img, NULL};
 		char *ext[] = {mkfs, "-q", "-F", c->img, NULL};
+		if (pgl_step("mkfs", "running %s on %s", mkfs, c->img))
+			return -EINTR;
 		if ((ret = run_ok("mkfs", strcmp(b->name, "xfs") == 0 ? xfs : ext, NULL, 0)) < 0)
 			return ret;
 		char *los[] = {"losetup", "--find", "--show", c->img, NULL};
+		if (pgl_step("losetup", "attaching %s to a loop device", c->img))
+			return -EINTR;
 		if ((ret = run_ok("losetup", los, out, sizeof(out))) < 0)
 			return ret;
 		out[strcspn(out, "\n")] = '\0';
 		snprintf(c->loopdev, sizeof(c->loopdev), "%.63s", out);
 		if ((ret = mkdir_x(fs)) < 0)
 			return ret;
+		if (pgl_step("mount", "mounting %s (%s) at %s", c->loopdev, b->name, fs))
+			return -EINTR;
 		if (mount(c->loopdev, fs, b->name, MS_NOSUID | MS_NODEV, NULL) < 0) {
 			ret = -errno;
 			fprintf(stderr,
@@ -734,9 +742,7 @@ static int load_start(const struct cmp *m, const struct cell *c, struct load *l)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		sigset_t all;
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
+		pgl_child_signals();
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		load_child(m->load, c->root, l->bytes);
 		_exit(0);
@@ -772,6 +778,9 @@ static int cell_start(struct cmp *m, struct cell *c)
 	snprintf(c->dir, sizeof(c->dir), "%s/cell%d", m->wd, c->idx + 1);
 	if ((ret = mkdir_x(c->dir)) < 0 || (ret = backend_up(m, c)) < 0)
 		return ret;
+	if (m->load == LOAD_READ &&
+	    pgl_step("loadfile", "writing the read_load file in %s", c->root))
+		return -EINTR;
 	if (m->load == LOAD_READ && (ret = make_read_file(m, c)) < 0) {
 		fprintf(stderr,
 			"pgload: compare: could not write the read_load file in \"%s\": %s\n",
@@ -815,9 +824,11 @@ static int cell_start(struct cmp *m, struct cell *c)
 		c->o.file[ph] = m->files[ph][0] ? m->files[ph] : NULL;
 	c->c = (struct pgl_ctx){.o = &c->o, .server = c->server};
 	c->c.base = pgl_server_conninfo(c->server);
+	if (pgl_step("connect", "connecting to the server"))
+		return -EINTR;
 	c->c.admin = pgl_connect(&c->c, "postgres", NULL, false);
 	if (!c->c.admin)
-		return -ECONNREFUSED;
+		return atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 	pgl_server_info(&c->c);
 	if (!m->server_version[0])
 		snprintf(m->server_version, sizeof(m->server_version), "%s", c->c.server_version);
@@ -877,7 +888,10 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	}
 	c->ns++;
 	/* untimed: write back now, not during the next cell's run */
-	ret = pgl_admin_exec(&c->c, "CHECKPOINT", NULL, 0);
+	if (pgl_step("checkpoint", "checkpointing after the run"))
+		ret = ST_ABORT;
+	else
+		ret = pgl_admin_exec(&c->c, "CHECKPOINT", NULL, 0);
 out:
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		pgl_tables_free(&rr.ph[ph].tables);
@@ -1878,7 +1892,8 @@ static int report(struct cmp *m)
 
 /* ---- the command ---------------------------------------------------------- */
 
-static int make_out(struct cmp *m, char *buf, size_t cap)
+/* make_out() -- create --out (made tells whether it was not there before). */
+static int make_out(struct cmp *m, char *buf, size_t cap, bool *made)
 {
 	if (!m->out) {
 		time_t t = time(NULL);
@@ -1887,7 +1902,8 @@ static int make_out(struct cmp *m, char *buf, size_t cap)
 		strftime(buf, cap, "pgload-compare-%Y%m%d-%H%M%S", &tm);
 		m->out = buf;
 	}
-	if (mkdir(m->out, 0755) < 0 && errno != EEXIST) {
+	*made = mkdir(m->out, 0755) == 0;
+	if (!*made && errno != EEXIST) {
 		int e = errno;
 		fprintf(stderr, "pgload: compare: could not create --out \"%s\": %s\n", m->out,
 			strerror(e));
@@ -1905,14 +1921,18 @@ static int run_matrix(struct cmp *m)
 	if (counter == MAP_FAILED)
 		return ST_FAIL;
 	struct load l = {.bytes = counter};
-	for (int i = 0; i < m->ncell; i++)
+	for (int i = 0; i < m->ncell; i++) {
+		pgl_step_context("cell %d %s", i + 1, m->cell[i].label);
 		if ((ret = cell_start(m, &m->cell[i])) < 0) {
 			ret = ret == -EINTR || atomic_load(&pgl_interrupted) ? ST_ABORT : ST_FAIL;
 			goto out;
 		}
+	}
 	for (int r = 0; r < m->runs; r++)
 		for (int i = 0; i < m->ncell; i++) {
 			struct cell *c = &m->cell[i];
+			pgl_step_context("round %d/%d, cell %d %s", r + 1, m->runs, i + 1,
+					 c->label);
 			if ((ret = cell_run(m, c, r, &l)) != ST_OK) {
 				if (c->server && !pgl_server_alive(c->server)) {
 					char how[128];
@@ -1929,12 +1949,17 @@ static int run_matrix(struct cmp *m)
 			say(m, "round %d/%d: %-28s import %.2f s (data %.2f, post %.2f)", r + 1,
 			    m->runs, c->label, s->import, s->data, s->post);
 		}
+	pgl_step_context(NULL);
 	for (int i = 0; i < m->ncell; i++) {
 		struct cell *c = &m->cell[i];
 		const char *mnt = c->server ? pgl_server_mount(c->server) : NULL;
 		char err[600];
 		if (!mnt)
 			continue;
+		if (pgl_step("latency", "reading the latency of cell %d %s", i + 1, c->label)) {
+			ret = ST_ABORT;
+			goto out;
+		}
 		if (pgl_io_sample(m->pgiofs, mnt, &c->lat, err, sizeof(err)) < 0)
 			fprintf(stderr, "pgload: compare: cell %s: `%s stat %s --json`: %s\n",
 				c->label, m->pgiofs, mnt, err);
@@ -1943,6 +1968,7 @@ static int run_matrix(struct cmp *m)
 	}
 	ret = ST_OK;
 out:
+	pgl_step_context(NULL);
 	munmap((void *)counter, sizeof(*counter));
 	return ret;
 }
@@ -1960,7 +1986,8 @@ int pgl_cmd_compare(int argc, char **argv)
 		return 1;
 	}
 	clean_leftovers();
-	if (make_out(&m, outbuf, sizeof(outbuf)) < 0)
+	bool out_made = false;
+	if (make_out(&m, outbuf, sizeof(outbuf), &out_made) < 0)
 		return 1;
 	snprintf(m.wd, sizeof(m.wd), WD_PREFIX "XXXXXX");
 	if (!mkdtemp(m.wd)) {
@@ -1974,8 +2001,11 @@ int pgl_cmd_compare(int argc, char **argv)
 	if (!f || fprintf(f, "pid %d\n", (int)getpid()) < 0 || fclose(f) != 0) {
 		fprintf(stderr, "pgload: compare: could not write \"%s\"\n", path);
 		pgl_rmtree(m.wd);
+		if (out_made)
+			rmdir(m.out);
 		return 1;
 	}
+	say(&m, "%d cells x %d runs, interleaved; work directory %s", m.ncell, m.runs, m.wd);
 	time_t t0 = time(NULL);
 	struct tm tm;
 	localtime_r(&t0, &tm);
@@ -1989,17 +2019,21 @@ int pgl_cmd_compare(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "%s/workload", m.wd);
 		struct pgl_gen_opts g = {.scale = m.gen_scale, .seed = 1, .outdir = dir};
 		say(&m, "generating the workload (scale %g) in %s", m.gen_scale, dir);
+		if (pgl_step("gen", "generating the workload")) {
+			status = 2;
+			goto out;
+		}
 		if (pgl_gen(&g) < 0 || find_workload(&m, dir) < 0) {
 			status = 1;
 			goto out;
 		}
 		chmod(dir, 0755);
 	}
-	say(&m, "%d cells x %d runs, interleaved; work directory %s", m.ncell, m.runs, m.wd);
 	ret = run_matrix(&m);
 	if (ret != ST_OK)
 		status = ret == ST_ABORT || atomic_load(&pgl_interrupted) ? 2 : 1;
 out:
+	pgl_step("cleanup", "cleaning up");
 	for (int i = m.ncell - 1; i >= 0; i--)
 		if (cell_stop(&m.cell[i]) < 0 && status == 0)
 			status = 1;
@@ -2008,14 +2042,31 @@ out:
 		fprintf(stderr, "pgload: compare: %d thing%s left by the cells removed\n", left,
 			left == 1 ? " was" : "s were");
 	m.seconds = pgl_now() - start;
-	if (status == 0) {
+	bool reported = false;
+	if (status == 0 && !atomic_load(&pgl_interrupted)) {
+		pgl_step("report", "writing the report");
 		summarize(&m);
 		if (report(&m) < 0)
 			status = 1;
+		reported = true;
 		say(&m, "done in %.0f s", m.seconds);
-	} else if (atomic_load(&pgl_interrupted)) {
-		fprintf(stderr, "pgload: compare: interrupted; everything it created is removed\n");
 	}
+	if (atomic_load(&pgl_interrupted)) {
+		char step[512];
+		pgl_interrupted_step(step, sizeof(step));
+		if (reported)
+			fprintf(stderr,
+				"pgload: compare: interrupted while %s: the report in %s is "
+				"complete; nothing else of the run is left\n",
+				step, m.out);
+		else
+			fprintf(stderr,
+				"pgload: compare: interrupted; everything it created is removed "
+				"(the signal came while %s)\n",
+				step);
+	}
+	if ((status != 0 || atomic_load(&pgl_interrupted)) && out_made)
+		rmdir(m.out); /* an --out it made goes too if it stayed empty */
 	for (int i = 0; i < m.ncell; i++)
 		free(m.cell[i].s);
 	free(m.cell);

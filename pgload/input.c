@@ -7,9 +7,15 @@
  * raw buffer of RAWCAP bytes whatever the input size; lz4 frames of any
  * block size decode into the caller's buffer through LZ4F_decompress().
  * Concatenated lz4 frames (as `cat a.lz4 b.lz4` makes) decode as one stream.
+ *
+ * A pipe, FIFO or terminal is read only once poll() says it has data, with
+ * the interrupt descriptor beside it (pgl_wait_fd()): a stalled writer never
+ * keeps pgload from seeing Ctrl-C.  A FIFO is opened without blocking (its
+ * first read waits for the writer instead).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,7 @@
 #include <lz4frame.h>
 
 #include "pgload.h"
+#include "pgload_i.h"
 
 #define RAWCAP	  (256 * 1024)
 #define LZ4_MAGIC 0x184D2204u
@@ -39,6 +46,37 @@ struct pgl_input {
 	char err[256];
 };
 
+/*
+ * raw_read() -- read(2) from the descriptor; a pipe is waited for with
+ * pgl_wait_fd(), so that an interrupt ends the wait (-EINTR).
+ */
+static ssize_t raw_read(struct pgl_input *in, void *buf, size_t cap)
+{
+	for (;;) {
+		if (!in->regular) {
+			int w = pgl_wait_fd(in->fd, POLLIN, -1);
+			if (w == -EINTR) {
+				snprintf(in->err, sizeof(in->err),
+					 "interrupted while waiting for \"%s\"", in->name);
+				return -EINTR;
+			}
+		}
+		ssize_t n = read(in->fd, buf, cap);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			int e = errno;
+			snprintf(in->err, sizeof(in->err), "could not read \"%s\": %s", in->name,
+				 strerror(e));
+			return -e;
+		}
+		if (n == 0)
+			in->eof = true;
+		in->consumed += (uint64_t)n;
+		return n;
+	}
+}
+
 /* fill_raw() -- move unread raw bytes to the front and read more. */
 static ssize_t fill_raw(struct pgl_input *in)
 {
@@ -49,22 +87,18 @@ static ssize_t fill_raw(struct pgl_input *in)
 	}
 	if (in->eof || in->rend == RAWCAP)
 		return 0;
-	for (;;) {
-		ssize_t n = read(in->fd, in->raw + in->rend, RAWCAP - in->rend);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			snprintf(in->err, sizeof(in->err), "could not read \"%s\": %s", in->name,
-				 strerror(e));
-			return -e;
-		}
-		if (n == 0)
-			in->eof = true;
+	ssize_t n = raw_read(in, in->raw + in->rend, RAWCAP - in->rend);
+	if (n > 0)
 		in->rend += (size_t)n;
-		in->consumed += (uint64_t)n;
-		return n;
-	}
+	return n;
+}
+
+/* dump_archive_dir() -- PATH is a pg_dump directory-format archive. */
+static bool dump_archive_dir(const char *path)
+{
+	char toc[4200];
+	snprintf(toc, sizeof(toc), "%s/toc.dat", path);
+	return access(toc, F_OK) == 0;
 }
 
 int pgl_input_open(const char *path, struct pgl_input **out, char *errbuf)
@@ -87,7 +121,12 @@ int pgl_input_open(const char *path, struct pgl_input **out, char *errbuf)
 		in->fd = STDIN_FILENO;
 		in->is_stdin = true;
 	} else {
-		in->fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* a FIFO would block here until its writer comes: raw_read() waits */
+		struct stat pst;
+		int fl = stat(path, &pst) == 0 && S_ISFIFO(pst.st_mode) ? O_NONBLOCK : 0;
+		in->fd = open(path, O_RDONLY | O_CLOEXEC | fl);
+		if (in->fd >= 0 && fl)
+			fcntl(in->fd, F_SETFL, fcntl(in->fd, F_GETFL) & ~O_NONBLOCK);
 		if (in->fd < 0) {
 			ret = -errno;
 			if (errbuf)
@@ -103,7 +142,13 @@ int pgl_input_open(const char *path, struct pgl_input **out, char *errbuf)
 	}
 	if (!in->is_stdin && S_ISDIR(st.st_mode)) {
 		ret = -EISDIR;
-		if (errbuf)
+		if (errbuf && dump_archive_dir(path))
+			snprintf(
+			    errbuf, 256,
+			    "%s: looks like a pg_dump directory-format archive (-Fd), not SQL; "
+			    "convert it with `pg_restore -f FILE.sql %s`",
+			    path, path);
+		else if (errbuf)
 			snprintf(errbuf, 256, "could not read \"%s\": is a directory", path);
 		goto fail;
 	}
@@ -192,21 +237,7 @@ ssize_t pgl_input_read(struct pgl_input *in, void *buf, size_t cap)
 	}
 	if (in->eof)
 		return 0;
-	for (;;) {
-		ssize_t n = read(in->fd, buf, cap);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			snprintf(in->err, sizeof(in->err), "could not read \"%s\": %s", in->name,
-				 strerror(e));
-			return -e;
-		}
-		if (n == 0)
-			in->eof = true;
-		in->consumed += (uint64_t)n;
-		return n;
-	}
+	return raw_read(in, buf, cap);
 }
 
 int pgl_input_skip(struct pgl_input *in, uint64_t n)

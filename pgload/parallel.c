@@ -428,9 +428,12 @@ static int run_copy(struct pgl_pool *pool, const struct job *j, PGconn *conn)
 			break;
 	}
 	if (r < 0) {
-		fprintf(stderr, "pgload: %s\n", pgl_parser_error(p));
-		PQputCopyEnd(conn, "pgload: input error");
-		ret = ST_FAIL;
+		bool intr = r == -EINTR || atomic_load(&pgl_interrupted);
+		/* damaged input: the main reader meets it too and says so */
+		if (!intr && r != -EBADMSG && r != -E2BIG)
+			fprintf(stderr, "pgload: %s\n", pgl_parser_error(p));
+		PQputCopyEnd(conn, intr ? "pgload was interrupted" : "pgload: input error");
+		ret = intr ? ST_ABORT : ST_FAIL;
 	} else if (!failed) {
 		PQputCopyEnd(conn, NULL);
 	}

@@ -9,9 +9,17 @@
  *  - A backslash outside quotes and comments starts a meta-command that runs
  *    to the end of the line.
  *  - After a statement recognised as COPY ... FROM STDIN, the following lines
- *    are COPY data up to a line that is exactly "\." (or end of input); the
- *    data is handed out as spans of the read buffer, never collected, so
- *    memory is bounded by BUFCAP plus the longest statement.
+ *    are COPY data up to a line that is exactly "\."; the data is handed out
+ *    as spans of the read buffer, never collected, so memory is bounded by
+ *    BUFCAP plus the longest statement.  The input ending before the "\."
+ *    is an error (a truncated dump must not load as if it were whole).
+ *  - A COPY line, statement or meta-command line of max_line bytes
+ *    (PGL_MAX_LINE: PostgreSQL could not take it) is an error found while
+ *    streaming: a COPY line is counted, never held; a statement stops
+ *    growing at the limit.
+ *  - Damaged input is refused with its reason: an archive or a compressed
+ *    file instead of SQL (by its first bytes), a NUL byte in SQL text, the
+ *    input ending inside a quote or comment.
  *  - Leading whitespace and -- comments of a statement are dropped (psql
  *    drops them too); the rest is sent byte for byte, including the ';'.
  *  - Text left at end of input without a ';' is still a statement, as psql
@@ -70,6 +78,13 @@ struct pgl_parser {
 	bool inword, wnum, wlong;
 	unsigned nwords;
 	bool is_copy, copy_in, prev_from;
+	unsigned long qline; /* where the open quote or comment began */
+
+	/* limits and checks */
+	size_t max_line;	  /* PGL_MAX_LINE unless set */
+	uint64_t copylen;	  /* bytes of the current COPY line handed out */
+	unsigned long copy_line0; /* first line of the current COPY data */
+	bool sniffed;		  /* the first bytes were checked */
 
 	/* modes */
 	bool copy_mode, copy_bol, quit;
@@ -100,6 +115,15 @@ static int seterr(struct pgl_parser *p, unsigned long line, int ret, const char 
 	return ret;
 }
 
+/* seterr_file() -- record "FILE: message" (no line: about the whole input). */
+static int seterr_file(struct pgl_parser *p, int ret, const char *msg)
+{
+	free(p->err);
+	if (asprintf(&p->err, "%s: %s", p->name, msg) < 0)
+		p->err = NULL;
+	return ret;
+}
+
 int pgl_parser_create(struct pgl_input *in, const char *name, struct pgl_parser **out)
 {
 	struct pgl_parser *p = calloc(1, sizeof(*p));
@@ -114,6 +138,7 @@ int pgl_parser_create(struct pgl_input *in, const char *name, struct pgl_parser 
 	p->stmt = malloc(p->scap);
 	p->line = 1;
 	p->std_strings = true;
+	p->max_line = PGL_MAX_LINE;
 	if (!p->buf || !p->name || !p->stmt) {
 		pgl_parser_destroy(p);
 		return -ENOMEM;
@@ -144,6 +169,21 @@ void pgl_parser_destroy(struct pgl_parser *p)
 void pgl_parser_set_std_strings(struct pgl_parser *p, bool on)
 {
 	p->std_strings = on;
+}
+
+void pgl_parser_set_max_line(struct pgl_parser *p, size_t max)
+{
+	p->max_line = max > 1 ? max : 1;
+}
+
+/* limit_text() -- the limit as people say it ("1 GB"), into BUF. */
+static const char *limit_text(const struct pgl_parser *p, char *buf, size_t cap)
+{
+	if (p->max_line % ((size_t)1 << 30) == 0)
+		snprintf(buf, cap, "%zu GB", p->max_line >> 30);
+	else
+		snprintf(buf, cap, "%zu bytes", p->max_line);
+	return buf;
 }
 
 unsigned long pgl_parser_line(const struct pgl_parser *p)
@@ -257,10 +297,18 @@ static inline int at(const struct pgl_parser *p, size_t k)
 
 static int sappend(struct pgl_parser *p, const char *s, size_t n)
 {
+	if (p->slen + n >= p->max_line) {
+		char lim[32];
+		return seterr(p, p->slen ? p->sline : p->line, -E2BIG,
+			      "statement longer than %s (PostgreSQL's limit)",
+			      limit_text(p, lim, sizeof(lim)));
+	}
 	if (p->slen + n + 1 > p->scap) {
 		size_t nc = p->scap;
 		while (p->slen + n + 1 > nc)
 			nc *= 2;
+		if (nc > p->max_line)
+			nc = p->max_line; /* no 2 GB buffer for a statement just under 1 GB */
 		char *ns = realloc(p->stmt, nc);
 		if (!ns)
 			return -ENOMEM;
@@ -598,6 +646,7 @@ static int slash_copy(struct pgl_parser *p, struct pgl_item *it, char *rest)
 		}
 		p->copy_mode = true;
 		p->copy_bol = true;
+		p->copy_line0 = p->line;
 	}
 	return 1;
 }
@@ -617,12 +666,21 @@ static int meta(struct pgl_parser *p, struct pgl_item *it)
 	/* the whole line must be in the buffer */
 	for (;;) {
 		nl = memchr(p->buf + p->pos, '\n', p->end - p->pos);
-		if (nl || p->eof)
+		if (nl || p->eof || p->end - p->pos >= p->max_line)
 			break;
 		if ((ret = (int)fill(p)) < 0)
 			return ret;
 	}
 	size_t len = nl ? (size_t)(nl - (p->buf + p->pos)) : p->end - p->pos;
+	if (len >= p->max_line) {
+		char lim[32];
+		return seterr(p, line, -E2BIG,
+			      "meta-command line longer than %s (PostgreSQL's limit)",
+			      limit_text(p, lim, sizeof(lim)));
+	}
+	if (memchr(p->buf + p->pos, '\0', len))
+		return seterr(p, line, -EBADMSG,
+			      "a NUL byte in a meta-command line (a binary or damaged file?)");
 	if (len + 1 > p->metacap) {
 		free(p->meta);
 		p->metacap = len + 1 > 256 ? len + 1 : 256;
@@ -816,6 +874,14 @@ static int copy_rest_of_line(struct pgl_parser *p)
 static int emit(struct pgl_parser *p, struct pgl_item *it)
 {
 	int ret;
+	const char *nul = memchr(p->stmt, '\0', p->slen);
+	if (nul) {
+		unsigned long line = p->sline;
+		for (const char *c = p->stmt; c < nul; c++)
+			line += *c == '\n';
+		return seterr(p, line, -EBADMSG,
+			      "a NUL byte in SQL text (a binary or damaged file?)");
+	}
 	if (p->copy_in && (ret = copy_rest_of_line(p)) < 0)
 		return ret;
 	memset(it, 0, sizeof(*it));
@@ -828,6 +894,7 @@ static int emit(struct pgl_parser *p, struct pgl_item *it)
 	if (p->copy_in) {
 		p->copy_mode = true;
 		p->copy_bol = true;
+		p->copy_line0 = p->line;
 	}
 	p->slen = 0;
 	reset_lexer(p);
@@ -909,15 +976,98 @@ __attribute__((constructor)) static void init_tables(void)
 	stop_eol['\n'] = true;
 }
 
+/* eof_in_quote() -- the input ended inside a quote or comment. */
+static int eof_in_quote(struct pgl_parser *p)
+{
+	const char *what = "a quoted string ('...')";
+	switch (p->st) {
+	case S_ESTRING:
+		what = "an escape string (E'...')";
+		break;
+	case S_DQUOTE:
+		what = "a quoted identifier (\"...\")";
+		break;
+	case S_DOLLAR:
+		return seterr(p, p->qline, -EBADMSG,
+			      "the input ends inside the dollar-quoted string (%.*s) that begins "
+			      "here (a truncated file?)",
+			      (int)p->taglen, p->tag);
+	case S_COMMENT:
+		what = "a comment (/* ... */)";
+		break;
+	default:
+		break;
+	}
+	return seterr(p, p->qline, -EBADMSG,
+		      "the input ends inside %s that begins here (a truncated file?)", what);
+}
+
+/*
+ * sniff() -- refuse what is not a SQL script, by its first bytes: pg_dump's
+ * custom and tar archives (pgload would send them to the server as SQL,
+ * which answers with a syntax error at "PGDMP") and compressed files.
+ */
+static int sniff(struct pgl_parser *p)
+{
+	static const struct {
+		size_t off, len;
+		const char *magic, *what;
+	} kinds[] = {
+	    {0, 5, "PGDMP",
+	     "looks like a pg_dump custom-format archive (-Fc), not SQL; convert it with "
+	     "`pg_restore -f FILE.sql %s`"},
+	    {257, 5, "ustar",
+	     "looks like a tar archive (pg_dump -Ft?), not SQL; convert it with "
+	     "`pg_restore -f FILE.sql %s`"},
+	    {0, 2, "\x1f\x8b",
+	     "is gzip-compressed; pgload reads plain and lz4 input: "
+	     "`gzip -dc %s | pgload run --data -`"},
+	    {0, 4, "\x28\xb5\x2f\xfd",
+	     "is zstd-compressed; pgload reads plain and lz4 input: "
+	     "`zstd -dc %s | pgload run --data -`"},
+	    {4, 6, "1AY&SY",
+	     "is bzip2-compressed; pgload reads plain and lz4 input: "
+	     "`bzip2 -dc %s | pgload run --data -`"},
+	    {0, 6, "\xfd\x37zXZ",
+	     "is xz-compressed; pgload reads plain and lz4 input: "
+	     "`xz -dc %s | pgload run --data -`"},
+	};
+	int ret = ensure(p, 512);
+	if (ret < 0)
+		return ret;
+	const char *b = p->buf + p->pos;
+	size_t avail = p->end - p->pos;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (avail < kinds[i].off + kinds[i].len ||
+		    memcmp(b + kinds[i].off, kinds[i].magic, kinds[i].len) != 0)
+			continue;
+		if (kinds[i].off == 4 && memcmp(b, "BZh", 3) != 0)
+			continue; /* bzip2: "BZh", a level, then the block magic */
+		if (kinds[i].off == 257 && !memchr(b, '\0', 257))
+			continue; /* a tar header pads its name field with NULs */
+		char msg[400];
+		snprintf(msg, sizeof(msg), kinds[i].what, p->name);
+		return seterr_file(p, -EBADMSG, msg);
+	}
+	return 0;
+}
+
 /* next_sql() -- lex until a statement or meta-command is complete. */
 static int next_sql(struct pgl_parser *p, struct pgl_item *it)
 {
 	int ret;
+	if (!p->sniffed) {
+		p->sniffed = true;
+		if (p->base == 0 && p->pos == 0 && (ret = sniff(p)) < 0)
+			return ret;
+	}
 	for (;;) {
 		if (p->end - p->pos < LOOKAHEAD && !p->eof && (ret = ensure(p, LOOKAHEAD)) < 0)
 			return ret;
 		if (p->pos == p->end) {
 			/* end of input: send what is left, as psql does */
+			if (p->slen > 0 && p->st != S_NORMAL && p->st != S_LINECOMMENT)
+				return eof_in_quote(p);
 			if (p->slen > 0 && !only_comments(p->stmt))
 				return emit(p, it);
 			p->slen = 0;
@@ -1037,6 +1187,7 @@ static int next_sql(struct pgl_parser *p, struct pgl_item *it)
 		}
 		if (c == '/' && at(p, 1) == '*') {
 			p->st = S_COMMENT;
+			p->qline = p->line;
 			p->cdepth = 1;
 			if ((ret = take(p, 2)) < 0)
 				return ret;
@@ -1044,18 +1195,21 @@ static int next_sql(struct pgl_parser *p, struct pgl_item *it)
 		}
 		if (c == '\'') {
 			p->st = S_SQUOTE;
+			p->qline = p->line;
 			if ((ret = take(p, 1)) < 0)
 				return ret;
 			continue;
 		}
 		if ((c == 'e' || c == 'E') && at(p, 1) == '\'') {
 			p->st = S_ESTRING;
+			p->qline = p->line;
 			if ((ret = take(p, 2)) < 0)
 				return ret;
 			continue;
 		}
 		if (c == '"') {
 			p->st = S_DQUOTE;
+			p->qline = p->line;
 			if ((ret = take(p, 1)) < 0)
 				return ret;
 			continue;
@@ -1066,6 +1220,7 @@ static int next_sql(struct pgl_parser *p, struct pgl_item *it)
 				memcpy(p->tag, p->buf + p->pos, n);
 				p->taglen = n;
 				p->st = S_DOLLAR;
+				p->qline = p->line;
 			} else {
 				n = 1;
 			}
@@ -1113,6 +1268,25 @@ static int next_sql(struct pgl_parser *p, struct pgl_item *it)
 
 /* ---- COPY data ---------------------------------------------------------- */
 
+/* copy_eof() -- the input ended inside COPY data, before its "\." line. */
+static int copy_eof(struct pgl_parser *p)
+{
+	/* the last line of the input (the line count is past a final newline) */
+	unsigned long last = p->copy_bol && p->line > p->copy_line0 ? p->line - 1 : p->line;
+	return seterr(p, last, -EBADMSG,
+		      "the input ends inside COPY data (which begins on line %lu) without "
+		      "its \\. line (a truncated file?)",
+		      p->copy_line0);
+}
+
+/* copy_too_long() -- the COPY line at p->line has reached the limit. */
+static int copy_too_long(struct pgl_parser *p)
+{
+	char lim[32];
+	return seterr(p, p->line, -E2BIG, "COPY data line longer than %s (PostgreSQL's limit)",
+		      limit_text(p, lim, sizeof(lim)));
+}
+
 static int copy_end(struct pgl_parser *p, struct pgl_item *it, unsigned long line)
 {
 	memset(it, 0, sizeof(*it));
@@ -1141,7 +1315,7 @@ static int next_copy(struct pgl_parser *p, struct pgl_item *it)
 	for (;;) {
 		if (p->pos == p->end) {
 			if (p->eof)
-				return copy_end(p, it, p->line);
+				return copy_eof(p);
 			if ((ret = (int)fill(p)) < 0)
 				return ret;
 			continue;
@@ -1151,6 +1325,9 @@ static int next_copy(struct pgl_parser *p, struct pgl_item *it)
 		if (!p->copy_bol) {
 			/* the rest of a line of which a part was handed out */
 			char *nl = memchr(p->buf + p->pos, '\n', p->end - p->pos);
+			p->copylen += nl ? (size_t)(nl - (p->buf + p->pos)) : p->end - p->pos;
+			if (p->copylen >= p->max_line)
+				return copy_too_long(p);
 			if (!nl) {
 				p->pos = p->end;
 				return copy_data(p, it, start, line);
@@ -1187,19 +1364,19 @@ static int next_copy(struct pgl_parser *p, struct pgl_item *it)
 			char *nl = memchr(p->buf + p->pos, '\n', p->end - p->pos);
 			if (!nl)
 				break;
+			if ((size_t)(nl - (p->buf + p->pos)) >= p->max_line)
+				return copy_too_long(p); /* only with a limit below BUFCAP */
 			p->pos = (size_t)(nl - p->buf) + 1;
 			p->line++;
 		}
 		if (p->pos > start)
 			return copy_data(p, it, start, line);
 		/* a partial line at the start of the unread data */
-		if (p->eof) {
-			p->pos = p->end;
-			p->copy_bol = false;
-			return copy_data(p, it, start, line);
-		}
-		if (p->end - p->pos >= p->cap / 2) {
-			/* a very long line: hand out its beginning */
+		if (p->eof || p->end - p->pos >= p->cap / 2) {
+			/* the input's last line, or a very long one: hand out its beginning */
+			p->copylen = p->end - p->pos;
+			if (p->copylen >= p->max_line)
+				return copy_too_long(p);
 			p->pos = p->end;
 			p->copy_bol = false;
 			return copy_data(p, it, start, line);
@@ -1217,6 +1394,7 @@ int pgl_parser_begin_copy(struct pgl_parser *p, uint64_t offset, unsigned long l
 	p->line = line;
 	p->copy_mode = true;
 	p->copy_bol = true;
+	p->copy_line0 = line;
 	return 0;
 }
 
@@ -1230,7 +1408,6 @@ int pgl_parser_next(struct pgl_parser *p, struct pgl_item *item)
 }
 
 /* ---- COPY statement target ---------------------------------------------- */
-
 
 int pgl_copy_target(const char *text, char *buf, size_t cap)
 {

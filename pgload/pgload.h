@@ -123,11 +123,34 @@ int pgl_parser_create(struct pgl_input *in, const char *name, struct pgl_parser 
 
 /*
  * pgl_parser_next() -- the next item.  Returns 1 with *item filled (its
- * pointers stay valid until the next call), 0 at end of input, or -errno on
- * an input error or a script error such as an unsupported meta-command
- * (-EINVAL); pgl_parser_error() then says "FILE:LINE: reason".
+ * pointers stay valid until the next call), 0 at end of input, or -errno;
+ * pgl_parser_error() then says "FILE:LINE: reason" (or "FILE: reason"):
+ *   -EINVAL   a script error such as an unsupported meta-command;
+ *   -EBADMSG  damaged input: a binary file or an archive rather than SQL (a
+ *             pg_dump -Fc or -Ft archive, a gzip, zstd, bzip2 or xz file), a
+ *             NUL byte in SQL text, the input ending inside a quoted string,
+ *             dollar quote or comment, or inside COPY data before its "\."
+ *             line (a truncated file);
+ *   -E2BIG    a COPY data line, statement or meta-command line of
+ *             PGL_MAX_LINE bytes or more (found while streaming: memory
+ *             stays bounded);
+ *   -EINTR    the read was interrupted (pgl_interrupt_fd());
+ *   or the input's own error (-EBADMSG for a corrupt lz4 frame, -errno).
  */
 int pgl_parser_next(struct pgl_parser *p, struct pgl_item *item);
+
+/*
+ * PGL_MAX_LINE -- the smallest COPY data line or statement PostgreSQL cannot
+ * take: its line and message buffers stop at MaxAllocSize, 1 GB - 1 byte.
+ */
+#define PGL_MAX_LINE ((size_t)1 << 30)
+
+/*
+ * pgl_parser_set_max_line() -- refuse COPY data lines, statements and
+ * meta-command lines of MAX bytes or more (default PGL_MAX_LINE; the tests
+ * set smaller limits).
+ */
+void pgl_parser_set_max_line(struct pgl_parser *p, size_t max);
 
 /*
  * pgl_parser_set_std_strings() -- tell the parser the server's

@@ -10,24 +10,72 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include <libpq-fe.h>
 
-/* ---- interrupts ----------------------------------------------------------- */
+/* ---- interrupts and steps ---------------------------------------------- */
 
 /* Set once SIGINT, SIGTERM or SIGHUP arrives; the run then aborts (exit 2). */
 extern atomic_int pgl_interrupted;
 
 /*
  * pgl_signals_start() -- block the termination signals in every thread and
- * start a thread that waits for them: the first one sets pgl_interrupted,
- * cancels the queries of every registered connection and terminates the
- * registered child process; a second one does it again.  Call before
+ * start a thread that waits for them.  The first one sets pgl_interrupted,
+ * names the step pgload was in, makes pgl_interrupt_fd() readable, cancels
+ * the queries of every registered connection (again every second until the
+ * clean-up starts, so that a query sent just after the signal is cancelled
+ * too) and terminates the registered child process.  A later one only says
+ * that the clean-up is under way: it is never cut short.  Call before
  * creating any other thread.  Returns 0 or -errno.
  */
 int pgl_signals_start(void);
+
+/*
+ * pgl_interrupt_fd() -- a descriptor that becomes readable, and stays so,
+ * once a termination signal arrived; -1 before pgl_signals_start().
+ */
+int pgl_interrupt_fd(void);
+
+/*
+ * pgl_wait_fd() -- wait until FD has one of EVENTS (POLLIN, POLLOUT), or an
+ * interrupt arrived, or TIMEOUT_MS passed (-1: no limit).  Returns 1 when FD
+ * is ready, 0 on timeout, -EINTR once interrupted, or -errno.
+ */
+int pgl_wait_fd(int fd, short events, int timeout_ms);
+
+/*
+ * pgl_step() -- what pgload does from now on: ID is a short name ("initdb",
+ * "createdb", "data", "cleanup", ...), the rest a verb phrase for messages
+ * ("running the data phase of data.sql", as in "Interrupt received while
+ * running ...").  A signal names the step it arrived in.  The step
+ * "cleanup" ends the cancelling: the clean-up is never interrupted.
+ * For tests, PGLOAD_TEST_INTERRUPT_AT=ID[,ID...] (ID or ID#N, the N-th time
+ * the step starts) makes pgload send itself SIGINT as the step starts and
+ * wait until the signal is handled.  Returns true if pgload was interrupted
+ * (the caller stops before doing the step).
+ */
+bool pgl_step(const char *id, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * pgl_step_context() -- text added after a comma to every step's description
+ * until the next call ("run 2/3", "round 1, cell 3 ext4/dbaware"); NULL
+ * clears it.
+ */
+void pgl_step_context(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* pgl_interrupted_step() -- the step the first signal arrived in, into BUF. */
+void pgl_interrupted_step(char *buf, size_t cap);
+
+/*
+ * pgl_child_signals() -- in a forked child before exec: no signal blocked,
+ * the termination signals, SIGQUIT and SIGPIPE at their defaults (pgload may
+ * have inherited them ignored, as a background job of a script does, and
+ * stops its children with them).
+ */
+void pgl_child_signals(void);
 
 /* pgl_cancel_register() -- make CONN's query cancellable by a signal. */
 void pgl_cancel_register(PGconn *conn);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -514,8 +515,10 @@ struct pgl_progress {
 /* input_total() -- size of FILE and whether it is an lz4 frame stream. */
 static int64_t input_total(const char *file, bool *lz4)
 {
+	struct stat st;
 	*lz4 = false;
-	if (!file || strcmp(file, "-") == 0)
+	/* not a FIFO: opening one would wait for its writer, reading steal its data */
+	if (!file || strcmp(file, "-") == 0 || stat(file, &st) < 0 || !S_ISREG(st.st_mode))
 		return -1;
 	FILE *fp = fopen(file, "r");
 	if (!fp)

@@ -16,17 +16,24 @@
  *    with exit status 2, and the embedded server is still cleaned up.
  *  - Only databases pgload created (marked with a comment) are dropped,
  *    unless --force.
+ *  - An interrupt stops the run in whatever step it is (each step starts
+ *    with pgl_step(), which names it), cancels what runs, and the clean-up
+ *    then removes what the run made: the embedded server, or with --dsn the
+ *    database this process created.  Damaged input (parser.c) is an error
+ *    that cancels the COPY it cut: a cut block loads none of its rows.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -156,10 +163,48 @@ PGconn *pgl_connect(struct pgl_ctx *c, const char *dbname, const char *user, boo
 	val[n++] = "pgload";
 	kw[n] = NULL;
 	val[n] = NULL;
-	PGconn *conn = PQconnectdbParams(kw, val, 1);
+	PGconn *conn = PQconnectStartParams(kw, val, 1);
 	if (!conn) {
 		fprintf(stderr, "pgload: out of memory connecting to the server\n");
 		return NULL;
+	}
+	/*
+	 * PQconnectdb() without its blind wait: an interrupt ends the attempt.
+	 * connect_timeout (libpq: at least 2 s) bounds the whole attempt here,
+	 * not each host's.
+	 */
+	int timeout_ms = -1;
+	PQconninfoOption *ci = PQconninfo(conn);
+	for (PQconninfoOption *op = ci; op && op->keyword; op++)
+		if (strcmp(op->keyword, "connect_timeout") == 0 && op->val && atoi(op->val) > 0)
+			timeout_ms = (atoi(op->val) < 2 ? 2 : atoi(op->val)) * 1000;
+	PQconninfoFree(ci);
+	double t0 = pgl_now();
+	PostgresPollingStatusType ps = PGRES_POLLING_WRITING;
+	while (PQstatus(conn) != CONNECTION_BAD && ps != PGRES_POLLING_OK &&
+	       ps != PGRES_POLLING_FAILED) {
+		int left = -1, w = 0;
+		if (timeout_ms >= 0) {
+			left = timeout_ms - (int)((pgl_now() - t0) * 1000);
+			left = left < 0 ? 0 : left;
+		}
+		if (left != 0)
+			w = pgl_wait_fd(PQsocket(conn),
+					ps == PGRES_POLLING_READING ? POLLIN : POLLOUT, left);
+		if (w == -EINTR) {
+			PQfinish(conn);
+			return NULL;
+		}
+		if (w == 0) {
+			if (!quiet)
+				fprintf(stderr,
+					"pgload: could not connect to database \"%s\": timeout "
+					"expired (connect_timeout)\n",
+					dbname ? dbname : "(default)");
+			PQfinish(conn);
+			return NULL;
+		}
+		ps = PQconnectPoll(conn);
 	}
 	if (PQstatus(conn) != CONNECTION_OK) {
 		if (!quiet)
@@ -181,11 +226,18 @@ void pgl_disconnect(PGconn *conn)
 	PQfinish(conn);
 }
 
-/* pgl_admin_exec() -- run SQL on the admin connection; print errors. */
+/*
+ * pgl_admin_exec() -- run SQL on the admin connection; print errors (not
+ * the cancellation of an interrupt: ST_ABORT).
+ */
 int pgl_admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap)
 {
 	PGresult *res = PQexec(c->admin, sql);
 	int st = PQresultStatus(res);
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && atomic_load(&pgl_interrupted)) {
+		PQclear(res);
+		return ST_ABORT;
+	}
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		if (PQstatus(c->admin) == CONNECTION_BAD)
 			fprintf(stderr, "pgload: lost connection to the server: %s",
@@ -245,18 +297,55 @@ void pgl_first_line(const char *text, char *buf, size_t cap)
 	snprintf(buf, cap, "%.*s", (int)n, s);
 }
 
-/* error_line() -- the input line of a character position in a statement. */
+/*
+ * error_line() -- the input line of a character position in a statement; a
+ * position at the end of the text ("syntax error at end of input") is on
+ * the line of its last visible character.
+ */
 static unsigned long error_line(const char *text, unsigned long line0, long pos)
 {
-	unsigned long line = line0;
+	unsigned long line = line0, visible = line0;
 	long chars = 0;
-	for (const unsigned char *s = (const unsigned char *)text; *s && chars < pos - 1; s++) {
+	const unsigned char *s;
+	for (s = (const unsigned char *)text; *s && chars < pos - 1; s++) {
 		if ((*s & 0xC0) != 0x80)
 			chars++;
 		if (*s == '\n')
 			line++;
+		else if (!isspace(*s))
+			visible = line;
 	}
-	return line;
+	return *s ? line : visible;
+}
+
+/*
+ * bad_utf8_line() -- the line of the first byte of TEXT (which starts on
+ * LINE0) that is not well-formed UTF-8, or 0 if it all is.
+ */
+static unsigned long bad_utf8_line(const char *text, unsigned long line0)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	unsigned long line = line0;
+	while (*s) {
+		unsigned char c = *s;
+		size_t n = c < 0x80		    ? 1
+			   : c >= 0xC2 && c <= 0xDF ? 2
+			   : c >= 0xE0 && c <= 0xEF ? 3
+			   : c >= 0xF0 && c <= 0xF4 ? 4
+						    : 0;
+		if (n == 0)
+			return line;
+		for (size_t i = 1; i < n; i++)
+			if ((s[i] & 0xC0) != 0x80)
+				return line;
+		/* overlong forms, surrogates, beyond U+10FFFF */
+		if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F) ||
+		    (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] > 0x8F))
+			return line;
+		line += c == '\n';
+		s += n;
+	}
+	return 0;
 }
 
 void pgl_report_error(const char *fname, const char *text, unsigned long line,
@@ -277,6 +366,11 @@ void pgl_report_error(const char *fname, const char *text, unsigned long line,
 		const char *l = strstr(context, ", line ");
 		if (l)
 			eline = copy_line0 + strtoul(l + 7, NULL, 10) - 1;
+	} else if (!pos && text && msg && strstr(msg, "for encoding \"UTF8\"")) {
+		/* the server checks a statement's encoding whole: find the byte */
+		unsigned long l = bad_utf8_line(text, line);
+		if (l)
+			eline = l;
 	}
 	if (msg) {
 		fprintf(stderr, "pgload: %s:%lu: %s:  %s\n", fname, eline, sev ? sev : "ERROR",
@@ -365,6 +459,30 @@ static int statement_error(struct exec *e)
 	return stop_on_error(e) ? ST_FAIL : ST_SQLERR;
 }
 
+/*
+ * parse_failed() -- the parser returned R < 0: an interrupted read aborts
+ * (the signal was reported), anything else is an input error to report.
+ */
+static int parse_failed(struct exec *e, int r)
+{
+	if (r == -EINTR || atomic_load(&pgl_interrupted))
+		return ST_ABORT;
+	fprintf(stderr, "pgload: %s\n", pgl_parser_error(e->p));
+	return ST_FAIL;
+}
+
+void pgl_report_copy_cancelled(const char *text, unsigned long line, bool chunked)
+{
+	char first[128];
+	pgl_first_line(text, first, sizeof(first));
+	fprintf(stderr, "  statement (line %lu): %s\n", line, first);
+	if (chunked)
+		fprintf(stderr, "  the rest of the block is not loaded; its earlier --chunk-mb "
+				"chunks are\n");
+	else
+		fprintf(stderr, "  the COPY is cancelled: none of its rows are loaded\n");
+}
+
 /* skip_copy() -- discard COPY data items up to the end of the block. */
 static int skip_copy(struct exec *e)
 {
@@ -373,10 +491,8 @@ static int skip_copy(struct exec *e)
 	while ((ret = pgl_parser_next(e->p, &it)) > 0)
 		if (it.kind == PGL_ITEM_COPY_END)
 			return ST_OK;
-	if (ret < 0) {
-		fprintf(stderr, "pgload: %s\n", pgl_parser_error(e->p));
-		return ST_FAIL;
-	}
+	if (ret < 0)
+		return parse_failed(e, ret);
 	return ST_OK;
 }
 
@@ -425,9 +541,11 @@ static void count_rows(struct exec *e, const char *text, PGresult *res, uint64_t
 
 /*
  * send_copy() -- stream the COPY data items that follow to the server.
- * Returns ST_OK with *bytes set once \. was reached, or ST_FAIL/ST_ABORT.
+ * Returns ST_OK with *bytes set once \. was reached, or ST_FAIL/ST_ABORT;
+ * the COPY is then ended with an error, so that none of it is loaded.
  */
-static int send_copy(struct exec *e, uint64_t *bytes, unsigned long *line0)
+static int send_copy(struct exec *e, const struct pgl_item *stmt, uint64_t *bytes,
+		     unsigned long *line0)
 {
 	struct pgl_item it;
 	int ret;
@@ -456,9 +574,12 @@ static int send_copy(struct exec *e, uint64_t *bytes, unsigned long *line0)
 		}
 	}
 	if (ret < 0) {
-		fprintf(stderr, "pgload: %s\n", pgl_parser_error(e->p));
-		PQputCopyEnd(e->conn, "pgload: input error");
-		return ST_FAIL;
+		int st = parse_failed(e, ret);
+		PQputCopyEnd(e->conn,
+			     st == ST_ABORT ? "pgload was interrupted" : "pgload: input error");
+		if (st == ST_FAIL)
+			pgl_report_copy_cancelled(stmt->text, stmt->line, false);
+		return st;
 	}
 	if (*line0 == 0)
 		*line0 = it.line;
@@ -534,7 +655,7 @@ static int exec_sql(struct exec *e, const struct pgl_item *it)
 				break;
 			}
 			copied = true;
-			ret = send_copy(e, &bytes, &line0);
+			ret = send_copy(e, it, &bytes, &line0);
 			break;
 		case PGRES_COPY_OUT:
 			drain_copy_out(e->conn);
@@ -548,9 +669,10 @@ static int exec_sql(struct exec *e, const struct pgl_item *it)
 				ret = ST_ABORT;
 				break;
 			}
+			if (ret != ST_OK)
+				break; /* the COPY we ended after an input error: said already */
 			pgl_report_error(e->fname, it->text, it->line, line0, res, NULL);
-			if (ret == ST_OK)
-				ret = statement_error(e);
+			ret = statement_error(e);
 			break;
 		case PGRES_COMMAND_OK:
 			count_rows(e, it->text, res, bytes, copied);
@@ -939,14 +1061,18 @@ static int pool_copy(struct exec *e, const struct pgl_item *it)
 		}
 	}
 	if (split && r < 0) {
-		fprintf(stderr, "pgload: %s\n", pgl_parser_error(e->p));
-		return ST_FAIL;
+		ret = parse_failed(e, r);
+		if (ret == ST_FAIL)
+			pgl_report_copy_cancelled(it->text, it->line, same);
+		return ret;
 	}
 	/* the rest of the block (all of it when not split) */
 	ret =
 	    pgl_pool_copy(e->pool, e->conn, it->text, it->line, off, dl, 0, same, stop_on_error(e));
 	if (!split) {
 		int r2 = skip_copy(e);
+		if (r2 == ST_FAIL)
+			pgl_report_copy_cancelled(it->text, it->line, false);
 		if (r2 != ST_OK)
 			return r2;
 	}
@@ -991,16 +1117,19 @@ static int pool_sql(struct exec *e, const struct pgl_item *it)
 int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 		  struct pgl_phase_result *res, bool parallel)
 {
-	struct exec e = {.c = c, .res = res, .fname = path};
+	/* messages say <stdin>, as psql's do */
+	struct exec e = {.c = c, .res = res, .fname = strcmp(path, "-") == 0 ? "<stdin>" : path};
 	struct pgl_item it;
 	char err[256];
 	int ret = ST_OK, r;
 
-	if (pgl_input_open(path, &e.in, err) < 0) {
+	if ((r = pgl_input_open(path, &e.in, err)) < 0) {
+		if (r == -EINTR)
+			return ST_ABORT; /* a FIFO's writer never came: said already */
 		fprintf(stderr, "pgload: %s\n", err);
 		return ST_FAIL;
 	}
-	if (pgl_parser_create(e.in, path, &e.p) < 0) {
+	if (pgl_parser_create(e.in, e.fname, &e.p) < 0) {
 		pgl_input_close(e.in);
 		return ST_FAIL;
 	}
@@ -1012,12 +1141,13 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 	e.dbname = strdup(dbname);
 	after_statement(&e);
 	e.parallel = parallel && c->o->jobs > 1;
-	if (e.parallel && pgl_input_is_stdin(e.in)) {
+	if (e.parallel && pgl_input_size(e.in) < 0) {
 		if (!c->o->quiet)
-			fprintf(stderr,
-				"pgload: --jobs needs a file to reopen, not stdin: loading "
-				"%s on one connection\n",
-				path);
+			fprintf(
+			    stderr,
+			    "pgload: --jobs needs a regular file to reopen, not stdin or a pipe: "
+			    "loading %s on one connection\n",
+			    path);
 		e.parallel = false;
 	}
 	if (e.parallel && !(e.pool = pgl_pool_create(c, path, dbname, c->o->jobs))) {
@@ -1025,6 +1155,10 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 		goto out;
 	}
 	while ((r = pgl_parser_next(e.p, &it)) > 0) {
+		if (atomic_load(&pgl_interrupted)) {
+			ret = ST_ABORT; /* before sending anything more */
+			break;
+		}
 		if (it.kind == PGL_ITEM_SQL && c->o->pipeline && !it.copy_in &&
 		    pipelinable(it.text)) {
 			ret = pipeline_send(&e, &it);
@@ -1048,10 +1182,8 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 		c->progress_pos = pgl_input_consumed(e.in);
 		ret = ST_OK;
 	}
-	if (r < 0) {
-		fprintf(stderr, "pgload: %s\n", pgl_parser_error(e.p));
-		ret = ST_FAIL;
-	}
+	if (r < 0)
+		ret = parse_failed(&e, r);
 	if (ret == ST_OK) {
 		ret = pipeline_flush(&e);
 		if (ret == ST_SQLERR)
@@ -1091,6 +1223,10 @@ int pgl_prepare_db(struct pgl_ctx *c)
 	char *id = PQescapeIdentifier(c->admin, db, strlen(db));
 	char sql[1024], val[256];
 	int ret;
+	if (pgl_step("createdb", "creating the database \"%s\"", db)) {
+		ret = ST_ABORT;
+		goto out;
+	}
 	if (!lit || !id) {
 		ret = ST_FAIL;
 		goto out;
@@ -1114,10 +1250,12 @@ int pgl_prepare_db(struct pgl_ctx *c)
 		snprintf(sql, sizeof(sql), "DROP DATABASE %s WITH (FORCE)", id);
 		if ((ret = pgl_admin_exec(c, sql, NULL, 0)) != ST_OK)
 			goto out;
+		c->db_created = false;
 	}
 	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", id);
 	if ((ret = pgl_admin_exec(c, sql, NULL, 0)) != ST_OK)
 		goto out;
+	c->db_created = true; /* even before the marker: an interrupt drops it */
 	snprintf(sql, sizeof(sql), "COMMENT ON DATABASE %s IS '" DB_MARKER "'", id);
 	if ((ret = pgl_admin_exec(c, sql, NULL, 0)) != ST_OK)
 		goto out;
@@ -1199,6 +1337,10 @@ int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result 
 	uint64_t lsn0 = 0, lsn1 = 0;
 	struct pgl_io io0, io1;
 	int ret;
+	const char *f = c->o->file[ph];
+	if (pgl_step(pgl_phase_names[ph], "running the %s phase of %s", pgl_phase_names[ph],
+		     strcmp(f, "-") == 0 ? "stdin" : f))
+		return ST_ABORT;
 	bool have_io0 = io_snapshot(c, &io0);
 	if ((ret = wal_lsn(c, &lsn0)) != ST_OK)
 		return ret;
@@ -1252,7 +1394,7 @@ void pgl_server_info(struct pgl_ctx *c)
 	const char *v = PQparameterStatus(c->admin, "server_version");
 	snprintf(c->server_version, sizeof(c->server_version), "%.*s", v ? (int)strcspn(v, " ") : 7,
 		 v ? v : "unknown");
-	for (int i = 0; names[i] && i < PGL_MAXSETTINGS; i++) {
+	for (int i = 0; names[i] && i < PGL_MAXSETTINGS && !atomic_load(&pgl_interrupted); i++) {
 		char sql[128], val[64];
 		snprintf(sql, sizeof(sql), "SELECT current_setting('%s')", names[i]);
 		if (pgl_admin_exec(c, sql, val, sizeof(val)) == ST_OK) {
@@ -1273,6 +1415,33 @@ void pgl_server_info(struct pgl_ctx *c)
 	struct utsname u;
 	if (uname(&u) == 0)
 		snprintf(c->kernel, sizeof(c->kernel), "%s %s %s", u.sysname, u.release, u.machine);
+}
+
+/*
+ * drop_run_db() -- after an interrupt, drop the database this process
+ * created on a --dsn server (never one it did not create: c->db_created).
+ * The admin connection is no longer cancelled by signals (the step is
+ * "cleanup"), and the drop is bounded in time.
+ */
+static void drop_run_db(struct pgl_ctx *c)
+{
+	const char *db = c->o->db;
+	char *id = PQescapeIdentifier(c->admin, db, strlen(db));
+	char sql[256];
+	if (!id)
+		return;
+	PQclear(PQexec(c->admin, "SET statement_timeout = '30s'"));
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", id);
+	PQfreemem(id);
+	PGresult *res = PQexec(c->admin, sql);
+	if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+		c->db_created = false;
+		fprintf(stderr, "pgload: database \"%s\" dropped\n", db);
+	} else {
+		fprintf(stderr, "pgload: could not drop database \"%s\": %s", db,
+			PQerrorMessage(c->admin));
+	}
+	PQclear(res);
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -1333,6 +1502,32 @@ static int parse_int(const char *opt, const char *arg, long min, long max, int *
 	}
 	*out = (int)v;
 	return 0;
+}
+
+/*
+ * check_input() -- read the first item of PATH, so that a file that is no
+ * SQL script (an archive, a compressed or binary file) fails before any
+ * server or database is made.  Pipes are left alone: they read once.
+ */
+static int check_input(const char *path)
+{
+	struct pgl_input *in;
+	struct pgl_parser *p = NULL;
+	struct pgl_item it;
+	struct stat st;
+	char err[256];
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return 0;
+	int ret = pgl_input_open(path, &in, err);
+	if (ret < 0) {
+		fprintf(stderr, "pgload: %s\n", err);
+		return ret;
+	}
+	if ((ret = pgl_parser_create(in, path, &p)) == 0 && (ret = pgl_parser_next(p, &it)) < 0)
+		fprintf(stderr, "pgload: %s\n", pgl_parser_error(p));
+	pgl_parser_destroy(p);
+	pgl_input_close(in);
+	return ret < 0 ? ret : 0;
 }
 
 static int parse_opts(int argc, char **argv, struct pgl_opts *o)
@@ -1528,6 +1723,8 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 				pgl_phase_names[i], o->file[i], strerror(errno));
 			return -errno;
 		}
+		if (o->file[i] && strcmp(o->file[i], "-") != 0 && check_input(o->file[i]) < 0)
+			return -EINVAL;
 	}
 	if (o->dsn && (o->pgdata || o->pgbin || o->nsettings || o->on_pgiofs)) {
 		fprintf(stderr,
@@ -1587,8 +1784,10 @@ int pgl_cmd_run(int argc, char **argv)
 		    .pgiofs_bin = o.pgiofs_bin,
 		};
 		ret = pgl_server_start(&so, &c.server);
-		if (ret < 0)
-			return ret == -EINTR ? 2 : 1;
+		if (ret < 0) {
+			status = ret == -EINTR || atomic_load(&pgl_interrupted) ? 2 : 1;
+			goto out;
+		}
 		c.base = pgl_server_conninfo(c.server);
 		admin_db = strdup("postgres");
 	}
@@ -1598,6 +1797,10 @@ int pgl_cmd_run(int argc, char **argv)
 			"choose another name\n",
 			o.db);
 		status = 1;
+		goto out;
+	}
+	if (pgl_step("connect", "connecting to the server")) {
+		status = 2;
 		goto out;
 	}
 	c.admin = pgl_connect(&c, admin_db, NULL, false);
@@ -1623,6 +1826,7 @@ int pgl_cmd_run(int argc, char **argv)
 		struct pgl_run_result *rr = &c.results[run];
 		rr->warmup = run < o.warmup;
 		c.progress_run = run;
+		pgl_step_context("run %d/%d%s", run + 1, total, rr->warmup ? ", a warmup" : "");
 		if ((ret = pgl_prepare_db(&c)) != ST_OK) {
 			status = ret == ST_ABORT ? 2 : 1;
 			break;
@@ -1639,7 +1843,9 @@ int pgl_cmd_run(int argc, char **argv)
 			pgl_progress_run_done(&c, run);
 	}
 	pgl_progress_stop(&c);
+	pgl_step_context(NULL);
 	if (status == 0 || c.nresults > 0) {
+		pgl_step("report", "writing the report");
 		pgl_report_summary(&c, stdout);
 		if (o.json && pgl_report_json(&c, o.json) < 0 && status == 0)
 			status = 1;
@@ -1647,9 +1853,25 @@ int pgl_cmd_run(int argc, char **argv)
 			status = 1;
 	}
 out:
+	pgl_step_context(NULL);
+	pgl_step("cleanup", "cleaning up");
+	bool intr = atomic_load(&pgl_interrupted) != 0;
+	if (intr && c.admin && c.db_created && o.dsn)
+		drop_run_db(&c);
+	else if (status == 1 && c.db_created && o.dsn)
+		fprintf(stderr, "pgload: database \"%s\" is kept as the failed run left it\n",
+			o.db);
 	pgl_disconnect(c.admin);
 	if (c.server && pgl_server_stop(c.server) < 0 && status == 0)
 		status = 1;
+	if (intr) {
+		char step[512];
+		pgl_interrupted_step(step, sizeof(step));
+		fprintf(stderr, "pgload: interrupted while %s; %s\n", step,
+			!o.dsn	       ? "the embedded server is stopped and its files are removed"
+			: c.db_created ? "could not drop the run's database"
+				       : "nothing of the run is left on the server");
+	}
 	if (c.results) {
 		for (int i = 0; i < o.warmup + o.runs; i++)
 			for (int ph = 0; ph < PGL_NPHASE; ph++)

@@ -41,6 +41,7 @@ struct pgl_ctx {
 	struct pgl_server *server; /* embedded server, or NULL with --dsn */
 	const char *base;	   /* conninfo every connection starts from */
 	PGconn *admin;		   /* creates databases, reads the WAL position */
+	bool db_created;	   /* o->db exists, created by this process */
 
 	/* what the report says about the server */
 	char server_version[64];
@@ -73,6 +74,12 @@ void pgl_first_line(const char *text, char *buf, size_t cap);
 void pgl_report_error(const char *fname, const char *text, unsigned long line,
 		      unsigned long copy_line0, const PGresult *res, const char *connmsg);
 void pgl_lost_connection(struct pgl_ctx *c, const char *fname, unsigned long line, PGconn *conn);
+/*
+ * pgl_report_copy_cancelled() -- after an input error inside the data of
+ * COPY statement TEXT: which COPY, and that it is cancelled (CHUNKED: the
+ * block was loaded in --chunk-mb chunks, the earlier ones are in).
+ */
+void pgl_report_copy_cancelled(const char *text, unsigned long line, bool chunked);
 
 /*
  * pgl_exec_file() -- run one script (run.c); with PARALLEL and --jobs > 1,
@@ -88,7 +95,8 @@ struct pgl_pool *pgl_pool_create(struct pgl_ctx *c, const char *path, const char
 				 int nworkers);
 int pgl_pool_classify(const char *text, char *name, size_t cap);
 int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigned long line,
-		  uint64_t offset, unsigned long dataline, uint64_t end, bool same_block, bool stop);
+		  uint64_t offset, unsigned long dataline, uint64_t end, bool same_block,
+		  bool stop);
 /* pgl_pool_splittable() -- may COPY statement TEXT's block load in chunks? */
 bool pgl_pool_splittable(PGconn *main, const char *text);
 int pgl_pool_sql(struct pgl_pool *pool, PGconn *main, const char *text, unsigned long line,

@@ -125,9 +125,7 @@ static pid_t spawn(struct pgl_server *s, char *const argv[], bool pdeath)
 		return -e;
 	}
 	if (pid == 0) {
-		sigset_t all;
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
+		pgl_child_signals();
 		setsid();
 		int nul = open("/dev/null", O_RDONLY);
 		if (nul >= 0)
@@ -344,9 +342,7 @@ static int mount_pgiofs(struct pgl_server *s, const struct pgl_server_opts *o)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		sigset_t all;
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
+		pgl_child_signals();
 		int logfd = open(s->logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (logfd >= 0) {
 			dup2(logfd, 1);
@@ -452,7 +448,13 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 		snprintf(s->mnt, sizeof(s->mnt), "%s/mnt", s->tmpdir);
 		if ((ret = prepare_dir(s, s->tmpdir, 0711)) < 0 ||
 		    (ret = prepare_dir(s, s->backing, 0700)) < 0 ||
-		    (ret = prepare_dir(s, s->mnt, 0700)) < 0 || (ret = mount_pgiofs(s, o)) < 0)
+		    (ret = prepare_dir(s, s->mnt, 0700)) < 0)
+			goto fail;
+		if (pgl_step("pgiofs", "mounting pgiofs at %s", s->mnt)) {
+			ret = -EINTR;
+			goto fail;
+		}
+		if ((ret = mount_pgiofs(s, o)) < 0)
 			goto fail;
 		if (asprintf(&s->pgdata, "%s/data", s->mnt) < 0)
 			s->pgdata = NULL;
@@ -490,6 +492,10 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 	char *iargv[] = {initdb,  "-D", s->pgdata, "-A",	  "trust",     "-U",
 			 s->user, "-E", "UTF8",	   "--no-locale", "--no-sync", "--no-instructions",
 			 NULL};
+	if (pgl_step("initdb", "running initdb of %s", s->pgdata)) {
+		ret = -EINTR;
+		goto fail;
+	}
 	if (!o->quiet)
 		fprintf(stderr, "pgload: initdb %s\n", s->pgdata);
 	ret = run_wait(s, iargv);
@@ -518,6 +524,10 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 		pargv[n++] = (char *)o->settings[i];
 	}
 	pargv[n] = NULL;
+	if (pgl_step("postmaster", "starting the server")) {
+		ret = -EINTR;
+		goto fail;
+	}
 	pid_t pid = spawn(s, pargv, true);
 	if (pid < 0) {
 		ret = (int)pid;

@@ -39,6 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the first byte picks the string mode, as the server could */
 	if (size > 0 && (data[0] & 1))
 		pgl_parser_set_std_strings(p, false);
+	/* and the second bit a small line limit, to reach the limit's paths */
+	if (size > 1 && (data[0] & 2))
+		pgl_parser_set_max_line(p, 16 + data[1]);
 	size_t copy = 0;
 	unsigned long line = 1;
 	int ret;

@@ -8,16 +8,19 @@
 
 W=$(mktempdir)
 FUZZ=$W/fuzz_parser
-SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP/pgload/parser.c" "$TOP/pgload/input.c")
+# (util.c: input.c waits for pipes beside pgload's interrupt descriptor)
+SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP/pgload/parser.c" "$TOP/pgload/input.c" "$TOP/pgload/util.c")
+PQ_CFLAGS=$(pkg-config --cflags libpq)
+PQ_LIBS=$(pkg-config --libs libpq)
 # libFuzzer when clang has it; else the seeded mutation driver under gcc
 # sanitizers, so that the parser is always fuzzed (CI counts a skip as a failure)
 if command -v clang >/dev/null &&
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-I"$TOP/pgload" "${SRC[@]}" -llz4 -o "$FUZZ" 2>"$W/cc.log"; then
+		-I"$TOP/pgload" $PQ_CFLAGS "${SRC[@]}" -llz4 $PQ_LIBS -lpthread -o "$FUZZ" 2>"$W/cc.log"; then
 	ENGINE=libfuzzer
 else
 	gcc -g -O1 -std=gnu11 -D_GNU_SOURCE -DPGL_FUZZ_DRIVER -fsanitize=address,undefined \
-		-fno-sanitize-recover=undefined -I"$TOP/pgload" "${SRC[@]}" -llz4 -o "$FUZZ" \
+		-fno-sanitize-recover=undefined -I"$TOP/pgload" $PQ_CFLAGS "${SRC[@]}" -llz4 $PQ_LIBS -lpthread -o "$FUZZ" \
 		2>>"$W/cc.log" || { cat "$W/cc.log"; fail "fuzzer build failed"; }
 	ENGINE=driver
 fi

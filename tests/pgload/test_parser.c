@@ -3,7 +3,9 @@
  * and its input layer (plain, lz4 frames, pipes).
  *
  * Each case feeds a script and compares the items the parser hands out,
- * rendered as text, with what psql would execute.  Exit 0 pass, 1 fail.
+ * rendered as text, with what psql would execute; damaged input (truncated,
+ * binary, an archive) and lines over the limit must fail with their reason.
+ * Exit 0 pass, 1 fail.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +22,7 @@
 #include "pgload.h"
 
 static int failures;
+static size_t max_line; /* pgl_parser_set_max_line() for render_path(), 0: default */
 static char tmpdir[] = "/tmp/pgload-test-parser.XXXXXX";
 
 #define CHECK(cond, ...)                                                                           \
@@ -96,6 +100,8 @@ static void render_path(const char *path, struct out *o, bool keep_data, bool st
 		exit(1);
 	if (std_off)
 		pgl_parser_set_std_strings(p, false);
+	if (max_line)
+		pgl_parser_set_max_line(p, max_line);
 	while ((o->ret = pgl_parser_next(p, &it)) > 0) {
 		switch (it.kind) {
 		case PGL_ITEM_SQL:
@@ -234,8 +240,15 @@ static void test_copy(void)
 	       "S1c:COPY t FROM stdin;\nC2:\\\\.\n\\.x\n|\nE4\n");
 	expect("end marker with CRLF", "COPY t FROM stdin;\r\n1\r\n\\.\r\nSELECT 1;",
 	       "S1c:COPY t FROM stdin;\nC2:1\r\n|\nE3\nS4:SELECT 1;\n");
-	expect("copy to end of input", "COPY t FROM stdin;\n1\n2",
-	       "S1c:COPY t FROM stdin;\nC2:1\n|\nC3:2|\nE3\n");
+	expect_error("copy to end of input", "COPY t FROM stdin;\n1\n2",
+		     "t.sql:3: the input ends inside COPY data (which begins on line 2) without "
+		     "its \\. line");
+	expect_error("copy to end of input after a newline", "SELECT 1;\nCOPY t FROM stdin;\n1\n",
+		     "t.sql:3: the input ends inside COPY data (which begins on line 3)");
+	expect_error("empty copy at end of input", "COPY t FROM stdin;\n",
+		     "t.sql:2: the input ends inside COPY data");
+	expect_error("\\copy data to end of input", "\\copy t from stdin\n1\n",
+		     "t.sql:2: the input ends inside COPY data");
 	expect("copy marker at end of input", "COPY t FROM stdin;\n1\n\\.",
 	       "S1c:COPY t FROM stdin;\nC2:1\n|\nE3\n");
 	expect("copy from a file is not stdin", "COPY t FROM '/tmp/x';\nSELECT 1;",
@@ -292,6 +305,149 @@ static void test_meta(void)
 	expect_error("wrong unrestrict key", "\\restrict k1\n\\unrestrict k2\n",
 		     "t.sql:2: \\unrestrict: wrong key");
 	expect_error("unrestrict without restrict", "\\unrestrict k1\n", "not in restricted mode");
+}
+
+/* test_damaged() -- truncated, binary and archived input: errors with reasons. */
+static void test_damaged(void)
+{
+	expect_error("truncated in a dollar quote",
+		     "SELECT 1;\nCREATE FUNCTION f() RETURNS int AS $body$\nBEGIN\n  RETURN 1;",
+		     "t.sql:2: the input ends inside the dollar-quoted string ($body$) that begins "
+		     "here (a truncated file?)");
+	expect_error("truncated in a string", "SELECT 1;\nINSERT INTO t VALUES (1,\n 'abc",
+		     "t.sql:3: the input ends inside a quoted string ('...')");
+	expect_error("truncated in an E string", "SELECT E'a\\'b",
+		     "t.sql:1: the input ends inside an escape string");
+	expect_error("truncated in an identifier", "SELECT \"a;\n", "inside a quoted identifier");
+	expect_error("truncated in a comment", "SELECT 1 /* a\n/* b */ c\n",
+		     "t.sql:1: the input ends inside a comment");
+	expect("a final line comment is fine", "SELECT 1; -- bye", "S1:SELECT 1;\n");
+	expect("no semicolon at the end is fine (psql sends it)", "SELECT (1,\n2",
+	       "S1:SELECT (1,\\n2\n");
+
+	struct out o;
+	static const char nul[] = "SELECT 1;\nSELECT\n 2\0garbage;\nSELECT 3;\n";
+	render(nul, sizeof(nul) - 1, &o);
+	CHECK(o.ret == -EBADMSG && strstr(o.err, "t.sql:3: a NUL byte in SQL text"),
+	      "NUL in SQL: ret %d, %s", o.ret, o.err);
+	free(o.s);
+	static const char nulmeta[] = "\\echo a\0b\n";
+	render(nulmeta, sizeof(nulmeta) - 1, &o);
+	CHECK(o.ret == -EBADMSG && strstr(o.err, "t.sql:1: a NUL byte in a meta-command"),
+	      "NUL in a meta-command: %s", o.err);
+	free(o.s);
+	/* NUL bytes in COPY data are the server's to judge (binary COPY has them) */
+	static const char nulcopy[] = "COPY t FROM stdin;\na\0b\n\\.\n";
+	render(nulcopy, sizeof(nulcopy) - 1, &o);
+	CHECK(o.ret == 0, "NUL in COPY data: %s", o.err);
+	free(o.s);
+
+	/* archives and compressed files, by their first bytes */
+	static const struct {
+		const char *head;
+		size_t len;
+		const char *want;
+	} magic[] = {
+	    {"PGDMP\x01\x0e\x00\x04\x08", 10,
+	     "t.sql: looks like a pg_dump custom-format archive (-Fc), not SQL; convert it with "
+	     "`pg_restore -f FILE.sql t.sql`"},
+	    {"\x1f\x8b\x08\x00", 4, "t.sql: is gzip-compressed"},
+	    {"\x28\xb5\x2f\xfd\x00", 5, "t.sql: is zstd-compressed"},
+	    {"BZh91AY&SY\x00", 11, "t.sql: is bzip2-compressed"},
+	    {"\xfd\x37zXZ\x00\x00", 7, "t.sql: is xz-compressed"},
+	};
+	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++) {
+		render(magic[i].head, magic[i].len, &o);
+		CHECK(o.ret == -EBADMSG && strstr(o.err, magic[i].want), "magic %zu: ret %d, %s", i,
+		      o.ret, o.err);
+		free(o.s);
+	}
+	char tar[1024];
+	memset(tar, 0, sizeof(tar));
+	strcpy(tar, "toc.dat");
+	memcpy(tar + 257, "ustar", 6); /* with its NUL, then the version */
+	memcpy(tar + 263, "00", 2);
+	render(tar, sizeof(tar), &o);
+	CHECK(o.ret == -EBADMSG && strstr(o.err, "t.sql: looks like a tar archive (pg_dump -Ft?)"),
+	      "tar: %s", o.err);
+	free(o.s);
+	expect("ustar in SQL is SQL", "SELECT 'ustar';", "S1:SELECT 'ustar';\n");
+	expect("BZh in SQL is SQL", "SELECT 'BZh91AY';", "S1:SELECT 'BZh91AY';\n");
+
+	/* a pg_dump directory archive given as a file */
+	char dir[300], toc[320];
+	snprintf(dir, sizeof(dir), "%s/dumpdir", tmpdir);
+	snprintf(toc, sizeof(toc), "%s/toc.dat", dir);
+	CHECK(mkdir(dir, 0700) == 0, "mkdir %s", dir);
+	write_file(toc, "PGDMP", 5);
+	struct pgl_input *in;
+	char err[256];
+	CHECK(pgl_input_open(dir, &in, err) == -EISDIR &&
+		  strstr(err, "looks like a pg_dump directory-format archive (-Fd)"),
+	      "directory archive: %s", err);
+}
+
+/*
+ * test_limits() -- COPY lines, statements and meta-command lines at and over
+ * the limit (small here; tests/pgload/test_badinput.sh uses the real 1 GB).
+ */
+static void test_limits(void)
+{
+	struct out o;
+	char path[256];
+	max_line = 100;
+	/* 99 bytes pass, 100 fail: in one buffer, and spanning buffers */
+	char ok[200], bad[200];
+	memset(ok, 'x', sizeof(ok));
+	memset(bad, 'x', sizeof(bad));
+	char script[600];
+	snprintf(script, sizeof(script), "COPY t FROM stdin;\n1\n%.99s\n\\.\nSELECT '%.80s';\n", ok,
+		 ok);
+	render(script, strlen(script), &o);
+	CHECK(o.ret == 0, "99-byte line: %s", o.err);
+	free(o.s);
+	snprintf(script, sizeof(script), "COPY t FROM stdin;\n1\n%.100s\n\\.\n", bad);
+	render(script, strlen(script), &o);
+	CHECK(
+	    o.ret == -E2BIG &&
+		strstr(o.err, "t.sql:3: COPY data line longer than 100 bytes (PostgreSQL's limit)"),
+	    "100-byte line: ret %d, %s", o.ret, o.err);
+	free(o.s);
+	snprintf(script, sizeof(script), "COPY t FROM stdin;\n1\n%.100s", bad);
+	render(script, strlen(script), &o);
+	CHECK(o.ret == -E2BIG && strstr(o.err, "t.sql:3: COPY data line longer"),
+	      "100-byte last line: %s", o.err);
+	free(o.s);
+	snprintf(script, sizeof(script), "SELECT 1;\nSELECT\n'%.95s';\n", bad);
+	render(script, strlen(script), &o);
+	CHECK(o.ret == -E2BIG &&
+		  strstr(o.err, "t.sql:2: statement longer than 100 bytes (PostgreSQL's limit)"),
+	      "long statement: ret %d, %s", o.ret, o.err);
+	free(o.s);
+	snprintf(script, sizeof(script), "\\echo %.100s", bad);
+	render(script, strlen(script), &o);
+	CHECK(o.ret == -E2BIG && strstr(o.err, "t.sql:1: meta-command line longer"),
+	      "long meta-command: ret %d, %s", o.ret, o.err);
+	free(o.s);
+
+	/* a 3 MiB line over a 2 MiB limit: found while streaming, never held */
+	max_line = 2 << 20;
+	snprintf(path, sizeof(path), "%s/long.sql", tmpdir);
+	FILE *f = fopen(path, "w");
+	char kib[1024];
+	memset(kib, 'y', sizeof(kib));
+	fputs("COPY t FROM stdin;\n1\n", f);
+	for (int i = 0; i < 3 * 1024; i++)
+		fwrite(kib, 1, sizeof(kib), f);
+	fputs("\n\\.\n", f);
+	fclose(f);
+	render_path(path, &o, false, false);
+	CHECK(o.ret == -E2BIG && strstr(o.err, "t.sql:3: COPY data line longer than 2097152 bytes"),
+	      "3 MiB line: ret %d, %s", o.ret, o.err);
+	CHECK(o.max_chunk <= 1024 * 1024 && o.copy_bytes < (3u << 20),
+	      "3 MiB line: chunks of %zu, %zu bytes handed out", o.max_chunk, o.copy_bytes);
+	free(o.s);
+	max_line = 0;
 }
 
 /* test_large() -- a COPY block far larger than the buffer, and a huge line. */
@@ -433,6 +589,8 @@ int main(void)
 	test_copy();
 	test_meta();
 	test_slash_copy_parse();
+	test_damaged();
+	test_limits();
 	test_large();
 	test_lz4();
 	char cmd[300];
