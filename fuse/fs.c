@@ -937,7 +937,8 @@ static void pfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  * does not wait for the backing store, then the FSYNC. */
 static bool write_behind(const struct pfs *fs, const struct pfs_fh *fh)
 {
-	return fh->cls == IOS_CLASS_WAL && fs->set.wal_direct_io && !ios_is_async(fs->ios);
+	return fh->cls == IOS_CLASS_WAL && fs->set.wal_direct_io &&
+	       ios_runs_inline(fs->ios, IOS_CLASS_WAL);
 }
 
 /* submit() -- hand a request to the current scheduler (a reload swaps it

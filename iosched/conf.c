@@ -33,9 +33,10 @@ static const char *const fault_error_names[] = {
 };
 
 static const struct conf_tunable rows[] = {
-    {"iosched", "policy", CONF_ENUM, "", "direct", 0, 0, ios_policy_names, F(policy),
-     "How every data read, write and sync is scheduled: direct (no queue), noop, "
-     "elevator-2.4, elevator-2.4-aa, deadline-2.6, as-2.6 or dbaware."},
+    {"iosched", "policy", CONF_ENUM, "", "dbaware", 0, 0, ios_policy_names, F(policy),
+     "How every data read, write and sync is scheduled: dbaware (database-aware "
+     "priorities and deadlines), direct (no queue), noop, elevator-2.4, elevator-2.4-aa, "
+     "deadline-2.6 or as-2.6."},
     {"iosched", "nr_requests", CONF_INT, "", "128", 1, 65536, NULL, F(nr_requests),
      "Requests in flight to the backing store at most."},
     {"iosched", "max_request_kb", CONF_INT, "KiB", "512", 4, 16384, NULL, F(max_request_kb),
@@ -77,14 +78,15 @@ static const struct conf_tunable rows[] = {
      "this after they arrive (bounded write latency)."},
     {"iosched", "temp_expire_ms", CONF_INT, "ms", "5000", 1, 600000, NULL, F(temp_expire_ms),
      "dbaware: temp-file (pgsql_tmp) reads and writes."},
-    {"iosched", "wal_inline", CONF_BOOL, "", "no", 0, 0, NULL, F(wal_inline),
+    {"iosched", "wal_inline", CONF_BOOL, "", "yes", 0, 0, NULL, F(wal_inline),
      "Queueing policies: run WAL and commit-status (pg_xact, ...) requests at arrival "
      "in the requesting thread, as direct does, instead of queueing them for the "
      "dispatcher.  They would be served first anyway; inline they save the hand-over "
      "to the dispatcher thread and back, two context switches per write and per sync "
      "of every commit.  Every request of such a file runs inline, so their order is "
      "the kernel's, as with direct.  Off with an emulated device, where WAL has to "
-     "compete for the modelled disk."},
+     "compete for the modelled disk.  The profiles that reproduce kernel elevators "
+     "set it to no."},
     {"iosched", "read_ahead_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(read_ahead_kb),
      "Largest readahead window of a sequential reader (0: none).  A stream starts at 4x "
      "its read, the window doubles at every async marker; windows are read through the "

@@ -6,8 +6,10 @@
 #
 # Two rounds, each on a fresh cluster (max_connections 100) on a fresh
 # pgiofs mount (root, allow_other):
-#   a  fuse.writeback_cache = no, 20 s of load (150 s with LONG=1)
-#   b  fuse.writeback_cache = yes (the default), 15 s (90 s with LONG=1)
+#   a  the default policy (dbaware), fuse.writeback_cache = no, 20 s of
+#      load (150 s with LONG=1)
+#   b  --profile direct, fuse.writeback_cache = yes (the default), 15 s
+#      (90 s with LONG=1)
 # LOAD_SECONDS sets both.  initdb runs on a first mount, which is then
 # unmounted, so the statistics of the load's mount count the server alone.
 # The load: pgbench -c 64 -j 2 (TPC-B-like) in database bench, initialised
@@ -32,7 +34,9 @@
 # every import, checkpoint and sort succeeds, the last import holds all its
 # rows, the pgbench balances agree, the server log has no ERROR, FATAL or
 # PANIC line; no class has a failed request; per class, the bytes pgiofs
-# counted equal the bytes its backing-store system calls wrote, and no
+# counted equal the bytes its backing-store system calls wrote (with
+# dbaware, WAL and commit status only: the rest goes through io_uring,
+# which a preloaded shim cannot see), and no
 # backing write was short (every byte the kernel sent reached the store);
 # PostgreSQL's writes were never short; the files read through the mount
 # after the server stopped are byte for byte those in the backing
@@ -153,16 +157,17 @@ sums() {
 	(cd "$1" && find pg -type f -print0 | sort -z | xargs -0 -r md5sum)
 }
 
-# round NAME SECS WRITEBACK -- one cluster on one mount, the load, the checks.
+# round NAME SECS WRITEBACK PROFILE -- one cluster on one mount, the load,
+# the checks.
 round() {
-	local name=$1 secs=$2 wb=$3 tmp mode
+	local name=$1 secs=$2 wb=$3 prof=$4 tmp mode
 	LABEL="round $name"
 	tmp=$(mktempdir)
 	BACKING=$tmp/backing MNT=$tmp/mnt RUN=$tmp/run
 	mkdir -p "$BACKING" "$MNT" "$RUN" && chown postgres: "$RUN" && chmod 700 "$RUN" ||
 		fail "$LABEL: cannot make $tmp"
 	install -m 0644 "$SHIM" "$tmp/wcount.so" || fail "$LABEL: cannot copy $SHIM"
-	MOUNT_ARGS=(-o allow_other --set "fuse.writeback_cache=$wb")
+	MOUNT_ARGS=(-o allow_other --profile "$prof" --set "fuse.writeback_cache=$wb")
 	on_exit "force_umount '$MNT'"
 	pgiofs_mount_fg "$tmp/pgiofs.log" "$BACKING" "$MNT" "${MOUNT_ARGS[@]}"
 	mkdir "$MNT/pg" && chown postgres: "$MNT/pg" || fail "$LABEL: cannot make $MNT/pg"
@@ -213,10 +218,15 @@ $(diff "$tmp/sums.mount" "$tmp/sums.backing" | head -n 10)" /dev/null
 	"$WC" "$RUN/pg.wcount" >"$tmp/pg.txt" && "$WC" "$tmp/daemon.wcount" >"$tmp/daemon.txt" ||
 		fail "$LABEL: cannot read the counter files"
 	if [ "$wb" = no ]; then mode=exact; else mode=writeback; fi
-	python3 - "$mode" "$tmp/stats.json" "$tmp/pg.txt" "$tmp/daemon.txt" <<'PY' ||
+	python3 - "$mode" "$tmp/stats.json" "$tmp/pg.txt" "$tmp/daemon.txt" "$prof" <<'PY' ||
 import json, sys
 
-mode, stats, pgf, dmf = sys.argv[1:5]
+mode, stats, pgf, dmf, prof = sys.argv[1:6]
+# the shim sees the daemon's system calls: every backing write with direct;
+# with dbaware only WAL and commit status (wal_inline), the rest goes
+# through io_uring, which no LD_PRELOAD shim sees (its bytes are checked
+# end to end: PostgreSQL's bytes against pgiofs's, and the files)
+seen = None if prof == "direct" else ("wal", "xact")
 st = json.load(open(stats))["classes"]
 
 
@@ -245,7 +255,7 @@ print("%-6s %14s %14s %14s %14s" % ("class", "postgres", "pg_pages", "pgiofs_sta
 for c in rows:
     p, pp, s, b = shim(pg, c), shim(pg, c, 1), stat(c), shim(dm, c)
     print("%-6s %14d %14d %14d %14d" % (c, p, pp, s, b))
-    if s != b:
+    if (seen is None or c in seen) and s != b:
         bad.append("%s: pgiofs counted %d bytes, its backing writes wrote %d" % (c, s, b))
     if mode == "exact" and p != s:
         bad.append("%s: PostgreSQL wrote %d bytes, pgiofs %d (difference %d)" % (c, p, s, s - p))
@@ -282,6 +292,8 @@ PY
 	rm -rf "$tmp"
 }
 
-round a "$SECS_A" no
-round b "$SECS_B" yes
+# round a: the default policy (dbaware), exact accounting; round b: direct,
+# where every backing write is a system call the shim counts
+round a "$SECS_A" no dbaware
+round b "$SECS_B" yes direct
 log "all checks passed"

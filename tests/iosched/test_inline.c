@@ -88,9 +88,9 @@ static void test_which(void)
 	s = dbaware(true, IOS_DEVICE_HDD, &set);
 	CHECK(s && !ios_runs_inline(s, IOS_CLASS_WAL));
 	ios_destroy(s);
-	/* off by default */
+	/* on by default (dbaware is the default policy) */
 	conf_defaults(&ios_conf, &set);
-	CHECK(!set.wal_inline);
+	CHECK(set.wal_inline && set.policy == IOS_POLICY_DBAWARE);
 	/* direct runs everything inline */
 	settings(&set, IOS_POLICY_DIRECT, IOS_DEVICE_NONE);
 	s = ios_create_with(&set);
