@@ -1474,7 +1474,7 @@ static void usage(FILE *f)
 	       "      --pgbin DIR          embedded server: directory of initdb and postgres\n"
 	       "      --set NAME=VALUE     embedded server: a server setting (repeatable)\n"
 	       "      --on-pgiofs          embedded server: cluster on a pgiofs mount of its own\n"
-	       "      --profile NAME       pgiofs configuration: config/NAME.conf or a file\n"
+	       "      --profile NAME       pgiofs profile (pgiofs --profile NAME) or a file\n"
 	       "      --pgiofs-bin PATH    pgiofs binary for --on-pgiofs and `pgiofs stat`\n"
 	       "                           (default: beside pgload, else on PATH)\n"
 	       "output:\n"

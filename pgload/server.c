@@ -279,54 +279,39 @@ static int find_pgiofs(const char *given, char *out, size_t cap)
 }
 
 /*
- * find_profile() -- PROFILE as a file, or config/PROFILE.conf or
- * config/profiles/PROFILE.conf (the scheduler profiles) of the tree.
+ * profile_file() -- whether PROFILE names a file (it has a '/' or exists);
+ * then it must be readable.  A bare name is left to pgiofs --profile, which
+ * finds its profiles itself (pfs_find_profile: beside its binary, in
+ * $PGIOFS_PROFILE_DIR or /etc/pgiofs/profiles).
  */
-static int find_profile(const char *profile, char *out, size_t cap)
+static int profile_file(const char *profile, bool *is_file)
 {
-	if (strchr(profile, '/') || access(profile, R_OK) == 0) {
-		snprintf(out, cap, "%s", profile);
-		if (access(out, R_OK) == 0)
-			return 0;
-	} else {
-		char exe[512];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n > 0) {
-			exe[n] = '\0';
-			char *slash = strrchr(exe, '/');
-			if (slash) {
-				*slash = '\0';
-				snprintf(out, cap, "%s/../config/%s.conf", exe, profile);
-				if (access(out, R_OK) == 0)
-					return 0;
-				snprintf(out, cap, "%s/../config/profiles/%s.conf", exe, profile);
-				if (access(out, R_OK) == 0)
-					return 0;
-			}
-		}
+	*is_file = strchr(profile, '/') || access(profile, F_OK) == 0;
+	if (*is_file && access(profile, R_OK) != 0) {
+		int e = errno;
+		fprintf(stderr, "pgload: --profile \"%s\": %s\n", profile,
+			e == ENOENT ? "no such file" : strerror(e));
+		return -e;
 	}
-	fprintf(stderr,
-		"pgload: --profile \"%s\": no such file, nor config/%s.conf or "
-		"config/profiles/%s.conf\n",
-		profile, profile, profile);
-	return -ENOENT;
+	return 0;
 }
 
 /* mount_pgiofs() -- mount pgiofs over backing/ at mnt/ (it daemonizes). */
 static int mount_pgiofs(struct pgl_server *s, const struct pgl_server_opts *o)
 {
-	char bin[600], conf[700];
+	char bin[600];
+	bool is_file = false;
 	int ret;
 	if ((ret = find_pgiofs(o->pgiofs_bin, bin, sizeof(bin))) < 0)
 		return ret;
-	if (o->profile && (ret = find_profile(o->profile, conf, sizeof(conf))) < 0)
+	if (o->profile && (ret = profile_file(o->profile, &is_file)) < 0)
 		return ret;
 	char *argv[12 + PGL_MAX_PGIOFS_ARGS];
 	int n = 0;
 	argv[n++] = bin;
 	if (o->profile) {
-		argv[n++] = "--config";
-		argv[n++] = conf;
+		argv[n++] = is_file ? "--config" : "--profile";
+		argv[n++] = (char *)o->profile;
 	}
 	for (int i = 0; o->pgiofs_args && o->pgiofs_args[i] && i < PGL_MAX_PGIOFS_ARGS; i++)
 		argv[n++] = (char *)o->pgiofs_args[i];

@@ -99,6 +99,14 @@ assert_no_mount "$W/mnt"
 assert_clean
 echo "ok: --pgdata on a pgiofs mount"
 
+# a profile by name is found by pgiofs itself (beside its binary, whichever
+# build directory that is); an unknown name is pgiofs's error, shown by pgload
+"$PGLOAD" run -q --on-pgiofs --profile noop -d "$W/g/schema.sql" --json "$W/p.json" 2>"$W/err" ||
+	{ cat "$W/err"; fail "--profile noop"; }
+grep -q '"pgiofs_profile": "noop"' "$W/p.json" || fail "profile noop not reported"
+"$PGLOAD" run -q --on-pgiofs --profile nosuch -d "$W/g/schema.sql" 2>"$W/err" && fail "unknown profile accepted"
+grep -q 'profile "nosuch"' "$W/err" || { cat "$W/err"; fail "unknown profile message"; }
+assert_clean
 "$PGLOAD" run -q --on-pgiofs --profile /nonexistent.conf -d "$W/g/schema.sql" 2>"$W/err" && fail "bad profile accepted"
 grep -q -- '--profile "/nonexistent.conf": no such file' "$W/err" || { cat "$W/err"; fail "bad profile message"; }
 "$PGLOAD" run -q --on-pgiofs --pgiofs-bin /nonexistent -d "$W/g/schema.sql" 2>"$W/err" && fail "bad --pgiofs-bin accepted"
