@@ -21,18 +21,18 @@ struct pfs_inode {
 	int fd;			 /* O_PATH descriptor of the backing object */
 	dev_t dev;
 	ino_t ino;
-	mode_t fmt;	  /* S_IFMT bits */
-	uint8_t kind;	  /* enum pgiofs_dirkind (directories) */
-	uint8_t cls;	  /* enum ios_class (files) */
+	mode_t fmt;	    /* S_IFMT bits */
+	uint8_t kind;	    /* enum pgiofs_dirkind (directories) */
+	uint8_t cls;	    /* enum ios_class (files) */
 	uint8_t by_content; /* cls was decided by a page's content (heap/index) */
-	uint64_t nlookup; /* under pfs.lock */
+	uint64_t nlookup;   /* under pfs.lock */
 	/* per-relation statistics (read and written with relaxed atomics):
 	 * directories: their name as a number and their tablespace
 	 * (pgiofs_dir_oids()); relation files: their counters, or NULL */
 	uint32_t oid, spc;
 	struct ios_stats_rel *rel;
-	uint32_t nopen;	  /* open handles (atomic): iosched readahead state is
-			   * released with the last */
+	uint32_t nopen; /* open handles (atomic): iosched readahead state is
+			 * released with the last */
 	/* write-behind (WAL with files.wal_direct_io): held while an
 	 * acknowledged write is still being written; its error, kept for the
 	 * next fsync */
@@ -52,8 +52,8 @@ struct pfs {
 	struct fuse_session *se;
 	bool is_root; /* the daemon runs with euid 0 */
 	bool foreground;
-	struct ios_stats *stats;     /* since mount; attached to every scheduler */
-	struct pfs_control *control; /* control channel (control.c), or NULL */
+	struct ios_stats *stats;	/* since mount; attached to every scheduler */
+	struct pfs_control *control;	/* control channel (control.c), or NULL */
 	struct ios_trace_writer *trace; /* --trace, or NULL; every scheduler */
 };
 
@@ -103,8 +103,8 @@ void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
 /* control.c: the control channel `pgiofs stat` talks to.  An abstract
  * Unix socket (nothing appears in any directory) named after the mount's
  * st_dev, so a client finds it from /proc/self/mountinfo alone. */
-#define PFS_CTL_NAME_FMT  "pgiofs/%u:%u" /* major, minor; after a NUL byte */
-#define PFS_CTL_RAW	  "pgiofs-raw/1" /* reply to "snapshot-raw\n" */
+#define PFS_CTL_NAME_FMT  "pgiofs/%u:%u"  /* major, minor; after a NUL byte */
+#define PFS_CTL_RAW	  "pgiofs-raw/1"  /* reply to "snapshot-raw\n" */
 #define PFS_CTL_RELS	  "pgiofs-rels/1" /* reply to "relations-raw\n" */
 #define PFS_CTL_TIMEOUT_S 5
 

@@ -114,7 +114,7 @@ struct ios_settings {
 	int64_t data_write_expire_ms; /* heap, index, fsm, vm, meta, other */
 	int64_t temp_expire_ms;
 	int64_t read_ahead_kb; /* largest readahead window (0: no readahead) */
-	bool wal_inline;	       /* WAL and commit-status requests run at arrival */
+	bool wal_inline;       /* WAL and commit-status requests run at arrival */
 	int64_t ra_cache_mb;   /* read-ahead data held at most */
 	/* [device] */
 	int device_model;      /* enum ios_device_model */

@@ -164,7 +164,7 @@ struct ios_sched {
 	struct ios_settings set;
 	const struct ios_policy_ops *pol_ops;
 	const struct ios_backend_ops *be_ops;
-	bool sync_mode; /* "direct": execute in the submitting thread */
+	bool sync_mode;		 /* "direct": execute in the submitting thread */
 	unsigned inline_classes; /* 1 << class: run at arrival (wal_inline) */
 
 	/* submission (any thread) */

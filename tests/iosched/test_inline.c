@@ -211,7 +211,8 @@ static void test_concurrent(void)
 
 	CHECK(s != NULL);
 	for (int i = 0; i < 4; i++) {
-		k[i] = (struct worker){s, i < 2 ? wal : heap, i, i < 2 ? IOS_CLASS_WAL : IOS_CLASS_HEAP,
+		k[i] = (struct worker){s, i < 2 ? wal : heap, i,
+				       i < 2 ? IOS_CLASS_WAL : IOS_CLASS_HEAP,
 				       calloc(2 * PER_THREAD, sizeof(struct ireq))};
 		CHECK(k[i].q != NULL);
 		pthread_create(&t[i], NULL, work, &k[i]);
