@@ -463,6 +463,27 @@ static void reload(struct sigctx *c)
 	free(ns);
 }
 
+#define QUIET_MS    500
+#define QUIET_MAX_S 30
+
+/* wait_quiet() -- until the session loop has handled no request for
+ * QUIET_MS, or QUIET_MAX_S have passed (writers still at work). */
+static void wait_quiet(void)
+{
+	unsigned long last = pfs_loop_requests(), now;
+	int quiet = 0, i;
+
+	for (i = 0; i < QUIET_MAX_S * 20 && quiet < QUIET_MS / 50; i++) {
+		usleep(50 * 1000);
+		now = pfs_loop_requests();
+		quiet = now == last ? quiet + 1 : 0;
+		last = now;
+	}
+	if (quiet < QUIET_MS / 50)
+		pfs_log(LOG_WARNING, "requests still arriving after %d s: detaching anyway",
+			QUIET_MAX_S);
+}
+
 static void *signal_thread(void *arg)
 {
 	struct sigctx *c = arg;
@@ -483,9 +504,20 @@ static void *signal_thread(void *arg)
 	if (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
 		       : run_fusermount("-u", c->mountpoint) == 0)
 		return NULL;
-	/* Busy: flush, detach, and end the session ourselves. */
+	/* Busy: flush, detach, and end the session ourselves.  syncfs starts
+	 * the write-back of every dirty page, but on a FUSE mount it need not
+	 * wait for our replies, and a queueing scheduler may still hold what
+	 * arrived: wait until no request has come for QUIET_MS (at most
+	 * QUIET_MAX_S), drain the scheduler (a reload with the same settings
+	 * completes everything the old one holds) and sync the backing store
+	 * before the session ends. */
 	pfs_log(LOG_WARNING, "%s is busy: flushing and detaching it", c->mountpoint);
 	flush_mount(c);
+	wait_quiet();
+	if (pfs_reload(c->fs, &c->fs->set) < 0)
+		pfs_log(LOG_ERR, "cannot restart the scheduler after draining it");
+	if (syncfs(c->backing_fd) < 0)
+		pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
 	if (c->is_root)
 		umount2(c->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
 	else
@@ -494,9 +526,16 @@ static void *signal_thread(void *arg)
 	for (i = 0; i < 20 && !atomic_load(&c->loop_done); i++)
 		usleep(100 * 1000);
 	if (!atomic_load(&c->loop_done)) {
-		/* files still open on the detached mount keep the connection up;
-		 * everything written so far has reached the backing store */
+		/* files still open on the detached mount keep the connection up:
+		 * complete what the scheduler holds, take no more (the write
+		 * lock is never released), sync, and leave */
 		pfs_log(LOG_WARNING, "exiting with files still open on the detached mount");
+		pthread_rwlock_wrlock(&c->fs->ios_lock);
+		ios_destroy(c->fs->ios);
+		c->fs->ios = NULL;
+		if (syncfs(c->backing_fd) < 0)
+			pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s",
+				strerror(errno));
 		_exit(0);
 	}
 	return NULL;

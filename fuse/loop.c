@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <linux/fuse.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -33,6 +34,13 @@ struct loop {
 	int error;
 	pthread_mutex_t lock;
 };
+
+static atomic_ulong handled; /* requests processed, all workers */
+
+unsigned long pfs_loop_requests(void)
+{
+	return atomic_load_explicit(&handled, memory_order_relaxed);
+}
 
 /* this worker's current buffer: base (to free) and its size */
 static __thread char *tls_base;
@@ -84,6 +92,7 @@ static void *worker(void *arg)
 		if (res <= 0)
 			break;
 		fuse_session_process_buf(l->se, &fbuf);
+		atomic_fetch_add_explicit(&handled, 1, memory_order_relaxed);
 	}
 	if (res < 0 && res != -ENODEV) {
 		pthread_mutex_lock(&l->lock);

@@ -84,6 +84,8 @@ int pfs_loop(struct fuse_session *se, unsigned nthreads);
  * buffer, hand that buffer over: returns its base, to free() when done;
  * NULL otherwise (the caller must copy). */
 void *pfs_loop_take_buffer(const void *data);
+/* pfs_loop_requests() -- requests the session loop has handled so far. */
+unsigned long pfs_loop_requests(void);
 
 /* wire.c: raw protocol hooks (see there for why) */
 int pfs_wire_attach(struct fuse_session *se);
