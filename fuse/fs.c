@@ -1158,9 +1158,9 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		/* done before this handler returns: the receive buffer will do
 		 * (loop.c lays it out so that a write's data is page aligned) */
 		rw_data(c, (void *)buf, size, off);
-	} else if (direct || queued) {
+	} else {
 		/* a queueing scheduler keeps the data after this handler
-		 * returns.  A large write takes the receive buffer (no copy);
+		 * returns, and O_DIRECT needs an aligned buffer.  A large write takes the receive buffer (no copy);
 		 * a small one is copied into a buffer of its own size, so a
 		 * queued 8 KiB page holds 8 KiB, not a 1 MiB receive buffer,
 		 * and queued memory follows the queued bytes.  A buffer that
@@ -1178,8 +1178,6 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 			memcpy(c->buf, buf, size);
 			rw_data(c, c->buf, size, off);
 		}
-	} else {
-		rw_data(c, (void *)buf, size, off);
 	}
 	ios_submit(fs->ios, &c->r);
 	pthread_rwlock_unlock(&fs->ios_lock);

@@ -138,7 +138,7 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 {
 	struct ios_rq *rq;
 
-	if (s->sync_mode || ios_runs_inline(s, req->cls)) {
+	if (ios_runs_inline(s, req->cls)) {
 		struct ios_stats *st = s->stats;
 		ssize_t res;
 

@@ -1516,36 +1516,20 @@ static void print_table(const struct cmp *m, FILE *f)
 	}
 }
 
-/* json_str() -- S as a JSON string. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 static int write_json(const struct cmp *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -errno;
 	fprintf(f, "{\n  \"schema\": \"" COMPARE_SCHEMA "\",\n  \"started\": ");
-	json_str(f, m->started);
+	pgl_json_str(f, m->started);
 	fprintf(f, ",\n  \"seconds\": %.3f,\n  \"kernel\": ", m->seconds);
-	json_str(f, m->kernel);
+	pgl_json_str(f, m->kernel);
 	fprintf(f, ",\n  \"server_version\": ");
-	json_str(f, m->server_version);
+	pgl_json_str(f, m->server_version);
 	fprintf(f, ",\n  \"settings\": {\n    \"workload\": ");
 	if (m->workload)
-		json_str(f, m->workload);
+		pgl_json_str(f, m->workload);
 	else
 		fprintf(f, "null");
 	if (m->gen_scale > 0)
@@ -1556,62 +1540,62 @@ static int write_json(const struct cmp *m, const char *path)
 	for (int ph = 0; ph < PGL_NPHASE; ph++) {
 		fprintf(f, "%s\"%s\": ", ph ? ", " : "", pgl_phase_names[ph]);
 		if (m->files[ph][0])
-			json_str(f, m->files[ph]);
+			pgl_json_str(f, m->files[ph]);
 		else
 			fprintf(f, "null");
 	}
 	fprintf(f, "},\n    \"runs\": %d, \"jobs\": %d, \"load\": \"%s\", \"device\": ", m->runs,
 		m->jobs, load_names[m->load]);
-	json_str(f, m->device ? m->device : "none");
+	pgl_json_str(f, m->device ? m->device : "none");
 	fprintf(f, ", \"size_bytes\": %llu,\n    \"backends\": [", (unsigned long long)m->size);
 	for (int i = 0; i < m->nbe; i++) {
 		fprintf(f, "%s", i ? ", " : "");
 		if (m->be[i].kind == BE_DIR) {
 			char s[1100];
 			snprintf(s, sizeof(s), "dir:%s", m->be[i].path);
-			json_str(f, s);
+			pgl_json_str(f, s);
 		} else {
-			json_str(f, m->be[i].name);
+			pgl_json_str(f, m->be[i].name);
 		}
 	}
 	fprintf(f, "],\n    \"profiles\": [");
 	for (int i = 0; i < m->nprofile; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		json_str(f, m->profile[i]);
+		pgl_json_str(f, m->profile[i]);
 	}
 	fprintf(f, "],\n    \"sets\": {");
 	for (int i = 0; i < m->nsets; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		json_str(f, m->sets[i].name);
+		pgl_json_str(f, m->sets[i].name);
 		fprintf(f, ": [");
 		for (int v = 0; v < m->sets[i].nval; v++) {
 			fprintf(f, "%s", v ? ", " : "");
-			json_str(f, m->sets[i].val[v]);
+			pgl_json_str(f, m->sets[i].val[v]);
 		}
 		fprintf(f, "]");
 	}
 	fprintf(f, "},\n    \"cv_limit_pct\": %.1f\n  },\n  \"baseline\": ", CV_LIMIT_PCT);
-	json_str(f, m->cell[m->baseline].label);
+	pgl_json_str(f, m->cell[m->baseline].label);
 	fprintf(f, ",\n  \"cells\": [\n");
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
 		fprintf(f, "    {\"label\": ");
-		json_str(f, c->label);
+		pgl_json_str(f, c->label);
 		fprintf(f, ", \"backend\": ");
-		json_str(f, c->be->name);
+		pgl_json_str(f, c->be->name);
 		fprintf(f, ", \"backend_path\": ");
 		if (c->be->kind == BE_DIR)
-			json_str(f, c->be->path);
+			pgl_json_str(f, c->be->path);
 		else
 			fprintf(f, "null");
 		fprintf(f, ", \"profile\": ");
-		json_str(f, c->profile ? c->profile : "native");
+		pgl_json_str(f, c->profile ? c->profile : "native");
 		fprintf(f, ", \"pgiofs\": %s, \"set\": {", c->profile ? "true" : "false");
 		for (int k = 0; k < m->nsets && c->profile; k++) {
 			fprintf(f, "%s", k ? ", " : "");
-			json_str(f, m->sets[k].name);
+			pgl_json_str(f, m->sets[k].name);
 			fprintf(f, ": ");
-			json_str(f, c->setv[k]);
+			pgl_json_str(f, c->setv[k]);
 		}
 		fprintf(f,
 			"},\n     \"runs\": %d, \"import_s\": {\"mean\": %.6f, \"sd\": %.6f, "

@@ -308,7 +308,7 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s)
+void pgl_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
@@ -349,7 +349,7 @@ static void json_phase(FILE *f, const struct pgl_phase_result *r)
 		(unsigned long long)r->errors);
 	for (struct pgl_table_stat *e = r->tables.first; e; e = e->order) {
 		fprintf(f, "%s{\"name\": ", e == r->tables.first ? "" : ", ");
-		json_str(f, e->name);
+		pgl_json_str(f, e->name);
 		fprintf(f, ", \"rows\": %llu, \"bytes\": %llu}", (unsigned long long)e->rows,
 			(unsigned long long)e->bytes);
 	}
@@ -397,44 +397,44 @@ int pgl_report_json(struct pgl_ctx *c, const char *path)
 	if (!f)
 		return -errno;
 	fprintf(f, "{\n  \"tool\": \"pgload\",\n  \"label\": ");
-	json_str(f, o->label);
+	pgl_json_str(f, o->label);
 	fprintf(f,
 		",\n  \"settings\": {\"runs\": %d, \"warmup\": %d, \"jobs\": %d, "
 		"\"pipeline\": %s, \"continue_on_error\": %s, \"db\": ",
 		o->runs, o->warmup, o->jobs, o->pipeline ? "true" : "false",
 		o->cont ? "true" : "false");
-	json_str(f, o->db);
+	pgl_json_str(f, o->db);
 	for (int ph = 0; ph < PGL_NPHASE; ph++) {
 		fprintf(f, ", \"%s_file\": ", pgl_phase_names[ph]);
 		if (o->file[ph])
-			json_str(f, o->file[ph]);
+			pgl_json_str(f, o->file[ph]);
 		else
 			fprintf(f, "null");
 	}
 	fprintf(f, "},\n  \"server\": {\"version\": ");
-	json_str(f, c->server_version);
+	pgl_json_str(f, c->server_version);
 	fprintf(f, ", \"embedded\": %s, \"data_directory\": ", c->server ? "true" : "false");
-	json_str(f, c->datadir);
+	pgl_json_str(f, c->datadir);
 	fprintf(f, ", \"fstype\": ");
-	json_str(f, c->fstype);
+	pgl_json_str(f, c->fstype);
 	fprintf(f, ", \"on_pgiofs\": %s, \"pgiofs_profile\": ", o->on_pgiofs ? "true" : "false");
 	if (o->on_pgiofs)
-		json_str(f, o->profile ? o->profile : "default");
+		pgl_json_str(f, o->profile ? o->profile : "default");
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"pgiofs_mount\": ");
 	if (c->io_mnt[0])
-		json_str(f, c->io_mnt);
+		pgl_json_str(f, c->io_mnt);
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"kernel\": ");
-	json_str(f, c->kernel);
+	pgl_json_str(f, c->kernel);
 	fprintf(f, ", \"settings\": {");
 	for (int i = 0; i < c->nsettings; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		json_str(f, c->setting_name[i]);
+		pgl_json_str(f, c->setting_name[i]);
 		fprintf(f, ": ");
-		json_str(f, c->setting_val[i]);
+		pgl_json_str(f, c->setting_val[i]);
 	}
 	struct rusage ru;
 	fprintf(f, "}},\n  \"client_peak_rss_kb\": %ld,\n  \"runs\": [",

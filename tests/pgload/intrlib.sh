@@ -16,6 +16,20 @@ MARK=$(mktempdir)
 chmod 1777 "$MARK"
 export PGLOAD_TEST_MARK=$MARK
 
+# slow_schema -- tables t and u; an insert into t waits 60 s on the server
+# (trigger slow_row), and so does slow_key(), for an index on it.
+slow_schema() {
+	cat <<EOF
+CREATE TABLE t (a int);
+CREATE TABLE u (a int);
+CREATE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql
+    AS \$\$ BEGIN PERFORM pg_sleep(60); RETURN NEW; END \$\$;
+CREATE TRIGGER slow BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION slow_row();
+CREATE FUNCTION slow_key(int) RETURNS int IMMUTABLE LANGUAGE plpgsql
+    AS \$\$ BEGIN PERFORM pg_sleep(60); RETURN \$1; END \$\$;
+EOF
+}
+
 # snap -- pgload's temporary directories, one a line.
 snap() { ls -d /tmp/pgload.* /tmp/pgload-compare.* 2>/dev/null | sort; }
 

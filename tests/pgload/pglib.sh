@@ -52,6 +52,23 @@ schema_checksum() {
 	pg_dump -X --schema-only --no-owner -d "$1" 2>/dev/null | grep -v -e '^--' -e '^\\restrict' -e '^\\unrestrict' | md5sum | cut -d' ' -f1
 }
 
+# expect STATUS PATTERN CMD... -- run CMD (stdout in $W/out, stderr in
+# $W/err), check its exit status and that stderr has the fixed string PATTERN.
+expect() {
+	local want=$1 pat=$2 rc
+	shift 2
+	"$@" >"$W/out" 2>"$W/err"
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		cat "$W/err" >&2
+		fail "exit status $rc, want $want: $*"
+	fi
+	grep -qF -- "$pat" "$W/err" || { cat "$W/err" >&2; fail "stderr lacks \"$pat\": $*"; }
+}
+
+# has PATTERN -- the last stderr has the fixed string PATTERN too.
+has() { grep -qF -- "$1" "$W/err" || { cat "$W/err" >&2; fail "stderr lacks \"$1\""; }; }
+
 # assert_clean -- no server or temp directory of pgload is left.
 assert_clean() {
 	local left

@@ -19,23 +19,6 @@ command -v lz4 >/dev/null || skip "no lz4 (scripts/install-deps.sh installs it)"
 W=$(mktempdir)
 pg_test_server
 
-# expect STATUS PATTERN CMD... -- run CMD, check its exit status and that
-# stderr has the fixed string PATTERN.
-expect() {
-	local want=$1 pat=$2 rc
-	shift 2
-	"$@" >"$W/out" 2>"$W/err"
-	rc=$?
-	if [ "$rc" != "$want" ]; then
-		cat "$W/err" >&2
-		fail "exit status $rc, want $want: $*"
-	fi
-	grep -qF -- "$pat" "$W/err" || { cat "$W/err" >&2; fail "stderr lacks \"$pat\": $*"; }
-}
-
-# has PATTERN -- the last stderr has the fixed string PATTERN too.
-has() { grep -qF -- "$1" "$W/err" || { cat "$W/err" >&2; fail "stderr lacks \"$1\""; }; }
-
 # insert_line N TEXT -- the dump with the printf-format TEXT as its line N.
 insert_line() {
 	head -n $(($1 - 1)) "$W/dump.sql"

@@ -9,22 +9,6 @@
 need_pg
 W=$(mktempdir)
 
-# expect STATUS PATTERN CMD... -- run CMD, check its exit status and stderr.
-expect() {
-	local want=$1 pat=$2 rc
-	shift 2
-	"$@" >"$W/out" 2>"$W/err"
-	rc=$?
-	if [ "$rc" != "$want" ]; then
-		cat "$W/err" >&2
-		fail "exit status $rc, want $want: $*"
-	fi
-	if ! grep -q -e "$pat" "$W/err"; then
-		cat "$W/err" >&2
-		fail "stderr lacks \"$pat\": $*"
-	fi
-}
-
 cat >"$W/syntax.sql" <<'SQL'
 CREATE TABLE t (a int);
 -- a comment
@@ -72,7 +56,7 @@ expect 1 'badcopy.sql:5: ERROR:  invalid input syntax for type integer: "three"'
 grep -q 'CONTEXT:  COPY t, line 3' "$W/err" || { cat "$W/err"; fail "COPY context missing"; }
 echo "ok: bad COPY row"
 
-expect 1 'meta.sql:3: unsupported meta-command "\\gexec"' \
+expect 1 'meta.sql:3: unsupported meta-command "\gexec"' \
 	"$PGLOAD" run -q --dsn "$DSN" --db e3 --data "$W/meta.sql"
 echo "ok: unsupported meta-command"
 

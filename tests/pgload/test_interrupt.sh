@@ -16,15 +16,7 @@ need_pg
 W=$(mktempdir)
 
 # the workload: each slow phase writes its marker, then waits on the server
-cat >"$W/schema.sql" <<EOF
-CREATE TABLE t (a int);
-CREATE TABLE u (a int);
-CREATE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql
-    AS \$\$ BEGIN PERFORM pg_sleep(60); RETURN NEW; END \$\$;
-CREATE TRIGGER slow BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION slow_row();
-CREATE FUNCTION slow_key(int) RETURNS int IMMUTABLE LANGUAGE plpgsql
-    AS \$\$ BEGIN PERFORM pg_sleep(60); RETURN \$1; END \$\$;
-EOF
+slow_schema >"$W/schema.sql"
 { cat "$W/schema.sql"; printf "COPY (SELECT 1) TO '%s/schema';\nSELECT pg_sleep(60);\n" "$MARK"; } >"$W/schema_slow.sql"
 printf "COPY (SELECT 1) TO '%s/data';\nCOPY t FROM stdin;\n1\n2\n\\\\.\n" "$MARK" >"$W/data.sql"
 printf 'COPY u FROM stdin;\n1\n2\n\\.\n' >"$W/data_fast.sql"

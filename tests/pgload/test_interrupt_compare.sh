@@ -33,15 +33,7 @@ ccheck() {
 # workloads whose data (or post) phase writes a marker, then waits on the server
 mkdir "$W/wl_data" "$W/wl_post"
 for wl in wl_data wl_post; do
-	cat >"$W/$wl/schema.sql" <<EOF
-CREATE TABLE t (a int);
-CREATE TABLE u (a int);
-CREATE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql
-    AS \$\$ BEGIN PERFORM pg_sleep(60); RETURN NEW; END \$\$;
-CREATE TRIGGER slow BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION slow_row();
-CREATE FUNCTION slow_key(int) RETURNS int IMMUTABLE LANGUAGE plpgsql
-    AS \$\$ BEGIN PERFORM pg_sleep(60); RETURN \$1; END \$\$;
-EOF
+	slow_schema >"$W/$wl/schema.sql"
 done
 printf "COPY (SELECT 1) TO '%s/data';\nCOPY t FROM stdin;\n1\n\\\\.\n" "$MARK" >"$W/wl_data/data.sql"
 printf 'SELECT 1;\n' >"$W/wl_data/post.sql"
