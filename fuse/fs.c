@@ -1160,11 +1160,12 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		rw_data(c, (void *)buf, size, off);
 	} else {
 		/* a queueing scheduler keeps the data after this handler
-		 * returns, and O_DIRECT needs an aligned buffer.  A large write takes the receive buffer (no copy);
-		 * a small one is copied into a buffer of its own size, so a
-		 * queued 8 KiB page holds 8 KiB, not a 1 MiB receive buffer,
-		 * and queued memory follows the queued bytes.  A buffer that
-		 * cannot be taken is copied too (O_DIRECT needs alignment). */
+		 * returns, or O_DIRECT needs an aligned buffer.  A large write
+		 * takes the receive buffer (no copy); a small one is copied
+		 * into a buffer of its own size, so a queued 8 KiB page holds
+		 * 8 KiB, not a 1 MiB receive buffer, and queued memory follows
+		 * the queued bytes.  A buffer that cannot be taken is copied
+		 * too (O_DIRECT needs alignment). */
 		if ((!direct || (uintptr_t)buf % DIO_ALIGN == 0) && size > WRITE_COPY_MAX)
 			c->buf = pfs_loop_take_buffer(buf);
 		if (c->buf) {
