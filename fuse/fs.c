@@ -1039,28 +1039,39 @@ static void read_done(struct ios_req *r, ssize_t res)
 	rw_free(c);
 }
 
+/* write_error() -- the errno of a completed write, 0 if it succeeded.
+ * iosched completes a write in full or with the backing store's -errno; a
+ * short count is never answered as a success (the kernel's writeback looks
+ * at the error, not the count, and would lose the tail): EIO. */
+static int write_error(const struct ios_req *r, ssize_t res)
+{
+	if (res < 0)
+		return (int)-res;
+	return (size_t)res == r->len ? 0 : EIO;
+}
+
 static void write_done(struct ios_req *r, ssize_t res)
 {
 	struct rw_ctx *c = (struct rw_ctx *)r;
+	int err = write_error(r, res);
 
-	if (res < 0)
-		fuse_reply_err(c->req, (int)-res);
+	if (err)
+		fuse_reply_err(c->req, err);
 	else
-		fuse_reply_write(c->req, (size_t)res);
+		fuse_reply_write(c->req, r->len);
 	rw_free(c);
 }
 
 /* write_behind_done() -- an acknowledged write finished: keep its error
- * (caller holds the inode's wb_lock). */
+ * for the next fsync (caller holds the inode's wb_lock). */
 static void write_behind_done(struct ios_req *r, ssize_t res)
 {
 	struct rw_ctx *c = (struct rw_ctx *)r;
 	struct pfs_inode *in = r->priv;
+	int err = write_error(r, res);
 
-	if (res < 0)
-		in->wb_err = (int)-res;
-	else if ((size_t)res < r->len)
-		in->wb_err = ENOSPC; /* a short write: the filesystem is full */
+	if (err)
+		in->wb_err = err;
 	rw_free(c);
 }
 

@@ -8,7 +8,9 @@
  * (policy or emulated device), whichever comes first.  io_uring does not
  * order an fsync after earlier writes: the core only dispatches a sync once
  * those writes have completed.  A short read or write (rare on local
- * filesystems) is finished synchronously.
+ * filesystems, but what a filesystem filling up in the middle of a write
+ * returns) is finished synchronously, which turns it into the backing
+ * store's error (ENOSPC, EFBIG, EIO) with the bytes done before it.
  *
  * virtual: for tests.  A transfer is executed synchronously when it is
  * dispatched and completes when the emulated device says so, on a virtual
@@ -30,16 +32,19 @@ struct uring_be {
 	bool poll_armed;
 };
 
-/* finish_short() -- do the rest of a transfer io_uring left short. */
+/* finish_short() -- do the rest of a transfer io_uring left short after
+ * @got bytes: the whole length (less only for a read at EOF), or -errno
+ * with rq->xfer_done the bytes done before the error. */
 static ssize_t finish_short(struct ios_rq *rq, ssize_t got)
 {
 	struct iovec stackv[16], *v = stackv;
-	size_t skip = (size_t)got;
+	size_t skip = (size_t)got, more_done = 0;
 	int i, n = 0;
 	ssize_t more;
 
+	rq->xfer_done = (size_t)got;
 	if (rq->iovcnt > 16 && !(v = malloc(sizeof(*v) * (size_t)rq->iovcnt)))
-		return got;
+		return -ENOMEM;
 	for (i = 0; i < rq->iovcnt; i++) {
 		if (skip >= rq->iov[i].iov_len) {
 			skip -= rq->iov[i].iov_len;
@@ -50,12 +55,12 @@ static ssize_t finish_short(struct ios_rq *rq, ssize_t got)
 		skip = 0;
 		n++;
 	}
-	more = ios_do_rw(rq->req->fd, rq->req->dir, v, n, rq->off + got, rq->len - (size_t)got);
+	more = ios_do_rw(rq->req->fd, rq->req->dir, v, n, rq->off + got, rq->len - (size_t)got,
+			 &more_done);
 	if (v != stackv)
 		free(v);
-	if (more < 0)
-		return got > 0 ? got : more;
-	return got + more;
+	rq->xfer_done += more_done;
+	return more < 0 ? more : got + more;
 }
 
 static struct io_uring_sqe *get_sqe(struct uring_be *u)
@@ -124,12 +129,14 @@ static void handle_cqe(struct ios_sched *s, struct uring_be *u, struct io_uring_
 		return;
 	}
 	rq = io_uring_cqe_get_data(cqe);
+	rq->xfer_done = 0;
 	if (res == -EINTR || res == -EAGAIN) /* retry synchronously */
-		res = rq->req->dir == IOS_SYNC ? ios_execute(rq->req)
-					       : ios_do_rw(rq->req->fd, rq->req->dir, rq->iov,
-							   rq->iovcnt, rq->off, rq->len);
-	else if (res >= 0 && rq->req->dir != IOS_SYNC && (size_t)res < rq->len && res > 0)
-		res = finish_short(rq, res);
+		res = rq->req->dir == IOS_SYNC
+			  ? ios_execute(rq->req)
+			  : ios_do_rw(rq->req->fd, rq->req->dir, rq->iov, rq->iovcnt, rq->off,
+				      rq->len, &rq->xfer_done);
+	else if (res >= 0 && (size_t)res < rq->len && (res > 0 || rq->req->dir == IOS_WRITE))
+		res = finish_short(rq, res);	/* a write's error, or a read's EOF */
 	if (rq->device_done_ns > s->clock(s)) { /* emulated device, injected delay */
 		rq->result = res;
 		ios_core_hold(s, rq);
@@ -259,7 +266,8 @@ static int virt_start(struct ios_sched *s, struct ios_rq *rq)
 	else if (req->dir == IOS_SYNC)
 		rq->result = ios_execute(req);
 	else
-		rq->result = ios_do_rw(req->fd, req->dir, rq->iov, rq->iovcnt, rq->off, rq->len);
+		rq->result = ios_do_rw(req->fd, req->dir, rq->iov, rq->iovcnt, rq->off, rq->len,
+				       &rq->xfer_done);
 	if (s->dev) {
 		uint64_t t = ios_device_service(s->dev, rq, now);
 

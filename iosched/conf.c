@@ -139,6 +139,12 @@ static const struct conf_tunable rows[] = {
      "Fault injection: when this many matching requests have arrived, the process "
      "kills itself with SIGKILL (a crash: nothing is cleaned up) before performing "
      "the last one; 0: never."},
+    {"fault", "in_transfer", CONF_BOOL, "", "no", 0, 0, NULL, F(fault_in_transfer),
+     "Fault injection, queueing policies: a picked read or write is merged with adjacent "
+     "requests like any other, and the transfer holding it fails where it starts, as a "
+     "device failing at one sector of a large transfer: the requests before it are "
+     "performed and succeed, it and every request after it fail with the error and are "
+     "not performed.  With no, a picked request is never merged and fails alone."},
 };
 
 const struct conf_table ios_conf = {

@@ -419,9 +419,9 @@ static size_t max_transfer(const struct ios_sched *s)
 static bool can_join(const struct ios_sched *s, const struct ios_rq *head, const struct ios_rq *c,
 		     size_t xlen, int nreq)
 {
-	return c->req->dir == head->req->dir && c->req->fd == head->req->fd && !c->fault &&
-	       !c->fault_delay_ns && xlen + c->len <= max_transfer(s) &&
-	       nreq + c->req->iovcnt <= IOV_MAX / 2;
+	return c->req->dir == head->req->dir && c->req->fd == head->req->fd &&
+	       (!c->fault || s->set.fault_in_transfer) && !c->fault_delay_ns &&
+	       xlen + c->len <= max_transfer(s) && nreq + c->req->iovcnt <= IOV_MAX / 2;
 }
 
 /* take_member() -- move queued @c into @head's transfer. */
@@ -452,8 +452,11 @@ static void merge(struct ios_sched *s, struct ios_rq *head, off_t *xoff, size_t 
 	*xoff = head->off;
 	*xlen = head->len;
 	ios_list_add_tail(&head->merged, &head->mnode);
-	if (head->req->dir == IOS_SYNC || head->fault || head->fault_delay_ns)
-		return; /* an injected fault concerns its own request only */
+	/* an injected fault concerns its own request only, unless it is to
+	 * fail a transfer part-way (fault.in_transfer) */
+	if (head->req->dir == IOS_SYNC || (head->fault && !s->set.fault_in_transfer) ||
+	    head->fault_delay_ns)
+		return;
 	/* back merges: the queue is sorted by offset */
 	for (p = f->queued.next; p != &f->queued;) {
 		struct ios_rq *c = ios_container_of(p, struct ios_rq, fnode);
@@ -492,9 +495,30 @@ static void merge(struct ios_sched *s, struct ios_rq *head, off_t *xoff, size_t 
 	}
 }
 
-/* build_iov() -- one iovec over every member's buffers, in offset order. */
+/* fault_cut() -- bytes of transfer @head (from @xoff) before its first
+ * member picked by fault injection, whose error goes to *@err; the whole
+ * length and 0 if none was picked. */
+static size_t fault_cut(const struct ios_rq *head, off_t xoff, size_t xlen, int *err)
+{
+	const struct ios_list *p;
+
+	*err = 0;
+	for (p = head->merged.next; p != &head->merged; p = p->next) {
+		const struct ios_rq *m = ios_container_of(p, struct ios_rq, mnode);
+
+		if (m->fault) {
+			*err = m->fault;
+			return (size_t)(m->req->off - xoff);
+		}
+	}
+	return xlen;
+}
+
+/* build_iov() -- one iovec over the buffers of the members in the first
+ * head->len bytes of the transfer, in offset order. */
 static int build_iov(struct ios_rq *head)
 {
+	off_t end = head->off + (off_t)head->len;
 	struct ios_list *p;
 	int n = 0, i;
 
@@ -507,6 +531,8 @@ static int build_iov(struct ios_rq *head)
 	for (p = head->merged.next; p != &head->merged; p = p->next) {
 		struct ios_req *r = ios_container_of(p, struct ios_rq, mnode)->req;
 
+		if (r->off >= end)
+			break;
 		for (i = 0; i < r->iovcnt; i++)
 			head->iov[head->iovcnt++] = r->iov[i];
 	}
@@ -535,12 +561,19 @@ static bool throttled(struct ios_sched *s, const struct ios_rq *rq)
 static void start(struct ios_sched *s, struct ios_rq *head)
 {
 	off_t xoff;
-	size_t xlen;
-	int ret;
+	size_t xlen, cut;
+	int ret, err;
 
 	merge(s, head, &xoff, &xlen);
 	head->off = xoff; /* the head now describes the whole transfer */
 	head->len = xlen;
+	/* a member picked to fail: the transfer stops where it starts (the
+	 * members before it are performed) and then fails with its error */
+	cut = fault_cut(head, xoff, xlen, &err);
+	if (err && cut > 0) {
+		head->len = xlen = cut;
+		head->cut_err = err;
+	}
 	head->state = RQ_INFLIGHT;
 	head->dispatch_ns = s->clock(s);
 	s->cnt.transfers++;
@@ -552,12 +585,12 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 		s->cnt.peak_bytes_inflight = s->bytes_inflight;
 	/* an injected delay: back ends hold the completion until then */
 	head->device_done_ns = head->fault_delay_ns ? head->dispatch_ns + head->fault_delay_ns : 0;
-	if (head->fault) { /* injected error: the transfer is not performed */
-		head->result = head->fault;
+	if (err && cut == 0) { /* injected error: the transfer is not performed */
+		head->result = err;
 		if (head->device_done_ns)
 			ios_core_hold(s, head);
 		else
-			ios_core_complete(s, head, head->fault);
+			ios_core_complete(s, head, err);
 		return;
 	}
 	ret = head->req->dir == IOS_SYNC ? 0 : build_iov(head);
@@ -598,6 +631,33 @@ void ios_core_dispatch(struct ios_sched *s)
 
 /* ---- completion ------------------------------------------------------------------ */
 
+/* member_result() -- what member @m of transfer @head gets when the
+ * transfer ended with @res.  A failed transfer (head->xfer_done bytes done
+ * before the error): the members wholly inside the part done succeed in
+ * full, the one cut short and every later one get the error itself.  A
+ * transfer that succeeded: each member its share, which for a read that
+ * reached EOF may be short.  A write never completes short: the back ends
+ * turn a short write into the backing store's error, and were one to slip
+ * through, EIO is answered rather than a count that a writer would take
+ * for success. */
+static ssize_t member_result(const struct ios_rq *head, const struct ios_rq *m, ssize_t res)
+{
+	const struct ios_req *req = m->req;
+	size_t start_at = (size_t)(req->off - head->off);
+	size_t got;
+
+	if (req->dir == IOS_SYNC)
+		return res < 0 ? res : 0;
+	if (res < 0)
+		return start_at + req->len <= head->xfer_done ? (ssize_t)req->len : res;
+	got = (size_t)res > start_at ? (size_t)res - start_at : 0;
+	if (got > req->len)
+		got = req->len;
+	if (req->dir == IOS_WRITE && got < req->len)
+		return -EIO;
+	return (ssize_t)got;
+}
+
 void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 {
 	enum ios_dir dir = head->req->dir;
@@ -606,6 +666,10 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 	struct ios_list *p, *n;
 	bool wrote = dir == IOS_WRITE;
 
+	if (head->cut_err && res >= 0) { /* stopped at a member picked to fail */
+		head->xfer_done = (size_t)res;
+		res = head->cut_err;
+	}
 	ios_list_del(&head->anode);
 	s->nr_inflight -= head->nreq;
 	s->nr_xfers_inflight--;
@@ -617,19 +681,7 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 		ssize_t r;
 
 		n = p->next;
-		if (res < 0) {
-			r = res;
-		} else if (dir == IOS_SYNC) {
-			r = 0;
-		} else {
-			size_t start_at = (size_t)(req->off - head->off);
-
-			r = (size_t)res > start_at ? (ssize_t)((size_t)res - start_at) : 0;
-			if ((size_t)r > req->len)
-				r = (ssize_t)req->len;
-			if (dir == IOS_WRITE && (size_t)r < req->len && r == 0)
-				r = -EIO; /* a write the backing store took none of */
-		}
+		r = member_result(head, m, res);
 		if (dir == IOS_WRITE)
 			ios_list_del(&m->wnode);
 		ios_list_del(&m->mnode);

@@ -4,7 +4,12 @@
  * Every data read, write and sync that pgiofs sends to a backing file is one
  * `struct ios_req` submitted to an `struct ios_sched`.  The scheduler owns the
  * request from ios_submit() until it calls req->done exactly once with the
- * result (bytes transferred, or -errno).  done may run before ios_submit()
+ * result: a write's full length, a read's bytes (fewer than asked only when
+ * the file ends), 0 for a sync, or -errno.  A write the backing store took
+ * only part of fails with the store's error (ENOSPC, EFBIG, EIO ...), never
+ * with a short count; in a merged transfer that failed part-way, the
+ * requests wholly inside the part done succeed and the one cut short and
+ * every later one get that error.  done may run before ios_submit()
  * returns (the "direct" policy executes the request in the caller's thread)
  * or later on a dispatcher thread (queueing policies): callers must not touch
  * the request or its buffers after submitting it, except from done.
@@ -66,7 +71,7 @@ struct ios_req {
 	pid_t pid;		   /* requesting process, 0 if unknown */
 	struct ios_stats_rel *rel; /* the relation's counters (ios_stats_rel_get()), or
 				    * NULL: not a relation file */
-	ios_done_fn done;	   /* called exactly once with bytes or -errno */
+	ios_done_fn done;	   /* called exactly once with the result (above) */
 	void *priv;		   /* for the submitter */
 
 	/* set by the scheduler */
@@ -134,6 +139,7 @@ struct ios_settings {
 	int64_t fault_seed;	   /* of the generator behind fraction */
 	int64_t fault_delay_ms;	   /* picked requests complete this much later */
 	int64_t fault_abort_after; /* SIGKILL at this matching request (0: never) */
+	bool fault_in_transfer;	   /* picked requests merge; the transfer fails at them */
 };
 
 extern const struct conf_table ios_conf;

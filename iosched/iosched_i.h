@@ -99,7 +99,11 @@ struct ios_rq {
 	int iovcnt;
 	struct iovec iov_inline[4];
 	ssize_t result;		 /* held completions: the transfer's result */
+	size_t xfer_done;	 /* a failed transfer: bytes done before the error
+				  * (set by the back end before completing) */
 	int fault;		 /* injected -errno: fail without performing */
+	int cut_err;		 /* a transfer stopped short of a member picked to
+				  * fail (fault.in_transfer): its -errno */
 	uint64_t fault_delay_ns; /* injected: complete this much after dispatch */
 	enum ios_ctl ctl;	 /* control nodes: what, of which file and range */
 	uint64_t ctl_file;
@@ -202,10 +206,11 @@ struct ios_sched {
 
 extern const struct ios_backend_ops ios_backend_uring, ios_backend_virtual;
 
-/* direct.c: synchronous execution */
+/* direct.c: synchronous execution.  ios_execute() -- perform @r: its
+ * full length (less only for a read at EOF), 0 for a sync, or -errno. */
 ssize_t ios_execute(struct ios_req *r);
 ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
-		  size_t len);
+		  size_t len, size_t *done);
 
 /* core.c: used by back ends and the dispatcher */
 void ios_core_take_submissions(struct ios_sched *s);
