@@ -166,6 +166,23 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 	return in;
 }
 
+/* inode_find() -- the inode of (@st->st_dev, @st->st_ino) if the kernel
+ * knows it, with one more lookup reference (drop it with inode_forget());
+ * NULL otherwise. */
+static struct pfs_inode *inode_find(struct pfs *fs, const struct stat *st)
+{
+	struct pfs_inode *in;
+
+	pthread_mutex_lock(&fs->lock);
+	for (in = fs->tab[hash_of(fs, st->st_dev, st->st_ino)]; in; in = in->hnext)
+		if (in->ino == st->st_ino && in->dev == st->st_dev) {
+			in->nlookup++;
+			break;
+		}
+	pthread_mutex_unlock(&fs->lock);
+	return in;
+}
+
 /* inode_forget() -- drop @n lookup references; free the inode at zero. */
 static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 {
@@ -831,6 +848,9 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int fd, ret;
 
 	proc_path(path, sizeof(path), in->fd);
+	/* libfuse enables atomic O_TRUNC: the open truncates, as setattr does */
+	if (flags & O_TRUNC)
+		wb_wait(in); /* an acknowledged write lands before, not after it */
 	fd = open(path, flags);
 	if (fd < 0 && errno == EACCES && widened)
 		fd = open(path, (flags & ~O_ACCMODE) | O_WRONLY);
@@ -838,8 +858,11 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, errno);
 		return;
 	}
-	if ((flags & O_TRUNC) && pfs_wire_kill_suidgid() && kill_suidgid(fs, fd, NULL))
-		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	if (flags & O_TRUNC) {
+		sched_invalidate(fs, in, 0, 0); /* no read-ahead data of before */
+		if (pfs_wire_kill_suidgid() && kill_suidgid(fs, fd, NULL))
+			fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	}
 	ret = fh_new(fs, fi, fd, flags, in);
 	if (ret < 0) {
 		close(fd);
@@ -855,11 +878,12 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 		       struct fuse_file_info *fi)
 {
 	struct pfs *fs = pfs_of(req);
-	struct pfs_inode *dir = inode_of(req, parent);
+	struct pfs_inode *dir = inode_of(req, parent), *old = NULL;
 	struct fuse_entry_param e;
 	bool widened;
 	int flags = open_flags(fs, fi->flags, &widened);
 	struct creds c;
+	struct stat st;
 	int fd, ret = check_name(name);
 
 	if (ret < 0) {
@@ -868,6 +892,11 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	}
 	/* the kernel sends O_EXCL if the caller asked; keep it for the backing */
 	flags |= O_CREAT | (fi->flags & O_EXCL);
+	/* a file that exists after all (the kernel's negative entry was out
+	 * of date) is truncated here, as in pfs_open() */
+	if ((flags & (O_TRUNC | O_EXCL)) == O_TRUNC &&
+	    fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (old = inode_find(fs, &st)))
+		wb_wait(old);
 	c = creds_enter(req);
 	fd = openat(dir->fd, name, flags, mode);
 	if (fd < 0 && errno == EACCES && widened)
@@ -884,6 +913,10 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	}
 	if (ret == 0)
 		ret = do_lookup(fs, dir, name, &e);
+	if (old)
+		inode_forget(fs, old, 1);
+	if (ret == 0 && (flags & O_TRUNC))
+		sched_invalidate(fs, inode_of(req, e.ino), 0, 0);
 	if (ret == 0) {
 		ret = fh_new(fs, fi, fd, flags, (struct pfs_inode *)(uintptr_t)e.ino);
 		if (ret < 0)

@@ -4,7 +4,8 @@
 # fsync and close see every acknowledged write, in order, even when the
 # same WAL page is rewritten again and again as PostgreSQL does, and (2) a
 # backing write that fails (here: ENOSPC on a full tmpfs) is never turned
-# into success: the next fsync reports it, once, like a writeback error.
+# into success: the next fsync reports it, once, like a writeback error;
+# (3) a truncation by open(O_TRUNC) waits for acknowledged writes.
 source "$(dirname "$0")/../lib.sh"
 need_root
 T=$(mktempdir)
@@ -53,4 +54,33 @@ os.fdatasync(fd)                            # reported once
 os.close(fd)
 print("ok: %d writes acknowledged, ENOSPC reported by the next fsync" % acked)
 PY
+pgiofs_umount "$T/mnt" || fail "cannot unmount"
+
+# (3) a truncation waits for an acknowledged write: with the backing write
+# held back 300 ms by fault injection, a WRITE is acknowledged, then an
+# open(O_TRUNC) by another process comes: the write lands first and the
+# truncation after it, so the file ends up empty (not 8 KiB re-extended)
+rm -f "$T/backing/pg_wal"/*
+pgiofs_mount "$T/backing" "$T/mnt" --allow-faults --set wal_direct_io=yes \
+	--set fault.class=wal --set fault.direction=write --set fault.delay_ms=300 --set fault.nth=1
+python3 - "$T/mnt/pg_wal/000000010000000000000003" "$T/backing/pg_wal/000000010000000000000003" <<'PY' ||
+import os, sys, time
+mnt, back = sys.argv[1], sys.argv[2]
+fd = os.open(mnt, os.O_RDWR | os.O_CREAT, 0o600)
+t0 = time.monotonic()
+os.pwrite(fd, b"w" * 8192, 0)           # acknowledged at once, written 300 ms later
+ack = time.monotonic() - t0
+if ack > 0.2:
+    sys.exit("the write was not acknowledged before its backing write (%.3f s)" % ack)
+if os.fork() == 0:                      # another process truncates
+    os.close(os.open(mnt, os.O_WRONLY | os.O_TRUNC))
+    os._exit(0)
+os.wait()
+os.close(fd)
+size = os.stat(back).st_size
+if size != 0:
+    sys.exit("the backing file has %d bytes after the truncation: the acknowledged "
+             "write landed after it" % size)
+PY
+	fail "O_TRUNC did not wait for an acknowledged write"
 echo ok
