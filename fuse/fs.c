@@ -273,13 +273,19 @@ static void wb_wait(struct pfs_inode *in)
 	pthread_mutex_unlock(&in->wb_lock);
 }
 
+/* inode_fid() -- how the scheduler knows @in's backing file. */
+static struct ios_file_id inode_fid(const struct pfs_inode *in)
+{
+	return (struct ios_file_id){(uint64_t)in->dev, (uint64_t)in->ino};
+}
+
 /* sched_invalidate() -- [@off, @off + @len) of @in (@len 0: to the end)
  * changed without a queued write: the scheduler's readahead forgets it.
  * Called after the change, before the reply. */
 static void sched_invalidate(struct pfs *fs, struct pfs_inode *in, off_t off, off_t len)
 {
 	pthread_rwlock_rdlock(&fs->ios_lock);
-	ios_invalidate(fs->ios, (uint64_t)in->ino, off, len);
+	ios_invalidate(fs->ios, inode_fid(in), off, len);
 	pthread_rwlock_unlock(&fs->ios_lock);
 }
 
@@ -820,7 +826,7 @@ static void fh_free(struct pfs *fs, struct pfs_fh *fh)
 {
 	if (__atomic_sub_fetch(&fh->inode->nopen, 1, __ATOMIC_RELAXED) == 0) {
 		pthread_rwlock_rdlock(&fs->ios_lock);
-		ios_release(fs->ios, (uint64_t)fh->inode->ino);
+		ios_release(fs->ios, inode_fid(fh->inode));
 		pthread_rwlock_unlock(&fs->ios_lock);
 	}
 	close(fh->fd);
@@ -1125,7 +1131,8 @@ static struct rw_ctx *rw_new(fuse_req_t req, struct pfs_fh *fh, int fd, enum ios
 		return NULL;
 	c->req = req;
 	c->r.fd = fd;
-	c->r.file_id = fh ? (uint64_t)fh->inode->ino : 0;
+	if (fh)
+		c->r.fid = inode_fid(fh->inode);
 	c->r.cls = fh ? fh_class(fh) : IOS_CLASS_OTHER;
 	c->r.rel = fh ? __atomic_load_n(&fh->inode->rel, __ATOMIC_RELAXED) : NULL;
 	c->in = fh ? fh->inode : NULL;

@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 static void trace_usage(FILE *out)
@@ -75,7 +76,7 @@ static void print_header(const char *path, const struct ios_trace_info *info, ui
 	char when[64];
 
 	if (csv) {
-		printf("time_s,class,dir,file,offset,len,queue_us,service_us,pid,result\n");
+		printf("time_s,class,dir,dev,file,offset,len,queue_us,service_us,pid,result\n");
 		return;
 	}
 	if (!gmtime_r(&sec, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm))
@@ -89,21 +90,22 @@ static void print_record(const struct ios_trace_rec *rec, const struct ios_trace
 			 bool csv)
 {
 	const char *dir = ios_dir_name((enum ios_dir)rec->dir);
+	char file[64];
 
 	if (csv) {
-		printf("%.6f,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32
+		printf("%.6f,%s,%s,%u:%u,%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32
 		       ",%" PRIu32 ",%" PRId32 "\n",
 		       rel_seconds(rec, info), ios_class_name((enum ios_class)rec->cls), dir,
-		       rec->file_id, rec->off, rec->len, rec->queue_us, rec->service_us, rec->pid,
-		       rec->result);
+		       major(rec->dev), minor(rec->dev), rec->ino, rec->off, rec->len,
+		       rec->queue_us, rec->service_us, rec->pid, rec->result);
 		return;
 	}
 	if (rec->dir == IOS_SYNC && (rec->flags & IOS_TRACE_F_DATASYNC))
 		dir = "dsync";
-	printf("%12.6f %-5s %-5s file %-10" PRIu64 " off %-12" PRIu64 " len %-8" PRIu32
-	       " queue %6" PRIu32 "us service %6" PRIu32 "us pid %-7" PRIu32 " result %" PRId32
-	       "\n",
-	       rel_seconds(rec, info), ios_class_name((enum ios_class)rec->cls), dir, rec->file_id,
+	snprintf(file, sizeof(file), "%u:%u:%" PRIu64, major(rec->dev), minor(rec->dev), rec->ino);
+	printf("%12.6f %-5s %-5s file %-18s off %-12" PRIu64 " len %-8" PRIu32 " queue %6" PRIu32
+	       "us service %6" PRIu32 "us pid %-7" PRIu32 " result %" PRId32 "\n",
+	       rel_seconds(rec, info), ios_class_name((enum ios_class)rec->cls), dir, file,
 	       rec->off, rec->len, rec->queue_us, rec->service_us, rec->pid, rec->result);
 }
 

@@ -30,27 +30,27 @@
 
 /* ---- per-file state ------------------------------------------------------------ */
 
-static size_t file_hash(const struct ios_sched *s, uint64_t id)
+static size_t file_hash(const struct ios_sched *s, struct ios_file_id id)
 {
-	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ios_fid_mix(id);
 
 	return (size_t)(h ^ (h >> 31)) & (s->nfiles_tab - 1);
 }
 
-static struct ios_file *file_get(struct ios_sched *s, uint64_t id)
+static struct ios_file *file_get(struct ios_sched *s, struct ios_file_id id)
 {
 	size_t h = file_hash(s, id);
 	struct ios_file *f;
 
 	for (f = s->files[h]; f; f = f->hnext)
-		if (f->file_id == id) {
+		if (ios_fid_eq(f->fid, id)) {
 			f->refs++;
 			return f;
 		}
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->file_id = id;
+	f->fid = id;
 	f->refs = 1;
 	ios_list_init(&f->queued);
 	ios_list_init(&f->parked);
@@ -67,7 +67,7 @@ static void file_put(struct ios_sched *s, struct ios_file *f)
 
 	if (--f->refs > 0)
 		return;
-	for (pp = &s->files[file_hash(s, f->file_id)]; *pp; pp = &(*pp)->hnext)
+	for (pp = &s->files[file_hash(s, f->fid)]; *pp; pp = &(*pp)->hnext)
 		if (*pp == f) {
 			*pp = f->hnext;
 			break;
@@ -119,7 +119,8 @@ static void account(struct ios_sched *s, const struct ios_req *req, ssize_t res,
 		return;
 	memset(&rec, 0, sizeof(rec));
 	rec.time_ns = req->arrival_ns;
-	rec.file_id = req->file_id;
+	rec.dev = req->fid.dev;
+	rec.ino = req->fid.ino;
 	rec.off = req->dir == IOS_SYNC ? 0 : (uint64_t)req->off;
 	rec.len =
 	    req->dir == IOS_SYNC ? 0 : (req->len > UINT32_MAX ? UINT32_MAX : (uint32_t)req->len);
@@ -206,7 +207,7 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 	ios_list_init(&rq->wnode);
 	ios_list_init(&rq->merged);
 	ios_list_init(&rq->mnode);
-	rq->file = file_get(s, req->file_id);
+	rq->file = file_get(s, req->fid);
 	if (!rq->file) {
 		account(s, req, -ENOMEM, 0, 0);
 		req->done(req, -ENOMEM);
@@ -219,7 +220,7 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 		/* before it is queued: no read after it may see read-ahead data
 		 * older than it */
 		if (s->ra && req->len)
-			ios_ra_invalidate(s, req->file_id, req->off, (off_t)req->len);
+			ios_ra_invalidate(s, req->fid, req->off, (off_t)req->len);
 		ios_list_add_tail(&rq->file->writes, &rq->wnode);
 	}
 	if (req->dir == IOS_READ && s->ra && !rq->fault && !(req->flags & IOS_F_INTERNAL) &&
@@ -290,7 +291,7 @@ static void control(struct ios_sched *s, struct ios_rq *rq)
 
 /* submit_control() -- queue a control node in submission order; if it
  * cannot be allocated, all read-ahead data goes (coherence first). */
-static void submit_control(struct ios_sched *s, enum ios_ctl ctl, uint64_t file_id, off_t off,
+static void submit_control(struct ios_sched *s, enum ios_ctl ctl, struct ios_file_id fid, off_t off,
 			   off_t len)
 {
 	struct ios_rq *rq;
@@ -301,7 +302,7 @@ static void submit_control(struct ios_sched *s, enum ios_ctl ctl, uint64_t file_
 	pthread_mutex_lock(&s->sub_lock);
 	if (rq) {
 		rq->ctl = ctl;
-		rq->ctl_file = file_id;
+		rq->ctl_file = fid;
 		rq->off = off;
 		rq->len = (size_t)len;
 		ios_list_add_tail(&s->submitted, &rq->anode);
@@ -312,14 +313,14 @@ static void submit_control(struct ios_sched *s, enum ios_ctl ctl, uint64_t file_
 	wake(s);
 }
 
-void ios_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len)
+void ios_invalidate(struct ios_sched *s, struct ios_file_id fid, off_t off, off_t len)
 {
-	submit_control(s, CTL_INVALIDATE, file_id, off, len);
+	submit_control(s, CTL_INVALIDATE, fid, off, len);
 }
 
-void ios_release(struct ios_sched *s, uint64_t file_id)
+void ios_release(struct ios_sched *s, struct ios_file_id fid)
 {
-	submit_control(s, CTL_RELEASE, file_id, 0, 0);
+	submit_control(s, CTL_RELEASE, fid, 0, 0);
 }
 
 void ios_core_take_submissions(struct ios_sched *s)

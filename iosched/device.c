@@ -51,9 +51,9 @@ void ios_device_destroy(struct ios_device *d)
 	free(d);
 }
 
-static uint64_t address(uint64_t file_id, off_t off)
+static uint64_t address(struct ios_file_id fid, off_t off)
 {
-	uint64_t base = (file_id * 0x9e3779b97f4a7c15ull) % (SPAN_BYTES / 2);
+	uint64_t base = ios_fid_mix(fid) % (SPAN_BYTES / 2);
 
 	return base + (uint64_t)off;
 }
@@ -70,7 +70,7 @@ uint64_t ios_device_service(struct ios_device *d, const struct ios_rq *rq, uint6
 	if (rq->req->dir == IOS_SYNC) {
 		cost = TRACK_SWITCH_NS;
 	} else {
-		uint64_t to = address(rq->req->file_id, rq->off);
+		uint64_t to = address(rq->req->fid, rq->off);
 		uint64_t dist = to > d->head ? to - d->head : d->head - to;
 
 		if (dist == 0)

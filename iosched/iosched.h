@@ -53,14 +53,22 @@ enum ios_dir { IOS_READ, IOS_WRITE, IOS_SYNC, IOS_NDIR };
  * (a trace replay) */
 #define IOS_F_NOEXEC 0x2
 
+/* A backing file's identity: its device and inode number, as stat(2) gives
+ * them (st_dev, st_ino).  An inode number is unique within one filesystem
+ * only, and a backing tree may span several. */
+struct ios_file_id {
+	uint64_t dev;
+	uint64_t ino;
+};
+
 struct ios_req;
 struct ios_stats_rel;
 typedef void (*ios_done_fn)(struct ios_req *req, ssize_t result);
 
 struct ios_req {
 	/* set by the submitter */
-	int fd;		  /* backing file descriptor */
-	uint64_t file_id; /* identity of the file (backing inode number) */
+	int fd;			/* backing file descriptor */
+	struct ios_file_id fid; /* the backing file */
 	enum ios_class cls;
 	enum ios_dir dir;
 	unsigned flags;	   /* IOS_F_* */
@@ -224,18 +232,18 @@ void ios_destroy(struct ios_sched *s);
  * reported through req->done. */
 int ios_submit(struct ios_sched *s, struct ios_req *req);
 
-/* ios_invalidate() -- @len bytes of file @file_id from @off (@len 0: to
+/* ios_invalidate() -- @len bytes of file @fid from @off (@len 0: to
  * the end) changed other than by an ios_submit()ed write (truncate,
  * fallocate, copy_file_range): drop read-ahead data of that range.  Call it
  * after the change and before replying to the caller; it takes effect in
  * submission order, so a read submitted afterwards never sees older data.
  * No-op without readahead. */
-void ios_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len);
+void ios_invalidate(struct ios_sched *s, struct ios_file_id fid, off_t off, off_t len);
 
-/* ios_release() -- the last open handle of @file_id was closed: free its
+/* ios_release() -- the last open handle of @fid was closed: free its
  * readahead state and read-ahead data (counted as wasted if unread).
  * No-op without readahead. */
-void ios_release(struct ios_sched *s, uint64_t file_id);
+void ios_release(struct ios_sched *s, struct ios_file_id fid);
 
 /* ios_class_name() / ios_dir_name() -- "wal", "heap", ...; "read", ... */
 const char *ios_class_name(enum ios_class c);
@@ -452,22 +460,24 @@ void ios_attach_trace(struct ios_sched *s, struct ios_trace_writer *w);
  * I/O traces (trace.c): one fixed-size record per request, streamed into a
  * file in the lz4 frame format (`lz4 -d` decompresses it) by a background
  * thread with a bounded buffer.  The decompressed stream is a 32-byte file
- * header followed by 48-byte records, all little-endian:
+ * header followed by 56-byte records, all little-endian:
  *
- *   header  0 magic "PGIOTRC1"      8 u16 version (1)   10 u16 header size (32)
- *          12 u16 record size (48) 14 u16 reserved (0)  16 u64 CLOCK_REALTIME ns
+ *   header  0 magic "PGIOTRC1"      8 u16 version (2)   10 u16 header size (32)
+ *          12 u16 record size (56) 14 u16 reserved (0)  16 u64 CLOCK_REALTIME ns
  *          24 u64 CLOCK_MONOTONIC ns, both taken when the writer was created
- *   record  0 u64 time_ns    8 u64 file_id  16 u64 off   24 u32 len  28 u32 pid
+ *   record  0 u64 time_ns    8 u64 ino  16 u64 off   24 u32 len  28 u32 pid
  *          32 u32 queue_us  36 u32 service_us  40 i32 result  44 u8 cls
- *          45 u8 dir  46 u16 flags
+ *          45 u8 dir  46 u16 flags  48 u64 dev
  *
- * A reader accepts a larger header or record size (later versions may append
- * fields) and refuses a smaller one. */
+ * Version 1 (records of 48 bytes) had no dev: the reader gives 0.  A reader
+ * accepts a larger header or record size (a later version may append fields)
+ * and refuses a smaller one, and a version it does not know. */
 
 #define IOS_TRACE_MAGIC		 "PGIOTRC1"
-#define IOS_TRACE_VERSION	 1
+#define IOS_TRACE_VERSION	 2
 #define IOS_TRACE_HEADER_SIZE	 32
-#define IOS_TRACE_REC_SIZE	 48
+#define IOS_TRACE_REC_SIZE	 56
+#define IOS_TRACE_REC_SIZE_V1	 48
 #define IOS_TRACE_DEFAULT_BUFFER (1u << 20) /* bytes of records held in memory */
 
 /* ios_trace_rec.flags */
@@ -475,7 +485,8 @@ void ios_attach_trace(struct ios_sched *s, struct ios_trace_writer *w);
 
 struct ios_trace_rec {
 	uint64_t time_ns;    /* CLOCK_MONOTONIC at submission (ios_now_ns()) */
-	uint64_t file_id;    /* backing inode number */
+	uint64_t dev;	     /* the backing file: device (st_dev) ... */
+	uint64_t ino;	     /* ... and inode number */
 	uint64_t off;	     /* byte offset */
 	uint32_t len;	     /* bytes requested */
 	uint32_t pid;	     /* requesting process, 0 if unknown */
@@ -518,7 +529,7 @@ struct ios_trace_writer *ios_trace_writer_create(const char *path, int *err);
 struct ios_trace_writer *ios_trace_writer_create_opts(const char *path,
 						      const struct ios_trace_opts *opts, int *err);
 
-/* ios_trace_write() -- append one record.  Thread-safe; copies 48 bytes
+/* ios_trace_write() -- append one record.  Thread-safe; copies 56 bytes
  * under a mutex and never does I/O.  Returns 0, or -ENOBUFS when the record
  * was dropped (counted) because the background thread is a whole buffer
  * behind or the output failed. */
@@ -564,7 +575,7 @@ const char *ios_trace_reader_error(const struct ios_trace_reader *r);
 void ios_trace_reader_close(struct ios_trace_reader *r);
 
 /* ios_trace_replay() -- replay the records of @r (read to the end or the
- * damage, held in memory, 48 bytes each) through a virtual-clock scheduler
+ * damage, held in memory, 56 bytes each) through a virtual-clock scheduler
  * with settings @set, accounting into @st: each record is submitted at its
  * recorded arrival time (relative to the first), in arrival order, with
  * IOS_F_NOEXEC (the emulated device alone times it), then the scheduler runs

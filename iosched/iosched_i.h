@@ -59,6 +59,28 @@ static inline void ios_list_del(struct ios_list *n)
 
 #define ios_container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
 
+/* ---- file identities ---------------------------------------------------------- */
+
+static inline bool ios_fid_eq(struct ios_file_id a, struct ios_file_id b)
+{
+	return a.ino == b.ino && a.dev == b.dev;
+}
+
+/* ios_fid_cmp() -- position order of files: by device, then inode. */
+static inline int ios_fid_cmp(struct ios_file_id a, struct ios_file_id b)
+{
+	if (a.dev != b.dev)
+		return a.dev < b.dev ? -1 : 1;
+	return a.ino < b.ino ? -1 : a.ino > b.ino;
+}
+
+/* ios_fid_mix() -- a well-spread 64-bit value of @f (hash tables, the
+ * emulated disk's placement of files). */
+static inline uint64_t ios_fid_mix(struct ios_file_id f)
+{
+	return (f.ino ^ f.dev * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+}
+
 /* ---- requests -------------------------------------------------------------- */
 
 enum ios_rq_state { RQ_QUEUED, RQ_PARKED, RQ_READY, RQ_INFLIGHT };
@@ -106,13 +128,13 @@ struct ios_rq {
 				  * fail (fault.in_transfer): its -errno */
 	uint64_t fault_delay_ns; /* injected: complete this much after dispatch */
 	enum ios_ctl ctl;	 /* control nodes: what, of which file and range */
-	uint64_t ctl_file;
+	struct ios_file_id ctl_file;
 };
 
 /* Per-file state: what the ordering rules need. */
 struct ios_file {
 	struct ios_file *hnext;
-	uint64_t file_id;
+	struct ios_file_id fid;
 	int refs;		/* rqs pointing here */
 	struct ios_list queued; /* policy-queued rqs, sorted by offset (merging) */
 	struct ios_list parked; /* chosen but waiting for an ordering rule */
@@ -246,8 +268,8 @@ void ios_ra_destroy(struct ios_sched *s);
  * from the cache, or waiting for a window); false: queue it as usual. */
 bool ios_ra_read(struct ios_sched *s, struct ios_rq *rq);
 /* ios_ra_invalidate() -- a write or change of [off, off+len) arrived. */
-void ios_ra_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len);
-void ios_ra_release(struct ios_sched *s, uint64_t file_id);
+void ios_ra_invalidate(struct ios_sched *s, struct ios_file_id fid, off_t off, off_t len);
+void ios_ra_release(struct ios_sched *s, struct ios_file_id fid);
 void ios_ra_flush(struct ios_sched *s);
 void ios_ra_counters(const struct ios_sched *s, struct ios_counters *out);
 

@@ -78,7 +78,7 @@ struct ra_buf {
 
 struct ra_file {
 	struct ra_file *hnext;
-	uint64_t file_id;
+	struct ios_file_id fid;
 	off_t prev_end;	      /* a read starting here is sequential */
 	size_t size;	      /* the newest window's size; 0: no stream */
 	off_t end;	      /* the newest window's end */
@@ -98,19 +98,19 @@ struct ios_ra {
 
 /* ---- files --------------------------------------------------------------------- */
 
-static struct ra_file **rf_slot(struct ios_ra *ra, uint64_t id)
+static struct ra_file **rf_slot(struct ios_ra *ra, struct ios_file_id id)
 {
-	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ios_fid_mix(id);
 
 	return &ra->tab[(h ^ (h >> 31)) & (RA_TAB - 1)];
 }
 
-static struct ra_file *rf_find(struct ios_ra *ra, uint64_t id)
+static struct ra_file *rf_find(struct ios_ra *ra, struct ios_file_id id)
 {
 	struct ra_file *rf;
 
 	for (rf = *rf_slot(ra, id); rf; rf = rf->hnext)
-		if (rf->file_id == id)
+		if (ios_fid_eq(rf->fid, id))
 			return rf;
 	return NULL;
 }
@@ -119,7 +119,7 @@ static void rf_free(struct ios_ra *ra, struct ra_file *rf)
 {
 	struct ra_file **pp;
 
-	for (pp = rf_slot(ra, rf->file_id); *pp; pp = &(*pp)->hnext)
+	for (pp = rf_slot(ra, rf->fid); *pp; pp = &(*pp)->hnext)
 		if (*pp == rf) {
 			*pp = rf->hnext;
 			break;
@@ -145,7 +145,7 @@ static bool rf_make_room(struct ios_ra *ra)
 	return false;
 }
 
-static struct ra_file *rf_get(struct ios_ra *ra, uint64_t id)
+static struct ra_file *rf_get(struct ios_ra *ra, struct ios_file_id id)
 {
 	struct ra_file *rf = rf_find(ra, id);
 	struct ra_file **slot;
@@ -157,7 +157,7 @@ static struct ra_file *rf_get(struct ios_ra *ra, uint64_t id)
 	rf = calloc(1, sizeof(*rf));
 	if (!rf)
 		return NULL;
-	rf->file_id = id;
+	rf->fid = id;
 	ios_list_init(&rf->bufs);
 	slot = rf_slot(ra, id);
 	rf->hnext = *slot;
@@ -316,7 +316,7 @@ static bool start_window(struct ios_sched *s, struct ra_file *rf, off_t off, siz
 	ios_list_init(&b->waiters);
 	b->iov.iov_base = b->data;
 	b->iov.iov_len = size;
-	b->r.file_id = trigger->file_id;
+	b->r.fid = trigger->fid;
 	b->r.cls = trigger->cls;
 	b->r.dir = IOS_READ;
 	b->r.flags = waiter ? 0 : IOS_F_READAHEAD;
@@ -580,7 +580,7 @@ bool ios_ra_read(struct ios_sched *s, struct ios_rq *rq)
 
 	if (req->len == 0)
 		return false;
-	rf = rf_get(ra, req->file_id);
+	rf = rf_get(ra, req->fid);
 	if (!rf)
 		return false;
 	rf->released = false;
@@ -662,17 +662,17 @@ static void ra_done(struct ios_req *r, ssize_t res)
 
 /* ---- control ------------------------------------------------------------------- */
 
-void ios_ra_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len)
+void ios_ra_invalidate(struct ios_sched *s, struct ios_file_id fid, off_t off, off_t len)
 {
-	struct ra_file *rf = rf_find(s->ra, file_id);
+	struct ra_file *rf = rf_find(s->ra, fid);
 
 	if (rf)
 		drop_range(s, rf, off, len > 0 && off <= RA_OFF_MAX - len ? off + len : RA_OFF_MAX);
 }
 
-void ios_ra_release(struct ios_sched *s, uint64_t file_id)
+void ios_ra_release(struct ios_sched *s, struct ios_file_id fid)
 {
-	struct ra_file *rf = rf_find(s->ra, file_id);
+	struct ra_file *rf = rf_find(s->ra, fid);
 
 	if (!rf)
 		return;
@@ -695,7 +695,7 @@ void ios_ra_flush(struct ios_sched *s)
 
 		for (; rf; rf = next) {
 			next = rf->hnext;
-			ios_ra_release(s, rf->file_id); /* frees rf at most */
+			ios_ra_release(s, rf->fid); /* frees rf at most */
 		}
 	}
 }

@@ -56,7 +56,7 @@ static inline void submit_pid(struct ios_sched *s, struct treq *t, pid_t pid, in
 	memset(t, 0, sizeof(*t));
 	t->s = s;
 	t->r.fd = fd;
-	t->r.file_id = file;
+	t->r.fid.ino = file;
 	t->r.cls = cls;
 	t->r.dir = dir;
 	t->r.off = off;

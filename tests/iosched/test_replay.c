@@ -155,19 +155,19 @@ static void test_sync_order(void)
 	memset(r, 0, sizeof(r));
 	/* in completion order: the sync last, the read of another file first */
 	r[0] = (struct ios_trace_rec){.time_ns = 5000,
-				      .file_id = 2,
+				      .ino = 2,
 				      .off = 0,
 				      .len = 8192,
 				      .cls = IOS_CLASS_HEAP,
 				      .dir = IOS_READ};
 	r[1] = (struct ios_trace_rec){.time_ns = 1000,
-				      .file_id = 1,
+				      .ino = 1,
 				      .off = 0,
 				      .len = 1 << 20,
 				      .cls = IOS_CLASS_WAL,
 				      .dir = IOS_WRITE};
 	r[2] = (struct ios_trace_rec){
-	    .time_ns = 2000, .file_id = 1, .cls = IOS_CLASS_XACT, .dir = IOS_SYNC};
+	    .time_ns = 2000, .ino = 1, .cls = IOS_CLASS_XACT, .dir = IOS_SYNC};
 	write_recs(tpath("order.trc"), r, 3);
 	CHECK(replay_file(tpath("order.trc"), "noop", IOS_DEVICE_HDD, s, &span, &err) == 3);
 	CHECK(err == 0);

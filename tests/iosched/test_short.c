@@ -65,7 +65,7 @@ static void fill(struct treq *t, struct ios_sched *s, int fd, enum ios_class cls
 	t->iov.iov_base = t->buf;
 	t->iov.iov_len = len;
 	t->r.fd = fd;
-	t->r.file_id = 1;
+	t->r.fid.ino = 1;
 	t->r.cls = cls;
 	t->r.dir = IOS_WRITE;
 	t->r.off = off;
@@ -189,7 +189,7 @@ static void test_uring(void)
 
 	CHECK(pipe(pfd) == 0);
 	fill(&hold, s, pfd[0], IOS_CLASS_OTHER, 0, 1, 0);
-	hold.r.file_id = 2;
+	hold.r.fid.ino = 2;
 	hold.r.dir = IOS_READ;
 	ios_submit(s, &hold.r);
 	usleep(20000); /* let the dispatcher start it */
