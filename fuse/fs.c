@@ -1002,18 +1002,14 @@ struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings 
 
 int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
 {
-	struct ios_sched *n;
+	/* the new scheduler first: if it cannot be made (no memory, no file
+	 * descriptor for its io_uring), the old one keeps running */
+	struct ios_sched *n = pfs_sched_create(fs, ns);
 
+	if (!n)
+		return -errno;
 	pthread_rwlock_wrlock(&fs->ios_lock);
 	ios_destroy(fs->ios); /* completes everything it holds */
-	n = pfs_sched_create(fs, ns);
-	if (!n) {
-		int e = errno;
-
-		fs->ios = pfs_sched_create(fs, &fs->set);
-		pthread_rwlock_unlock(&fs->ios_lock);
-		return -e;
-	}
 	/* only what is read under ios_lock changes here: the [fuse] and
 	 * [files] settings are read by every handler without a lock and take
 	 * effect at the next mount */
@@ -1022,6 +1018,17 @@ int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
 	fs->set.ios = ns->ios;
 	pthread_rwlock_unlock(&fs->ios_lock);
 	return 0;
+}
+
+int pfs_drain(struct pfs *fs)
+{
+	struct pgiofs_settings direct;
+
+	if (pfs_reload(fs, &fs->set) == 0)
+		return 0;
+	direct = fs->set; /* needs no thread or descriptor */
+	direct.ios.policy = IOS_POLICY_DIRECT;
+	return pfs_reload(fs, &direct);
 }
 
 /* refine_class() -- a relation main fork's name cannot tell a table from

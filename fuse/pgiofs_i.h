@@ -64,10 +64,15 @@ struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings 
 
 extern const struct fuse_lowlevel_ops pfs_ops;
 
-/* pfs_reload() -- adopt new settings: the running scheduler is drained
- * (so nothing it holds can be overtaken) and replaced.  0 or -errno (the old
- * scheduler and settings stay). */
+/* pfs_reload() -- adopt new settings: a scheduler with them is started,
+ * then the running one is drained (so nothing it holds can be overtaken)
+ * and replaced.  0 or -errno: the new scheduler could not be started, and
+ * the old one and the old settings stay. */
 int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns);
+/* pfs_drain() -- complete everything the scheduler holds: replace it with
+ * one of the same settings or, if that cannot be started, with "direct".
+ * 0 or -errno. */
+int pfs_drain(struct pfs *fs);
 
 /* pfs_init_root() -- open the backing root; returns 0 or -errno. */
 int pfs_init_root(struct pfs *fs, const char *backing);
