@@ -73,9 +73,11 @@ static const struct conf_tunable rows[] = {
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
-/* The table of pgiofs: its own rows, then iosched's ([iosched], [device])
- * with their offsets moved into pgiofs_settings.ios. */
-static struct conf_tunable all_rows[NROWS + 64];
+/* The table of pgiofs: its own rows, then iosched's ([iosched], [device],
+ * [fault]) with their offsets moved into pgiofs_settings.ios.  Sized by
+ * both tables' row counts, both known when compiling: no row can be left
+ * out. */
+static struct conf_tunable all_rows[NROWS + IOS_CONF_NROWS];
 static struct conf_table table;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -85,7 +87,7 @@ static void build(void)
 
 	for (i = 0; i < NROWS; i++)
 		all_rows[n++] = rows[i];
-	for (i = 0; i < ios_conf.nrows && n < sizeof(all_rows) / sizeof(all_rows[0]); i++) {
+	for (i = 0; i < IOS_CONF_NROWS; i++) {
 		all_rows[n] = ios_conf.rows[i];
 		all_rows[n].offset += offsetof(struct pgiofs_settings, ios);
 		n++;

@@ -87,8 +87,9 @@ static const struct conf_tunable rows[] = {
      "the kernel's, as with direct.  Off with an emulated device, where WAL has to "
      "compete for the modelled disk.  The profiles that reproduce kernel elevators "
      "set it to no."},
-    {"iosched", "read_ahead_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(read_ahead_kb),
-     "Largest readahead window of a sequential reader (0: none).  A stream starts at 4x "
+    {"iosched", "ra_window_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(ra_window_kb),
+     "Largest readahead window of a sequential reader (0: none), read by the scheduler "
+     "itself (bdi.read_ahead_kb is the kernel's, above it).  A stream starts at 4x "
      "its read, the window doubles at every async marker; windows are read through the "
      "scheduler at low priority into the readahead cache.  Any queueing policy."},
     {"iosched", "ra_cache_mb", CONF_INT, "MiB", "32", 1, 4096, NULL, F(ra_cache_mb),
@@ -147,9 +148,12 @@ static const struct conf_tunable rows[] = {
      "not performed.  With no, a picked request is never merged and fails alone."},
 };
 
+_Static_assert(sizeof(rows) / sizeof(rows[0]) == IOS_CONF_NROWS,
+	       "IOS_CONF_NROWS (iosched.h) must be the number of rows");
+
 const struct conf_table ios_conf = {
     .rows = rows,
-    .nrows = sizeof(rows) / sizeof(rows[0]),
+    .nrows = IOS_CONF_NROWS,
     .settings_size = sizeof(struct ios_settings),
 };
 

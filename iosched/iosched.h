@@ -126,9 +126,9 @@ struct ios_settings {
 	int64_t xact_expire_ms;
 	int64_t data_write_expire_ms; /* heap, index, fsm, vm, meta, other */
 	int64_t temp_expire_ms;
-	int64_t read_ahead_kb; /* largest readahead window (0: no readahead) */
-	bool wal_inline;       /* WAL and commit-status requests run at arrival */
-	int64_t ra_cache_mb;   /* read-ahead data held at most */
+	int64_t ra_window_kb; /* largest readahead window (0: no readahead) */
+	bool wal_inline;      /* WAL and commit-status requests run at arrival */
+	int64_t ra_cache_mb;  /* read-ahead data held at most */
 	/* [device] */
 	int device_model;      /* enum ios_device_model */
 	double seq_mb_s;       /* hdd/ssd transfer rate */
@@ -151,6 +151,9 @@ struct ios_settings {
 };
 
 extern const struct conf_table ios_conf;
+/* ios_conf's rows, a constant so that a table including them (pgiofs's)
+ * has its size at compile time; iosched/conf.c checks it */
+#define IOS_CONF_NROWS 38
 extern const char *const ios_policy_names[]; /* NULL-terminated */
 
 /* ios_fault_configured() -- whether any [fault] setting differs from its

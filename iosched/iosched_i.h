@@ -219,7 +219,7 @@ struct ios_sched {
 	struct ios_stats *stats;	/* optional */
 	struct ios_trace_writer *trace; /* optional */
 	struct ios_fault *fault;	/* fault injection, or NULL */
-	struct ios_ra *ra;		/* readahead, or NULL (read_ahead_kb 0, direct) */
+	struct ios_ra *ra;		/* readahead, or NULL (ra_window_kb 0, direct) */
 	bool ra_flush_all;		/* under sub_lock: a control node could not be
 					 * allocated, drop all read-ahead data */
 	pthread_t thread;

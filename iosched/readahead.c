@@ -1,16 +1,16 @@
 /*
  * readahead.c -- large sequential readahead for the queueing policies
- * (read_ahead_kb > 0): per-file stream detection, windows that grow like
+ * (ra_window_kb > 0): per-file stream detection, windows that grow like
  * Linux's on-demand readahead, the next window started asynchronously at a
  * marker, and a bounded cache of what was read ahead.
  *
  * A file's stream (struct ra_file): a read that starts where the previous
  * one ended is sequential (a file's first read at offset 0 too).  A
  * sequential read that finds nothing starts a sync window [off, off + W),
- * W = 4x the read up to read_ahead_kb (at least the read), and waits for it;
+ * W = 4x the read up to ra_window_kb (at least the read), and waits for it;
  * its async marker is the first byte after the demanded part.  A read that
  * reaches the marker of the newest window starts the next window, twice as
- * large up to read_ahead_kb, whose marker is its first byte: the reader is
+ * large up to ra_window_kb, whose marker is its first byte: the reader is
  * always one window ahead.  A read that is neither sequential nor served by
  * read-ahead data ends the stream (the window starts small again).
  *
@@ -92,7 +92,7 @@ struct ios_ra {
 	struct ios_list lru; /* cached windows, least recently used first */
 	size_t bytes;	     /* cached plus in flight */
 	size_t cap;	     /* ra_cache_mb */
-	size_t max_window;   /* read_ahead_kb, whole pages */
+	size_t max_window;   /* ra_window_kb, whole pages */
 	struct ios_counters cnt;
 };
 
@@ -709,7 +709,7 @@ struct ios_ra *ios_ra_create(const struct ios_settings *set)
 	if (!ra)
 		return NULL;
 	ios_list_init(&ra->lru);
-	ra->max_window = (size_t)set->read_ahead_kb * 1024 / RA_PAGE * RA_PAGE;
+	ra->max_window = (size_t)set->ra_window_kb * 1024 / RA_PAGE * RA_PAGE;
 	if (ra->max_window < RA_PAGE)
 		ra->max_window = RA_PAGE;
 	ra->cap = (size_t)set->ra_cache_mb << 20;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_readahead.sh -- iosched's readahead through a pgiofs mount with the
-# dbaware profile (read_ahead_kb 512): a sequential O_DIRECT reader of a
+# dbaware profile (ra_window_kb 512): a sequential O_DIRECT reader of a
 # 48 MiB relation file (no kernel page cache or readahead in between, so
 # every read reaches the scheduler) with O_DIRECT writes interleaved, many
 # of them into the windows read ahead of the reader, must read exactly what

@@ -85,7 +85,7 @@ static inline void settings(struct ios_settings *set, int policy, int device)
 	conf_defaults(&ios_conf, set);
 	set->policy = policy;
 	set->device_model = device;
-	set->read_ahead_kb = 0; /* exact transfer counts; test_readahead.c turns it on */
+	set->ra_window_kb = 0; /* exact transfer counts; test_readahead.c turns it on */
 }
 
 static inline int tmpfile_fd(void)

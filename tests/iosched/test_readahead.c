@@ -1,7 +1,7 @@
 /*
  * test_readahead.c -- the readahead of iosched/readahead.c on the virtual
  * clock: window growth (4x the read, doubling at each async marker up to
- * read_ahead_kb) and its reset on a random access; the next window started
+ * ra_window_kb) and its reset on a random access; the next window started
  * at the marker while the reader is served from the cache, and a reader
  * waiting for a window in flight; the cache bound with several streams;
  * hit and waste accounting (into the counters and the per-class
@@ -59,7 +59,7 @@ static struct ios_sched *ra_sched(int policy, int device, int64_t ra_kb, int64_t
 	struct ios_settings set;
 
 	settings(&set, policy, device);
-	set.read_ahead_kb = ra_kb;
+	set.ra_window_kb = ra_kb;
 	set.ra_cache_mb = cache_mb;
 	return ios_create_virtual(&set);
 }
@@ -121,7 +121,7 @@ static void test_growth_and_reset(void)
 		read_check(s, fd, (off_t)i * 32 * KB, 32 * KB, t += MS);
 	c = counters(s);
 	CHECK(c.ra_windows == 4);		  /* at 384 KiB: the third's marker */
-	CHECK(c.ra_bytes == 512 * KB + 512 * KB); /* at most read_ahead_kb */
+	CHECK(c.ra_bytes == 512 * KB + 512 * KB); /* at most ra_window_kb */
 	CHECK(c.ra_hit_bytes == 12 * 32 * KB);	  /* every read but the first */
 	/* a random read ends the stream: no window for it */
 	read_check(s, fd, 5 << 20, 32 * KB, t += MS);

@@ -263,7 +263,7 @@ static void test_dbaware_backlog(void)
 	settings(&set, IOS_POLICY_DBAWARE, IOS_DEVICE_HDD);
 	set.nr_requests = 1;
 	set.data_write_expire_ms = 100;
-	set.read_ahead_kb = 0;
+	set.ra_window_kb = 0;
 	s = ios_create_virtual(&set);
 	/* 200 scattered 64 KiB heap writes: seconds of work on the hdd */
 	for (i = 0; i < 200; i++)
@@ -365,7 +365,7 @@ static void property(uint64_t seed, int policy)
 		set.max_inflight_kb = set.max_request_kb * (1 + (int64_t)(seed % 3));
 	/* readahead on every other seed, windows of 4 to 16 KiB (the files
 	 * are 32 KiB) */
-	set.read_ahead_kb = seed % 2 ? 4 << (seed / 2 % 3) : 0;
+	set.ra_window_kb = seed % 2 ? 4 << (seed / 2 % 3) : 0;
 	s = ios_create_virtual(&set);
 	for (i = 0; i < PFILES; i++) {
 		fds[i] = tmpfile_fd();
@@ -411,7 +411,7 @@ static void property(uint64_t seed, int policy)
 		/* a reload (SIGHUP): pgiofs drains the old scheduler and starts
 		 * one with the new tunables and maybe another policy */
 		if (next_rand() % 400 == 0) {
-			int64_t ra_kb = set.read_ahead_kb; /* the bad-fd rule below */
+			int64_t ra_kb = set.ra_window_kb; /* the bad-fd rule below */
 
 			collect_ra(s);
 			ios_destroy(s);
@@ -420,7 +420,7 @@ static void property(uint64_t seed, int policy)
 			settings(&set, reload_policy(policy), (int)(next_rand() % 3));
 			set.nr_requests = 1 + (int64_t)(next_rand() % 7);
 			set.max_request_kb = 4 + (int64_t)(next_rand() % 5) * 4;
-			set.read_ahead_kb = ra_kb;
+			set.ra_window_kb = ra_kb;
 			s = ios_create_virtual(&set);
 			CHECK(s != NULL);
 			reloads++;
@@ -441,7 +441,7 @@ static void property(uint64_t seed, int policy)
 		}
 		if (q->bad) {
 			/* readahead serves a file, whatever the descriptor */
-			CHECK(q->t.res == -EBADF || (set.read_ahead_kb && q->kind == IOS_READ &&
+			CHECK(q->t.res == -EBADF || (set.ra_window_kb && q->kind == IOS_READ &&
 						     q->t.res == (ssize_t)q->t.r.len));
 		} else if (q->kind == IOS_SYNC) {
 			CHECK(q->t.res == 0);
