@@ -819,7 +819,7 @@ static int run(struct cli *c, struct pfs *fs)
 		pfs_control_stop(fs);
 	}
 
-	ret = pfs_loop(se, (unsigned)fs->set.max_threads);
+	ret = pfs_loop(se, &fs->set);
 	atomic_store(&sc.loop_done, true);
 	/* requests still queued complete (their replies go nowhere now)
 	 * before the session they belong to goes away */

@@ -34,11 +34,16 @@ static const struct conf_tunable rows[] = {
      "keeps its peak RSS near 80 MiB under a bulk import (256: 260 MiB) with no loss of "
      "commit latency or import speed."},
     {"fuse", "max_threads", CONF_INT, "", "32", 1, 1024, NULL, F(max_threads),
-     "Worker threads serving /dev/fuse at most."},
+     "Worker threads serving /dev/fuse at most.  A worker that takes a request while no "
+     "other waits for one starts another, up to this many."},
     {"fuse", "max_idle_threads", CONF_INT, "", "8", 1, 1024, NULL, F(max_idle_threads),
-     "Idle worker threads kept ready."},
-    {"fuse", "clone_fd", CONF_BOOL, "", "yes", 0, 0, NULL, F(clone_fd),
-     "Give each worker thread its own /dev/fuse descriptor."},
+     "Idle worker threads kept ready: a worker that finishes a request while this many "
+     "others wait for one exits."},
+    {"fuse", "clone_fd", CONF_BOOL, "", "no", 0, 0, NULL, F(clone_fd),
+     "Give each worker thread its own /dev/fuse descriptor (FUSE_DEV_IOC_CLONE), so "
+     "that the kernel's list of requests being processed is not one for all; replies go "
+     "back through the descriptor of their request.  On two CPUs it changes nothing "
+     "measurable (bench/workers.sh), so it is off; it may help with many."},
     {"fuse", "time_gran_ns", CONF_INT, "ns", "1000000000", 1, 1000000000, NULL, F(time_gran_ns),
      "Timestamp granularity of the mount.  With the write-back cache the kernel keeps "
      "mtime itself and sends it to the daemon before every fsync whose file's mtime "

@@ -83,8 +83,9 @@ void pfs_cleanup(struct pfs *fs);
 void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pfs_log_to_syslog(void);
 
-/* loop.c: the session loop; requests may keep their receive buffer */
-int pfs_loop(struct fuse_session *se, unsigned nthreads);
+/* loop.c: the session loop (fuse.max_threads, max_idle_threads,
+ * clone_fd); requests may keep their receive buffer.  0 or -errno. */
+int pfs_loop(struct fuse_session *se, const struct pgiofs_settings *set);
 /* pfs_loop_take_buffer() -- if @data lies in the calling worker's receive
  * buffer, hand that buffer over: returns its base, to free() when done;
  * NULL otherwise (the caller must copy). */
@@ -95,6 +96,10 @@ unsigned long pfs_loop_requests(void);
 /* wire.c: raw protocol hooks (see there for why) */
 int pfs_wire_attach(struct fuse_session *se);
 bool pfs_wire_kill_suidgid(void);
+/* pfs_wire_read_from() -- the calling thread reads requests from @fd, a
+ * clone of the session's /dev/fuse descriptor (-1: the session's own),
+ * and their replies go back through it, from whichever thread. */
+void pfs_wire_read_from(int fd);
 
 /* mount.c */
 struct pfs_mount_info {
