@@ -161,7 +161,7 @@ static int replay(const char *path, const struct replay_opts *o)
 	char model[32], qpath[2 * PATH_MAX + 8], qprof[2 * PATH_MAX + 8], extra[5 * PATH_MAX];
 	const char *policy;
 	uint64_t span = 0;
-	int64_t n;
+	int64_t n, ra_kb;
 	int err = 0, status = 1;
 
 	if (replay_settings(o, &set))
@@ -191,14 +191,17 @@ static int replay(const char *path, const struct replay_opts *o)
 	snap->start_ns = 0; /* virtual time: from the first arrival */
 	snap->time_ns = span;
 	policy = ios_policy_names[set.ios.policy];
+	/* direct reads nothing ahead (a replay queues it, as noop) */
+	ra_kb = set.ios.policy == IOS_POLICY_DIRECT ? 0 : set.ios.ra_window_kb;
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &set, model, sizeof(model));
 	if (o->json) {
 		pfs_json_str(qpath, sizeof(qpath), path);
 		pfs_json_str(qprof, sizeof(qprof), o->profile ? o->profile : "");
 		snprintf(extra, sizeof(extra),
 			 "\"trace\":%s,\"replay\":true,\"profile\":%s,\"policy\":\"%s\","
-			 "\"device\":\"%s\",\"records\":%" PRId64 ",\"complete\":%s",
-			 qpath, o->profile ? qprof : "null", policy, model, n,
+			 "\"device\":\"%s\",\"ra_window_kb\":%" PRId64 ",\"records\":%" PRId64
+			 ",\"complete\":%s",
+			 qpath, o->profile ? qprof : "null", policy, model, ra_kb, n,
 			 err < 0 ? "false" : "true");
 		ios_stats_write_json(stdout, snap, extra);
 	} else {
@@ -206,6 +209,13 @@ static int replay(const char *path, const struct replay_opts *o)
 		       "%.3f s from the first arrival to the last completion\n",
 		       path, n, n == 1 ? "" : "s", err < 0 ? " before the damage" : "",
 		       o->profile ? o->profile : "(defaults)", policy, model, (double)span / 1e9);
+		if (ra_kb > 0)
+			printf("readahead modelled: windows of up to %" PRId64
+			       " KiB (the trace has no file sizes: a window may reach past "
+			       "the end of a file)\n",
+			       ra_kb);
+		else
+			printf("readahead: none (ra_window_kb 0 or policy direct)\n");
 		ios_stats_print_table(stdout, snap);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {

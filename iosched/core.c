@@ -810,7 +810,7 @@ static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
 	}
 	if (set->wal_inline && !s->dev && !virt)
 		s->inline_classes = 1u << IOS_CLASS_WAL | 1u << IOS_CLASS_XACT;
-	if (set->ra_window_kb > 0) {
+	if (set->ra_window_kb > 0 && set->policy != IOS_POLICY_DIRECT) { /* as in the daemon */
 		s->ra = ios_ra_create(set);
 		if (!s->ra)
 			goto fail;

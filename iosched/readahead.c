@@ -23,6 +23,11 @@
  * Once complete it is cached until every page was read (the data then lives
  * in the mount's page cache), or it is evicted, invalidated or released.
  *
+ * A trace replay (IOS_F_NOEXEC reads, no descriptor, no buffers) is read
+ * ahead for the same way: its windows are IOS_F_NOEXEC too and hold no
+ * data, so the emulated device times them and the cache decides which
+ * reads they serve, as in the daemon.
+ *
  * What must stay true:
  *   - memory: cached windows plus windows in flight hold at most
  *     ra_cache_mb (least recently used cached windows are evicted to make
@@ -301,11 +306,18 @@ static bool start_window(struct ios_sched *s, struct ra_file *rf, off_t off, siz
 	if (!b)
 		return false;
 	b->seen = calloc((size + RA_PAGE * 64 - 1) / (RA_PAGE * 64), sizeof(uint64_t));
-	if (!b->seen || posix_memalign((void **)&b->data, RA_PAGE, size) != 0)
+	if (!b->seen)
 		goto fail;
-	b->r.fd = fcntl(trigger->fd, F_DUPFD_CLOEXEC, 0); /* the caller may close its own */
-	if (b->r.fd < 0)
-		goto fail;
+	if (trigger->flags & IOS_F_NOEXEC) { /* a replay: nothing is read */
+		b->r.fd = -1;
+	} else {
+		if (posix_memalign((void **)&b->data, RA_PAGE, size) != 0)
+			goto fail;
+		/* the caller may close its own */
+		b->r.fd = fcntl(trigger->fd, F_DUPFD_CLOEXEC, 0);
+		if (b->r.fd < 0)
+			goto fail;
+	}
 	b->s = s;
 	b->rf = rf;
 	b->off = off;
@@ -319,7 +331,7 @@ static bool start_window(struct ios_sched *s, struct ra_file *rf, off_t off, siz
 	b->r.fid = trigger->fid;
 	b->r.cls = trigger->cls;
 	b->r.dir = IOS_READ;
-	b->r.flags = waiter ? 0 : IOS_F_READAHEAD;
+	b->r.flags = (waiter ? 0 : IOS_F_READAHEAD) | (trigger->flags & IOS_F_NOEXEC);
 	b->r.off = off;
 	b->r.len = size;
 	b->r.iov = &b->iov;
@@ -356,7 +368,8 @@ static bool start_window(struct ios_sched *s, struct ra_file *rf, off_t off, siz
 	if (!waiter)
 		ra->cnt.ra_async--;
 	rf->size = 0;
-	close(b->r.fd);
+	if (b->r.fd >= 0)
+		close(b->r.fd);
 fail:
 	free(b->seen);
 	free(b->data);
@@ -450,7 +463,7 @@ static bool sub_read(struct ios_sched *s, struct ios_rq *rq, off_t lo, off_t hi)
 	sub->s = s;
 	sub->orig = rq;
 	sub->r = *o;
-	sub->r.flags = 0;
+	sub->r.flags = o->flags & IOS_F_NOEXEC;
 	sub->r.off = lo;
 	sub->r.len = (size_t)(hi - lo);
 	sub->r.iov = sub->iov;
@@ -532,7 +545,9 @@ static bool serve(struct ios_sched *s, struct ra_file *rf, struct ios_rq *rq)
 			n = p->next;
 			if (b->stale || x >= y)
 				continue;
-			copy_out(req, (size_t)(x - a), b->data + (x - b->off), (size_t)(y - x));
+			if (b->data) /* a replay's windows hold none */
+				copy_out(req, (size_t)(x - a), b->data + (x - b->off),
+					 (size_t)(y - x));
 			note(s, b->cls, seen_range(b, x, y), 0);
 			ios_list_del(&b->lru);
 			ios_list_add_tail(&s->ra->lru, &b->lru);
@@ -613,7 +628,8 @@ static void ra_done(struct ios_req *r, ssize_t res)
 	struct ra_file *rf = b->rf;
 	struct ios_list waiters, *p;
 
-	close(r->fd);
+	if (r->fd >= 0)
+		close(r->fd);
 	b->rq = NULL;
 	b->inflight = false;
 	ios_list_init(&waiters);

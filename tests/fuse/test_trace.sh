@@ -124,6 +124,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 t = d["total"]
 assert d["replay"] is True and d["complete"] is True and d["policy"] == "dbaware", d
+assert d["ra_window_kb"] == 512, d   # the dbaware profile's readahead is modelled
 assert d["records"] == int(sys.argv[2]) == t["read_ops"] + t["write_ops"] + t["sync_ops"], d
 assert d["classes"]["wal"]["write_ops"] >= 16 and t["latency_ms"]["max"] > 0, d
 PY
