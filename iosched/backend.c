@@ -14,7 +14,10 @@
  *
  * virtual: for tests.  A transfer is executed synchronously when it is
  * dispatched and completes when the emulated device says so, on a virtual
- * clock driven by ios_virtual_advance().
+ * clock driven by ios_virtual_advance().  With ios_virtual_reorder() it is
+ * performed only when it completes, after a random delay: transfers are in
+ * flight together and take effect and complete out of order, as on a
+ * device with a queue.
  */
 #include "iosched_i.h"
 
@@ -244,6 +247,13 @@ const struct ios_backend_ops ios_backend_uring = {
 
 /* ---- virtual ------------------------------------------------------------------ */
 
+/* ios_virtual_reorder()'s state: transfers in flight, by completion time */
+struct virt_be {
+	uint64_t rng; /* splitmix64 */
+	uint64_t max_delay_ns;
+	struct ios_list pending; /* rq->anode */
+};
+
 static int virt_init(struct ios_sched *s)
 {
 	(void)s;
@@ -254,12 +264,14 @@ static void virt_exit(struct ios_sched *s)
 {
 	/* complete what is left, as the real back end drains before stopping */
 	ios_virtual_advance(s, UINT64_MAX / 2);
+	free(s->be);
+	s->be = NULL;
 }
 
-static int virt_start(struct ios_sched *s, struct ios_rq *rq)
+/* virt_perform() -- do @rq's transfer now. */
+static void virt_perform(struct ios_rq *rq)
 {
 	struct ios_req *req = rq->req;
-	uint64_t now = s->clock(s);
 
 	if (req->flags & IOS_F_NOEXEC) /* a replay: the device alone times it */
 		rq->result = req->dir == IOS_SYNC ? 0 : (ssize_t)rq->len;
@@ -268,14 +280,74 @@ static int virt_start(struct ios_sched *s, struct ios_rq *rq)
 	else
 		rq->result = ios_do_rw(req->fd, req->dir, rq->iov, rq->iovcnt, rq->off, rq->len,
 				       &rq->xfer_done);
+}
+
+static int virt_start(struct ios_sched *s, struct ios_rq *rq)
+{
+	struct virt_be *v = s->be;
+	uint64_t now = s->clock(s);
+
 	if (s->dev) {
 		uint64_t t = ios_device_service(s->dev, rq, now);
 
 		if (t > rq->device_done_ns)
 			rq->device_done_ns = t;
 	}
+	if (v) { /* performed when it completes, after a random delay */
+		uint64_t t = now + ios_splitmix64(&v->rng) % (v->max_delay_ns + 1);
+		struct ios_list *p;
+
+		if (t > rq->device_done_ns)
+			rq->device_done_ns = t;
+		ios_list_del(&rq->anode);
+		for (p = v->pending.prev; p != &v->pending; p = p->prev)
+			if (ios_container_of(p, struct ios_rq, anode)->device_done_ns <=
+			    rq->device_done_ns)
+				break;
+		ios_list_insert_after(p, &rq->anode);
+		return 0;
+	}
+	virt_perform(rq);
 	ios_core_hold(s, rq);
 	return 0;
+}
+
+void ios_virtual_reorder(struct ios_sched *s, uint64_t seed, uint64_t max_delay_ns)
+{
+	struct virt_be *v;
+
+	if (s->be_ops != &ios_backend_virtual || s->be || !(v = calloc(1, sizeof(*v))))
+		return;
+	v->rng = seed;
+	v->max_delay_ns = max_delay_ns;
+	ios_list_init(&v->pending);
+	s->be = v;
+}
+
+/* ios_virtual_due() -- when the next reordered transfer completes;
+ * UINT64_MAX if none is pending. */
+uint64_t ios_virtual_due(const struct ios_sched *s)
+{
+	const struct virt_be *v = s->be_ops == &ios_backend_virtual ? s->be : NULL;
+
+	if (!v || ios_list_empty(&v->pending))
+		return UINT64_MAX;
+	return ios_container_of(v->pending.next, struct ios_rq, anode)->device_done_ns;
+}
+
+/* ios_virtual_step() -- perform and complete the reordered transfers due. */
+void ios_virtual_step(struct ios_sched *s)
+{
+	struct virt_be *v = s->be_ops == &ios_backend_virtual ? s->be : NULL;
+
+	while (v && !ios_list_empty(&v->pending)) {
+		struct ios_rq *rq = ios_container_of(v->pending.next, struct ios_rq, anode);
+
+		if (rq->device_done_ns > s->vclock)
+			break;
+		virt_perform(rq);
+		ios_core_complete(s, rq, rq->result);
+	}
 }
 
 const struct ios_backend_ops ios_backend_virtual = {

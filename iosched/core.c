@@ -714,6 +714,8 @@ uint64_t ios_core_next_event(struct ios_sched *s)
 
 	if (!ios_list_empty(&s->held))
 		t = ios_container_of(s->held.next, struct ios_rq, anode)->device_done_ns;
+	if (ios_virtual_due(s) < t)
+		t = ios_virtual_due(s);
 	if (s->pol_ops->timer) {
 		uint64_t pt = s->pol_ops->timer(s, now);
 
@@ -941,6 +943,7 @@ void ios_virtual_advance(struct ios_sched *s, uint64_t until)
 
 		ios_core_take_submissions(s);
 		ios_core_dispatch(s);
+		ios_virtual_step(s);
 		ios_core_release_held(s);
 		ios_core_dispatch(s);
 		t = ios_core_next_event(s);
@@ -953,6 +956,7 @@ void ios_virtual_advance(struct ios_sched *s, uint64_t until)
 		s->vclock = until;
 	ios_core_take_submissions(s);
 	ios_core_dispatch(s);
+	ios_virtual_step(s);
 	ios_core_release_held(s);
 	ios_core_dispatch(s);
 }

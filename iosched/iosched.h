@@ -184,6 +184,14 @@ struct ios_sched *ios_create_virtual(const struct ios_settings *set);
  * every submission taken, every dispatch and completion due done. */
 void ios_virtual_advance(struct ios_sched *s, uint64_t until_ns);
 
+/* ios_virtual_reorder() -- tests: from now on the virtual back end performs
+ * each transfer only when it completes, up to @max_delay_ns after its
+ * dispatch (later with a device model), at a time drawn from @seed:
+ * transfers are in flight together and take effect and complete out of
+ * order, as on a device with a queue, and the ordering invariants above
+ * must hold anyway.  Call before the first ios_submit(). */
+void ios_virtual_reorder(struct ios_sched *s, uint64_t seed, uint64_t max_delay_ns);
+
 /* ios_virtual_now() -- the virtual clock. */
 uint64_t ios_virtual_now(const struct ios_sched *s);
 

@@ -59,6 +59,17 @@ static inline void ios_list_del(struct ios_list *n)
 
 #define ios_container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
 
+/* ios_splitmix64() -- the next value of the seeded generator at *@state
+ * (splitmix64: every seed gives a full-period, well-mixed sequence). */
+static inline uint64_t ios_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* ---- file identities ---------------------------------------------------------- */
 
 static inline bool ios_fid_eq(struct ios_file_id a, struct ios_file_id b)
@@ -227,6 +238,12 @@ struct ios_sched {
 };
 
 extern const struct ios_backend_ops ios_backend_uring, ios_backend_virtual;
+
+/* backend.c: the virtual back end's reordered transfers
+ * (ios_virtual_reorder()): when the next is due (UINT64_MAX: none), and
+ * perform and complete those due */
+uint64_t ios_virtual_due(const struct ios_sched *s);
+void ios_virtual_step(struct ios_sched *s);
 
 /* direct.c: synchronous execution.  ios_execute() -- perform @r: its
  * full length (less only for a read at EOF), 0 for a sync, or -errno. */
