@@ -295,16 +295,10 @@ static int virt_start(struct ios_sched *s, struct ios_rq *rq)
 	}
 	if (v) { /* performed when it completes, after a random delay */
 		uint64_t t = now + ios_splitmix64(&v->rng) % (v->max_delay_ns + 1);
-		struct ios_list *p;
 
 		if (t > rq->device_done_ns)
 			rq->device_done_ns = t;
-		ios_list_del(&rq->anode);
-		for (p = v->pending.prev; p != &v->pending; p = p->prev)
-			if (ios_container_of(p, struct ios_rq, anode)->device_done_ns <=
-			    rq->device_done_ns)
-				break;
-		ios_list_insert_after(p, &rq->anode);
+		ios_core_hold_on(&v->pending, rq);
 		return 0;
 	}
 	virt_perform(rq);

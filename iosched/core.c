@@ -739,10 +739,17 @@ bool ios_core_idle(struct ios_sched *s)
  * modelled completion time (held is sorted by that time). */
 void ios_core_hold(struct ios_sched *s, struct ios_rq *rq)
 {
+	ios_core_hold_on(&s->held, rq);
+}
+
+/* ios_core_hold_on() -- move @rq to @list, sorted by device_done_ns
+ * (after those due at the same time). */
+void ios_core_hold_on(struct ios_list *list, struct ios_rq *rq)
+{
 	struct ios_list *p;
 
 	ios_list_del(&rq->anode);
-	for (p = s->held.prev; p != &s->held; p = p->prev)
+	for (p = list->prev; p != list; p = p->prev)
 		if (ios_container_of(p, struct ios_rq, anode)->device_done_ns <= rq->device_done_ns)
 			break;
 	ios_list_insert_after(p, &rq->anode);

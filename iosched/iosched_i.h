@@ -258,6 +258,7 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *rq, ssize_t res);
 uint64_t ios_core_next_event(struct ios_sched *s);
 bool ios_core_idle(struct ios_sched *s);
 void ios_core_hold(struct ios_sched *s, struct ios_rq *rq);
+void ios_core_hold_on(struct ios_list *list, struct ios_rq *rq);
 void ios_core_release_held(struct ios_sched *s);
 
 /* fault.c: fault injection ([fault] tunables) */
