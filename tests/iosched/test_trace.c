@@ -400,12 +400,15 @@ static void test_concurrent(void)
 
 /* ---- output errors ------------------------------------------------------- */
 
-/* output_error_child() -- in a child: a 64 KiB file size limit makes the
- * output fail with EFBIG; @wait says whether writers wait for room. */
+/* output_error_child() -- in a child: a 32 KiB file size limit makes the
+ * output fail with EFBIG; @wait says whether writers wait for room.  The
+ * limit is below what the records still buffered at close compress to
+ * (2 chunks of 64 KiB, about 60 KiB compressed): the output fails even if
+ * the background thread had no time to write anything before the close. */
 static int output_error_child(int wait)
 {
 	struct ios_trace_opts o = {.wait_when_full = wait, .buffer_bytes = 128 * 1024};
-	struct rlimit rl = {65536, 65536};
+	struct rlimit rl = {32768, 32768};
 	struct ios_trace_writer *w;
 	struct ios_trace_stats st;
 	struct ios_trace_rec rec;
