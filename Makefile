@@ -132,10 +132,12 @@ check-long: deps
 	$(MAKE) all
 	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash test_load
 
+# the fuzz targets are clang's own sanitizer builds whatever the variant:
+# the sanitizer runs give them a few seconds each, make check the full 10-20
 check-asan:
-	$(MAKE) VARIANT=asan check
+	$(MAKE) VARIANT=asan FUZZ_SECONDS=3 FUZZ_IOSTAT_SECONDS=2 check
 check-tsan:
-	$(MAKE) VARIANT=tsan check
+	$(MAKE) VARIANT=tsan FUZZ_SECONDS=3 FUZZ_IOSTAT_SECONDS=2 check
 
 # fuzz: every libFuzzer target for FUZZ_SECONDS each (default 600); make check
 # runs them briefly
