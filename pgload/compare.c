@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "pgload.h"
 #include "run_i.h"
 
@@ -1522,14 +1523,14 @@ static int write_json(const struct cmp *m, const char *path)
 	if (!f)
 		return -errno;
 	fprintf(f, "{\n  \"schema\": \"" COMPARE_SCHEMA "\",\n  \"started\": ");
-	pgl_json_str(f, m->started);
+	json_str_write(f, m->started);
 	fprintf(f, ",\n  \"seconds\": %.3f,\n  \"kernel\": ", m->seconds);
-	pgl_json_str(f, m->kernel);
+	json_str_write(f, m->kernel);
 	fprintf(f, ",\n  \"server_version\": ");
-	pgl_json_str(f, m->server_version);
+	json_str_write(f, m->server_version);
 	fprintf(f, ",\n  \"settings\": {\n    \"workload\": ");
 	if (m->workload)
-		pgl_json_str(f, m->workload);
+		json_str_write(f, m->workload);
 	else
 		fprintf(f, "null");
 	if (m->gen_scale > 0)
@@ -1540,62 +1541,62 @@ static int write_json(const struct cmp *m, const char *path)
 	for (int ph = 0; ph < PGL_NPHASE; ph++) {
 		fprintf(f, "%s\"%s\": ", ph ? ", " : "", pgl_phase_names[ph]);
 		if (m->files[ph][0])
-			pgl_json_str(f, m->files[ph]);
+			json_str_write(f, m->files[ph]);
 		else
 			fprintf(f, "null");
 	}
 	fprintf(f, "},\n    \"runs\": %d, \"jobs\": %d, \"load\": \"%s\", \"device\": ", m->runs,
 		m->jobs, load_names[m->load]);
-	pgl_json_str(f, m->device ? m->device : "none");
+	json_str_write(f, m->device ? m->device : "none");
 	fprintf(f, ", \"size_bytes\": %llu,\n    \"backends\": [", (unsigned long long)m->size);
 	for (int i = 0; i < m->nbe; i++) {
 		fprintf(f, "%s", i ? ", " : "");
 		if (m->be[i].kind == BE_DIR) {
 			char s[1100];
 			snprintf(s, sizeof(s), "dir:%s", m->be[i].path);
-			pgl_json_str(f, s);
+			json_str_write(f, s);
 		} else {
-			pgl_json_str(f, m->be[i].name);
+			json_str_write(f, m->be[i].name);
 		}
 	}
 	fprintf(f, "],\n    \"profiles\": [");
 	for (int i = 0; i < m->nprofile; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		pgl_json_str(f, m->profile[i]);
+		json_str_write(f, m->profile[i]);
 	}
 	fprintf(f, "],\n    \"sets\": {");
 	for (int i = 0; i < m->nsets; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		pgl_json_str(f, m->sets[i].name);
+		json_str_write(f, m->sets[i].name);
 		fprintf(f, ": [");
 		for (int v = 0; v < m->sets[i].nval; v++) {
 			fprintf(f, "%s", v ? ", " : "");
-			pgl_json_str(f, m->sets[i].val[v]);
+			json_str_write(f, m->sets[i].val[v]);
 		}
 		fprintf(f, "]");
 	}
 	fprintf(f, "},\n    \"cv_limit_pct\": %.1f\n  },\n  \"baseline\": ", CV_LIMIT_PCT);
-	pgl_json_str(f, m->cell[m->baseline].label);
+	json_str_write(f, m->cell[m->baseline].label);
 	fprintf(f, ",\n  \"cells\": [\n");
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
 		fprintf(f, "    {\"label\": ");
-		pgl_json_str(f, c->label);
+		json_str_write(f, c->label);
 		fprintf(f, ", \"backend\": ");
-		pgl_json_str(f, c->be->name);
+		json_str_write(f, c->be->name);
 		fprintf(f, ", \"backend_path\": ");
 		if (c->be->kind == BE_DIR)
-			pgl_json_str(f, c->be->path);
+			json_str_write(f, c->be->path);
 		else
 			fprintf(f, "null");
 		fprintf(f, ", \"profile\": ");
-		pgl_json_str(f, c->profile ? c->profile : "native");
+		json_str_write(f, c->profile ? c->profile : "native");
 		fprintf(f, ", \"pgiofs\": %s, \"set\": {", c->profile ? "true" : "false");
 		for (int k = 0; k < m->nsets && c->profile; k++) {
 			fprintf(f, "%s", k ? ", " : "");
-			pgl_json_str(f, m->sets[k].name);
+			json_str_write(f, m->sets[k].name);
 			fprintf(f, ": ");
-			pgl_json_str(f, c->setv[k]);
+			json_str_write(f, c->setv[k]);
 		}
 		fprintf(f,
 			"},\n     \"runs\": %d, \"import_s\": {\"mean\": %.6f, \"sd\": %.6f, "

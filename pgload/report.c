@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "pgload.h"
 #include "run_i.h"
 
@@ -308,36 +309,6 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-void pgl_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
-}
-
 static void json_phase(FILE *f, const struct pgl_phase_result *r)
 {
 	fprintf(f,
@@ -349,7 +320,7 @@ static void json_phase(FILE *f, const struct pgl_phase_result *r)
 		(unsigned long long)r->errors);
 	for (struct pgl_table_stat *e = r->tables.first; e; e = e->order) {
 		fprintf(f, "%s{\"name\": ", e == r->tables.first ? "" : ", ");
-		pgl_json_str(f, e->name);
+		json_str_write(f, e->name);
 		fprintf(f, ", \"rows\": %llu, \"bytes\": %llu}", (unsigned long long)e->rows,
 			(unsigned long long)e->bytes);
 	}
@@ -397,44 +368,44 @@ int pgl_report_json(struct pgl_ctx *c, const char *path)
 	if (!f)
 		return -errno;
 	fprintf(f, "{\n  \"tool\": \"pgload\",\n  \"label\": ");
-	pgl_json_str(f, o->label);
+	json_str_write(f, o->label);
 	fprintf(f,
 		",\n  \"settings\": {\"runs\": %d, \"warmup\": %d, \"jobs\": %d, "
 		"\"pipeline\": %s, \"continue_on_error\": %s, \"db\": ",
 		o->runs, o->warmup, o->jobs, o->pipeline ? "true" : "false",
 		o->cont ? "true" : "false");
-	pgl_json_str(f, o->db);
+	json_str_write(f, o->db);
 	for (int ph = 0; ph < PGL_NPHASE; ph++) {
 		fprintf(f, ", \"%s_file\": ", pgl_phase_names[ph]);
 		if (o->file[ph])
-			pgl_json_str(f, o->file[ph]);
+			json_str_write(f, o->file[ph]);
 		else
 			fprintf(f, "null");
 	}
 	fprintf(f, "},\n  \"server\": {\"version\": ");
-	pgl_json_str(f, c->server_version);
+	json_str_write(f, c->server_version);
 	fprintf(f, ", \"embedded\": %s, \"data_directory\": ", c->server ? "true" : "false");
-	pgl_json_str(f, c->datadir);
+	json_str_write(f, c->datadir);
 	fprintf(f, ", \"fstype\": ");
-	pgl_json_str(f, c->fstype);
+	json_str_write(f, c->fstype);
 	fprintf(f, ", \"on_pgiofs\": %s, \"pgiofs_profile\": ", o->on_pgiofs ? "true" : "false");
 	if (o->on_pgiofs)
-		pgl_json_str(f, o->profile ? o->profile : "default");
+		json_str_write(f, o->profile ? o->profile : "default");
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"pgiofs_mount\": ");
 	if (c->io_mnt[0])
-		pgl_json_str(f, c->io_mnt);
+		json_str_write(f, c->io_mnt);
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"kernel\": ");
-	pgl_json_str(f, c->kernel);
+	json_str_write(f, c->kernel);
 	fprintf(f, ", \"settings\": {");
 	for (int i = 0; i < c->nsettings; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		pgl_json_str(f, c->setting_name[i]);
+		json_str_write(f, c->setting_name[i]);
 		fprintf(f, ": ");
-		pgl_json_str(f, c->setting_val[i]);
+		json_str_write(f, c->setting_val[i]);
 	}
 	struct rusage ru;
 	fprintf(f, "}},\n  \"client_peak_rss_kb\": %ld,\n  \"runs\": [",

@@ -137,8 +137,6 @@ int pgl_admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap);
 void pgl_report_summary(struct pgl_ctx *c, FILE *f);
 int pgl_report_json(struct pgl_ctx *c, const char *path);
 int pgl_report_csv(struct pgl_ctx *c, const char *path);
-/* pgl_json_str() -- S (NULL: "") as a JSON string literal on F. */
-void pgl_json_str(FILE *f, const char *s);
 void pgl_progress_start(struct pgl_ctx *c);
 void pgl_progress_stop(struct pgl_ctx *c);
 void pgl_progress_run_done(struct pgl_ctx *c, int run);
