@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "mountinfo.h"
 #include "pgload.h"
 #include "run_i.h"
 
@@ -304,13 +305,6 @@ static void stats(const double *x, int n, double *mean, double *sd, double *min,
 
 /* ---- clean-up ------------------------------------------------------------ */
 
-/* starts_with_dir() -- PATH is DIR or inside it. */
-static bool starts_with_dir(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return n && strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* read_state() -- the owner pid and the "dir" lines of WD/state. */
 static int read_state(const char *wd, pid_t *pid, char dirs[][1024], int maxdirs)
 {
@@ -367,22 +361,32 @@ static int kill_users(char dirs[][1024], int ndirs, bool pgiofs_too)
 	return killed;
 }
 
+#define MAX_UNMOUNT 64
+
+struct mounts_under {
+	const char *dir;
+	char (*mnts)[PATH_MAX];
+	int n;
+};
+
+static int add_under(const struct mountinfo *m, void *arg)
+{
+	struct mounts_under *u = arg;
+	if (path_is_under(m->point, u->dir))
+		snprintf(u->mnts[u->n++], sizeof(u->mnts[0]), "%s", m->point);
+	return u->n == MAX_UNMOUNT;
+}
+
 /* unmount_under() -- unmount every mount under DIR, deepest first. */
 static int unmount_under(const char *dir)
 {
-	char mnts[64][1024];
-	int n = 0, done = 0;
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[4096];
-	if (!f)
+	char(*mnts)[PATH_MAX] = calloc(MAX_UNMOUNT, PATH_MAX);
+	struct mounts_under u = {.dir = dir, .mnts = mnts};
+	int done = 0;
+	if (!mnts)
 		return 0;
-	while (fgets(line, sizeof(line), f) && n < 64) {
-		char mp[1024];
-		if (sscanf(line, "%*s %*s %*s %*s %1023s", mp) == 1 && starts_with_dir(mp, dir))
-			snprintf(mnts[n++], sizeof(mnts[0]), "%s", mp);
-	}
-	fclose(f);
-	for (int i = n - 1; i >= 0; i--) { /* mountinfo lists parents first */
+	mountinfo_each(NULL, add_under, &u);
+	for (int i = u.n - 1; i >= 0; i--) { /* mountinfo lists parents first */
 		bool ok = false;
 		for (int t = 0; t < 50 && !ok; t++) {
 			ok = umount2(mnts[i], 0) == 0 || errno == EINVAL || errno == ENOENT;
@@ -399,6 +403,7 @@ static int unmount_under(const char *dir)
 				strerror(errno));
 		done++;
 	}
+	free(mnts);
 	return done;
 }
 
@@ -418,7 +423,7 @@ static int detach_loops_under(const char *dir)
 			file[0] = '\0';
 		fclose(f);
 		file[strcspn(file, "\n")] = '\0';
-		if (!starts_with_dir(file, dir))
+		if (!path_is_under(file, dir))
 			continue;
 		if (sscanf(g.gl_pathv[i], "/sys/block/%63[^/]", dev) != 1)
 			continue;
@@ -656,7 +661,7 @@ static int backend_down(struct cell *c)
 		return 0;
 	if (c->be->kind != BE_LOOP && c->be->kind != BE_TMPFS)
 		ret = pgl_rmtree(c->root);
-	else if (!starts_with_dir(c->root, c->dir))
+	else if (!path_is_under(c->root, c->dir))
 		ret = pgl_rmtree(c->root); /* /dev/shm without root */
 	c->root[0] = '\0';
 	return ret;

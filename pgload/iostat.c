@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "pgload_i.h"
 
 const char *const pgl_io_class_names[PGL_IO_NCLASS] = {
@@ -153,82 +154,20 @@ int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct
 
 /* ---- finding the mount and the binary ------------------------------------- */
 
-/* unescape() -- mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *o = s;
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 4;
-		} else {
-			*o++ = *s++;
-		}
-	}
-	*o = '\0';
-}
-
-/* under() -- PATH is MNT or below it. */
-static bool under(const char *path, const char *mnt)
-{
-	size_t n = strlen(mnt);
-	if (strcmp(mnt, "/") == 0)
-		return path[0] == '/';
-	return strncmp(path, mnt, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 int pgl_io_find_mount(const char *path, const char *mountinfo, char *mnt, size_t cap)
 {
 	char *real = realpath(path, NULL);
-	const char *p = real ? real : path;
-	FILE *f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "r");
-	char *line = NULL;
-	size_t lcap = 0;
-	char best[4096] = "";
-	bool best_pgiofs = false;
-	size_t bestlen = 0;
-	int ret = 0;
-	if (!f) {
-		ret = -errno;
-		free(real);
-		return ret;
-	}
-	while (getline(&line, &lcap, f) > 0) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE ... */
-		char *save = NULL, *tok, *mp = NULL, *fstype = NULL;
-		int i = 0;
-		bool sep = false;
-		line[strcspn(line, "\n")] = '\0';
-		for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save), i++) {
-			if (i == 4)
-				mp = tok;
-			else if (sep) {
-				fstype = tok;
-				break;
-			} else if (i > 5 && strcmp(tok, "-") == 0)
-				sep = true;
-		}
-		if (!mp || !fstype)
-			continue;
-		unescape(mp);
-		size_t n = strlen(mp);
-		/* the deepest mount point wins; of equal ones the later (on top) */
-		if (under(p, mp) && n >= bestlen && n < sizeof(best)) {
-			memcpy(best, mp, n + 1);
-			bestlen = n;
-			best_pgiofs = strcmp(fstype, "fuse.pgiofs") == 0;
-		}
-	}
-	free(line);
-	fclose(f);
+	struct mountinfo *m = malloc(sizeof(*m));
+	int ret = m ? mountinfo_find(mountinfo, real ? real : path, false, m) : -ENOMEM;
+
 	free(real);
-	if (best_pgiofs) {
-		if (strlen(best) >= cap)
-			return -ENAMETOOLONG;
-		snprintf(mnt, cap, "%s", best);
-		ret = 1;
-	}
+	if (ret > 0 && strcmp(m->fstype, "fuse.pgiofs") != 0)
+		ret = 0;
+	else if (ret > 0 && strlen(m->point) >= cap)
+		ret = -ENAMETOOLONG;
+	else if (ret > 0)
+		snprintf(mnt, cap, "%s", m->point);
+	free(m);
 	return ret;
 }
 

@@ -43,8 +43,9 @@ echo "ok: fuzzed ${FUZZ_SECONDS:-20} s with $ENGINE"
 # the reader of `pgiofs stat --json` (libFuzzer only; test_iostat covers
 # truncations and mutations under any compiler)
 [ $ENGINE = libfuzzer ] || exit 0
-ISRC=("$TOP/tests/pgload/fuzz_iostat.c" "$TOP/pgload/iostat.c" "$TOP/pgload/util.c")
-clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I"$TOP/pgload" \
+ISRC=("$TOP/tests/pgload/fuzz_iostat.c" "$TOP/pgload/iostat.c" "$TOP/pgload/util.c"
+	"$TOP/common/mountinfo.c")
+clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I"$TOP/pgload" -I"$TOP/common" \
 	$(pkg-config --cflags libpq jansson) "${ISRC[@]}" $(pkg-config --libs libpq jansson) -o "$W/fuzz_iostat" \
 	2>"$W/cc.log" || { cat "$W/cc.log"; fail "iostat fuzzer build failed"; }
 mkdir "$W/icorpus"
