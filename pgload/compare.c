@@ -61,6 +61,7 @@
 #include "mountinfo.h"
 #include "pgload.h"
 #include "run_i.h"
+#include "stats.h"
 
 #define MAX_BACKENDS   8
 #define MAX_PROFILES   12
@@ -283,24 +284,6 @@ static double cpu_busy(void)
 	/* user nice system [idle iowait] irq softirq steal */
 	unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
 	return (double)busy / (double)sysconf(_SC_CLK_TCK);
-}
-
-static void stats(const double *x, int n, double *mean, double *sd, double *min, double *max)
-{
-	double s = 0, q = 0;
-	*min = n ? x[0] : 0;
-	*max = n ? x[0] : 0;
-	for (int i = 0; i < n; i++) {
-		s += x[i];
-		if (x[i] < *min)
-			*min = x[i];
-		if (x[i] > *max)
-			*max = x[i];
-	}
-	*mean = n ? s / n : 0;
-	for (int i = 0; i < n; i++)
-		q += (x[i] - *mean) * (x[i] - *mean);
-	*sd = n > 1 ? sqrt(q / (n - 1)) : 0;
 }
 
 /* ---- clean-up ------------------------------------------------------------ */
@@ -1410,22 +1393,27 @@ static void summarize(struct cmp *m)
 {
 	for (int i = 0; i < m->ncell; i++) {
 		struct cell *c = &m->cell[i];
-		double x[4][1000], sd, lo, hi;
+		double x[5][1000];
+		struct stats_summary s[5];
 		int n = c->ns;
 		for (int k = 0; k < n; k++) {
 			x[0][k] = c->s[k].import;
 			x[1][k] = c->s[k].schema;
 			x[2][k] = c->s[k].cpu_pct;
 			x[3][k] = c->s[k].load_mb;
+			x[4][k] = c->s[k].load_cpu_pct;
 		}
-		stats(x[0], n, &c->mean, &c->sd, &c->min, &c->max);
-		c->cv = c->mean > 0 ? 100.0 * c->sd / c->mean : 0;
-		stats(x[1], n, &c->schema_mean, &sd, &lo, &hi);
-		stats(x[2], n, &c->cpu_mean, &sd, &lo, &hi);
-		stats(x[3], n, &c->load_mean, &sd, &lo, &hi);
-		for (int k = 0; k < n; k++)
-			x[3][k] = c->s[k].load_cpu_pct;
-		stats(x[3], n, &c->lcpu_mean, &sd, &lo, &hi);
+		for (int v = 0; v < 5; v++)
+			stats_summarize(x[v], (size_t)n, &s[v]);
+		c->mean = s[0].mean;
+		c->sd = s[0].sd;
+		c->min = s[0].min;
+		c->max = s[0].max;
+		c->cv = s[0].cv_pct;
+		c->schema_mean = s[1].mean;
+		c->cpu_mean = s[2].mean;
+		c->load_mean = s[3].mean;
+		c->lcpu_mean = s[4].mean;
 	}
 	const struct cell *b = &m->cell[m->baseline];
 	for (int i = 0; i < m->ncell; i++) {

@@ -22,38 +22,9 @@
 #include "json.h"
 #include "pgload.h"
 #include "run_i.h"
+#include "stats.h"
 
 #define MB 1e6
-
-struct stat_acc {
-	double sum, sumsq, min, max;
-	int n;
-};
-
-static void acc_add(struct stat_acc *a, double v)
-{
-	if (a->n == 0 || v < a->min)
-		a->min = v;
-	if (a->n == 0 || v > a->max)
-		a->max = v;
-	a->sum += v;
-	a->sumsq += v * v;
-	a->n++;
-}
-
-static double acc_mean(const struct stat_acc *a)
-{
-	return a->n ? a->sum / a->n : 0;
-}
-
-static double acc_sd(const struct stat_acc *a)
-{
-	if (a->n < 2)
-		return 0;
-	double m = acc_mean(a);
-	double var = (a->sumsq - a->n * m * m) / (a->n - 1);
-	return var > 0 ? sqrt(var) : 0;
-}
 
 enum metric { M_REAL, M_USER, M_SYS, M_ROWS_S, M_MB_S, M_WAL, M_NMETRIC };
 static const char *const metric_names[M_NMETRIC] = {
@@ -201,9 +172,15 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 	uint64_t errors = 0;
 	struct pgl_phase_result tot;
 	const int NROW = PGL_NPHASE + 1; /* phases, then total */
-	struct stat_acc acc[PGL_NPHASE + 1][M_NMETRIC];
-	memset(acc, 0, sizeof(acc));
+	struct stats_summary sum[PGL_NPHASE + 1][M_NMETRIC];
+	/* the values of each row and metric over the measured runs */
+	size_t nval[PGL_NPHASE + 1][M_NMETRIC] = {{0}};
+	double *val = malloc(sizeof(*val) * (size_t)(NROW * M_NMETRIC) * (size_t)(c->nresults + 1));
 
+	if (!val) {
+		fprintf(f, "pgload: out of memory for the summary\n");
+		return;
+	}
 	for (int i = 0; i < c->nresults; i++) {
 		const struct pgl_run_result *rr = &c->results[i];
 		if (rr->warmup)
@@ -216,12 +193,18 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 			if (!r->present)
 				continue;
 			for (int m = 0; m < M_NMETRIC; m++) {
-				double v;
-				if (metric_value(r, (enum metric)m, &v))
-					acc_add(&acc[row][m], v);
+				double *v =
+				    val + (size_t)(row * M_NMETRIC + m) * (size_t)c->nresults;
+				if (metric_value(r, (enum metric)m, &v[nval[row][m]]))
+					nval[row][m]++;
 			}
 		}
 	}
+	for (int row = 0; row < NROW; row++)
+		for (int m = 0; m < M_NMETRIC; m++)
+			stats_summarize(val + (size_t)(row * M_NMETRIC + m) * (size_t)c->nresults,
+					nval[row][m], &sum[row][m]);
+	free(val);
 	if (nmeasured == 0) {
 		fprintf(f, "pgload: no measured run completed\n");
 		return;
@@ -234,14 +217,14 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 		o->label ? o->label : "", o->jobs, o->pipeline ? ", pipeline" : "");
 	fprintf(f, "\n");
 	/* the `time` lines: means over the measured runs */
-	int nphases = (acc[0][M_REAL].n != 0) + (acc[1][M_REAL].n != 0) + (acc[2][M_REAL].n != 0);
+	int nphases = (sum[0][M_REAL].n != 0) + (sum[1][M_REAL].n != 0) + (sum[2][M_REAL].n != 0);
 	for (int row = 0; row < NROW; row++) {
-		if (acc[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
+		if (sum[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
 			continue;
 		char r[32], u[32], s[32];
-		pgl_fmt_time(r, sizeof(r), acc_mean(&acc[row][M_REAL]));
-		pgl_fmt_time(u, sizeof(u), acc_mean(&acc[row][M_USER]));
-		pgl_fmt_time(s, sizeof(s), acc_mean(&acc[row][M_SYS]));
+		pgl_fmt_time(r, sizeof(r), sum[row][M_REAL].mean);
+		pgl_fmt_time(u, sizeof(u), sum[row][M_USER].mean);
+		pgl_fmt_time(s, sizeof(s), sum[row][M_SYS].mean);
 		fprintf(f, "%-7s real %s user %s sys %s\n",
 			row < PGL_NPHASE ? pgl_phase_names[row] : "total", r, u, s);
 	}
@@ -252,27 +235,26 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 	put_padded(f, "min … max", 28);
 	fprintf(f, "%6s %4s\n", "CV", "n");
 	for (int row = 0; row < NROW; row++) {
-		if (acc[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
+		if (sum[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
 			continue;
 		for (int m = 0; m < M_NMETRIC; m++) {
-			const struct stat_acc *a = &acc[row][m];
+			const struct stats_summary *a = &sum[row][m];
 			if (a->n == 0)
 				continue;
 			char mean[32], sd[32], mn[32], mx[32], ms[72], range[72];
 			double d;
-			const char *unit = scale_for((enum metric)m, acc_mean(a), &d);
-			fmt_num(mean, sizeof(mean), acc_mean(a) / d, unit);
-			fmt_num(sd, sizeof(sd), acc_sd(a) / d, unit);
+			const char *unit = scale_for((enum metric)m, a->mean, &d);
+			fmt_num(mean, sizeof(mean), a->mean / d, unit);
+			fmt_num(sd, sizeof(sd), a->sd / d, unit);
 			fmt_num(mn, sizeof(mn), a->min / d, unit);
 			fmt_num(mx, sizeof(mx), a->max / d, unit);
 			snprintf(ms, sizeof(ms), "%s ± %s", mean, sd);
 			snprintf(range, sizeof(range), "%s … %s", mn, mx);
-			double cv = acc_mean(a) != 0 ? 100.0 * acc_sd(a) / fabs(acc_mean(a)) : 0;
 			put_padded(f, row < PGL_NPHASE ? pgl_phase_names[row] : "total", 8);
 			put_padded(f, metric_names[m], 8);
 			put_padded(f, ms, 26);
 			put_padded(f, range, 28);
-			fprintf(f, "%5.1f%% %4d\n", cv, a->n);
+			fprintf(f, "%5.1f%% %4zu\n", a->cv_pct, a->n);
 		}
 	}
 
