@@ -90,84 +90,6 @@ struct pgl_pool {
 
 /* ---- statement classification ------------------------------------------- */
 
-/* A token of a statement: a bare word (lowercased) or a quoted identifier. */
-struct tok {
-	const char *start; /* in the statement text */
-	size_t len;
-	char word[32]; /* lowercased bare word, "" otherwise */
-	bool ident;    /* an identifier (bare or quoted) */
-};
-
-/* next_tok() -- the token at *S, skipping whitespace and comments. */
-static bool next_tok(const char **sp, struct tok *t)
-{
-	const char *s = *sp;
-	for (;;) {
-		while (isspace((unsigned char)*s))
-			s++;
-		if (s[0] == '-' && s[1] == '-')
-			s += strcspn(s, "\n");
-		else if (s[0] == '/' && s[1] == '*') {
-			const char *e = strstr(s + 2, "*/");
-			s = e ? e + 2 : s + strlen(s);
-		} else
-			break;
-	}
-	if (!*s)
-		return false;
-	memset(t, 0, sizeof(*t));
-	t->start = s;
-	if (*s == '"') {
-		for (s++; *s; s++) {
-			if (*s == '"' && s[1] == '"')
-				s++;
-			else if (*s == '"')
-				break;
-		}
-		if (*s)
-			s++;
-		t->ident = true;
-	} else if (isalpha((unsigned char)*s) || *s == '_' || (unsigned char)*s >= 0x80) {
-		size_t n = 0;
-		while (isalnum((unsigned char)*s) || *s == '_' || *s == '$' ||
-		       (unsigned char)*s >= 0x80) {
-			if (n + 1 < sizeof(t->word))
-				t->word[n++] = (char)tolower((unsigned char)*s);
-			s++;
-		}
-		t->ident = true;
-	} else {
-		s++;
-	}
-	t->len = (size_t)(s - t->start);
-	*sp = s;
-	return true;
-}
-
-/* qualified_name() -- a dotted identifier chain at *S, copied raw into BUF. */
-static bool qualified_name(const char **sp, char *buf, size_t cap)
-{
-	struct tok t;
-	const char *s = *sp, *start = NULL, *end = NULL;
-	for (;;) {
-		if (!next_tok(&s, &t) || !t.ident)
-			return false;
-		if (!start)
-			start = t.start;
-		end = s;
-		if (*s != '.')
-			break;
-		s++;
-	}
-	size_t n = (size_t)(end - start);
-	if (n + 1 > cap)
-		return false;
-	memcpy(buf, start, n);
-	buf[n] = '\0';
-	*sp = s;
-	return true;
-}
-
 enum cls { CL_OTHER, CL_SESSION, CL_TABLE, CL_TABLE_FK };
 
 /*
@@ -177,13 +99,13 @@ enum cls { CL_OTHER, CL_SESSION, CL_TABLE, CL_TABLE_FK };
 static enum cls classify(const char *text, char *name, size_t cap)
 {
 	const char *s = text;
-	struct tok t, t2;
-	if (!next_tok(&s, &t))
+	struct pgl_sql_tok t, t2;
+	if (!pgl_sql_token(&s, &t))
 		return CL_OTHER;
 	if (!strcmp(t.word, "set") || !strcmp(t.word, "reset")) {
 		const char *s2 = s;
 		/* SET CONSTRAINTS / SET TRANSACTION are not session settings */
-		if (next_tok(&s2, &t2) &&
+		if (pgl_sql_token(&s2, &t2) &&
 		    (!strcmp(t2.word, "constraints") || !strcmp(t2.word, "transaction") ||
 		     !strcmp(t2.word, "local")))
 			return CL_OTHER;
@@ -197,14 +119,14 @@ static enum cls classify(const char *text, char *name, size_t cap)
 	}
 	if (!strcmp(t.word, "create")) {
 		/* CREATE [UNIQUE] INDEX [CONCURRENTLY] [[IF NOT EXISTS] name] ON [ONLY] t */
-		if (!next_tok(&s, &t))
+		if (!pgl_sql_token(&s, &t))
 			return CL_OTHER;
-		if (!strcmp(t.word, "unique") && !next_tok(&s, &t))
+		if (!strcmp(t.word, "unique") && !pgl_sql_token(&s, &t))
 			return CL_OTHER;
 		if (strcmp(t.word, "index") != 0)
 			return CL_OTHER;
 		for (int i = 0; i < 8; i++) {
-			if (!next_tok(&s, &t))
+			if (!pgl_sql_token(&s, &t))
 				return CL_OTHER;
 			if (!strcmp(t.word, "concurrently"))
 				return CL_OTHER; /* cannot run in our job's way; keep it serial */
@@ -214,28 +136,28 @@ static enum cls classify(const char *text, char *name, size_t cap)
 		if (strcmp(t.word, "on") != 0)
 			return CL_OTHER;
 		const char *s2 = s;
-		if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
+		if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "only"))
 			s = s2;
-		return qualified_name(&s, name, cap) ? CL_TABLE : CL_OTHER;
+		return pgl_sql_raw_name(&s, name, cap) ? CL_TABLE : CL_OTHER;
 	}
 	if (!strcmp(t.word, "alter")) {
 		/* ALTER TABLE [IF EXISTS] [ONLY] t ... */
-		if (!next_tok(&s, &t) || strcmp(t.word, "table") != 0)
+		if (!pgl_sql_token(&s, &t) || strcmp(t.word, "table") != 0)
 			return CL_OTHER;
 		const char *s2 = s;
-		if (next_tok(&s2, &t) && !strcmp(t.word, "if")) {
-			if (!next_tok(&s2, &t) || !next_tok(&s2, &t))
+		if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "if")) {
+			if (!pgl_sql_token(&s2, &t) || !pgl_sql_token(&s2, &t))
 				return CL_OTHER;
 			s = s2;
 		}
 		s2 = s;
-		if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
+		if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "only"))
 			s = s2;
-		if (!qualified_name(&s, name, cap))
+		if (!pgl_sql_raw_name(&s, name, cap))
 			return CL_OTHER;
 		/* a second command after a comma, or RENAME, keeps it serial */
 		bool fk = false;
-		while (next_tok(&s, &t)) {
+		while (pgl_sql_token(&s, &t)) {
 			if (!strcmp(t.word, "foreign") || !strcmp(t.word, "references"))
 				fk = true;
 			if (!strcmp(t.word, "rename") || !strcmp(t.word, "attach") ||
@@ -624,7 +546,7 @@ int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigne
 {
 	char name[512] = "";
 	const char *s = text;
-	struct tok t;
+	struct pgl_sql_tok t;
 	struct job j = {.kind = JOB_COPY,
 			.line = line,
 			.offset = offset,
@@ -634,11 +556,11 @@ int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigne
 	pthread_mutex_lock(&pool->lock);
 	j.group = same_block ? pool->groups : ++pool->groups;
 	pthread_mutex_unlock(&pool->lock);
-	next_tok(&s, &t); /* COPY */
+	pgl_sql_token(&s, &t); /* COPY */
 	const char *s2 = s;
-	if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
+	if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "only"))
 		s = s2;
-	if (qualified_name(&s, name, sizeof(name)))
+	if (pgl_sql_raw_name(&s, name, sizeof(name)))
 		j.oid = resolve(main, name);
 	load_fks(pool, main);
 	if (j.oid) {
@@ -675,12 +597,12 @@ bool pgl_pool_splittable(PGconn *main, const char *text)
 {
 	char name[512] = "";
 	const char *s = text;
-	struct tok t;
-	next_tok(&s, &t); /* COPY */
+	struct pgl_sql_tok t;
+	pgl_sql_token(&s, &t); /* COPY */
 	const char *s2 = s;
-	if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
+	if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "only"))
 		s = s2;
-	if (!qualified_name(&s, name, sizeof(name)))
+	if (!pgl_sql_raw_name(&s, name, sizeof(name)))
 		return false;
 	/* rows of one chunk may reference rows of another: keep self-referencing
 	 * tables whole; user triggers may depend on row order: keep those too */

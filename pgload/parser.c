@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "pgload.h"
+#include "pgload_i.h"
 
 #define BUFCAP	  (1024 * 1024) /* read buffer; COPY spans are at most this */
 #define LOOKAHEAD 256		/* bytes kept available for tags and markers */
@@ -350,16 +351,6 @@ static void reset_lexer(struct pgl_parser *p)
 
 /* ---- words: psql's BEGIN ATOMIC heuristic and COPY detection ------------ */
 
-static inline bool is_ident_start(int c)
-{
-	return isalpha(c) || c == '_' || c >= 0x80;
-}
-
-static inline bool is_ident_cont(int c)
-{
-	return is_ident_start(c) || isdigit(c) || c == '$';
-}
-
 static bool wordis(const struct pgl_parser *p, const char *kw)
 {
 	return !p->wlong && strlen(kw) == p->wlen && memcmp(p->word, kw, p->wlen) == 0;
@@ -426,7 +417,7 @@ static int interpolate(struct pgl_parser *p)
 	int q = at(p, 1), ret;
 	size_t start = (q == '\'' || q == '"') ? 2 : 1, n = 0;
 	while (p->pos + start + n < p->end &&
-	       (is_ident_cont((unsigned char)p->buf[p->pos + start + n]) &&
+	       (pgl_sql_ident_cont((unsigned char)p->buf[p->pos + start + n]) &&
 		p->buf[p->pos + start + n] != '$'))
 		n++;
 	if (n == 0 || n > 200)
@@ -901,35 +892,10 @@ static int emit(struct pgl_parser *p, struct pgl_item *it)
 	return 1;
 }
 
-/* skip_space() -- past whitespace and comments. */
-static const char *skip_space(const char *s)
-{
-	for (;;) {
-		while (isspace((unsigned char)*s))
-			s++;
-		if (s[0] == '-' && s[1] == '-') {
-			s += strcspn(s, "\n");
-		} else if (s[0] == '/' && s[1] == '*') {
-			int depth = 1;
-			for (s += 2; *s && depth > 0; s++) {
-				if (s[0] == '/' && s[1] == '*') {
-					depth++;
-					s++;
-				} else if (s[0] == '*' && s[1] == '/') {
-					depth--;
-					s++;
-				}
-			}
-		} else {
-			return s;
-		}
-	}
-}
-
 /* only_comments() -- true if the statement buffer holds nothing to send. */
 static bool only_comments(const char *s)
 {
-	return *skip_space(s) == '\0';
+	return *pgl_sql_skip(s) == '\0';
 }
 
 /* dollar_tag() -- length of a $tag$ opener at pos (0 if none). */
@@ -939,13 +905,13 @@ static size_t dollar_tag(const struct pgl_parser *p)
 	int c = at(p, 1);
 	if (c == '$')
 		return 2;
-	if (c < 0 || !is_ident_start(c))
+	if (c < 0 || !pgl_sql_ident_start(c))
 		return 0;
 	while (k <= MAXTAG) {
 		c = at(p, k);
 		if (c == '$')
 			return k + 1;
-		if (c < 0 || !(is_ident_start(c) || isdigit(c)))
+		if (c < 0 || !(pgl_sql_ident_start(c) || isdigit(c)))
 			return 0;
 		k++;
 	}
@@ -1162,7 +1128,7 @@ static int next_sql(struct pgl_parser *p, struct pgl_item *it)
 		}
 
 		/* normal state */
-		if (p->inword && is_ident_cont(c)) {
+		if (p->inword && pgl_sql_ident_cont(c)) {
 			add_word_char(p, c);
 			if ((ret = take(p, 1)) < 0)
 				return ret;
@@ -1253,7 +1219,7 @@ static int next_sql(struct pgl_parser *p, struct pgl_item *it)
 			p->pdepth++;
 		else if (c == ')' && p->pdepth > 0)
 			p->pdepth--;
-		if (is_ident_start(c) || isdigit(c)) {
+		if (pgl_sql_ident_start(c) || isdigit(c)) {
 			add_word_char(p, c);
 			if ((ret = take(p, 1)) < 0)
 				return ret;
@@ -1405,49 +1371,4 @@ int pgl_parser_next(struct pgl_parser *p, struct pgl_item *item)
 	if (p->copy_mode)
 		return next_copy(p, item);
 	return next_sql(p, item);
-}
-
-/* ---- COPY statement target ---------------------------------------------- */
-
-int pgl_copy_target(const char *text, char *buf, size_t cap)
-{
-	const char *s = skip_space(text);
-	size_t o = 0;
-	if (strncasecmp(s, "copy", 4) != 0 || is_ident_cont((unsigned char)s[4]))
-		return -EINVAL;
-	s = skip_space(s + 4);
-	if (strncasecmp(s, "only", 4) == 0 && !is_ident_cont((unsigned char)s[4]))
-		s = skip_space(s + 4);
-	if (cap == 0)
-		return -EINVAL;
-	for (;;) {
-		if (*s == '"') {
-			for (s++; *s; s++) {
-				if (*s == '"' && s[1] == '"')
-					s++;
-				else if (*s == '"')
-					break;
-				if (o + 1 < cap)
-					buf[o++] = *s;
-			}
-			if (*s != '"')
-				return -EINVAL;
-			s++;
-		} else if (is_ident_start((unsigned char)*s)) {
-			while (is_ident_cont((unsigned char)*s)) {
-				if (o + 1 < cap)
-					buf[o++] = (char)tolower((unsigned char)*s);
-				s++;
-			}
-		} else {
-			return -EINVAL;
-		}
-		if (*s != '.')
-			break;
-		if (o + 1 < cap)
-			buf[o++] = '.';
-		s++;
-	}
-	buf[o] = '\0';
-	return (int)o;
 }

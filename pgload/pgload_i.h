@@ -7,6 +7,7 @@
 #ifndef PGLOAD_I_H
 #define PGLOAD_I_H
 
+#include <ctype.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -85,6 +86,50 @@ void pgl_cancel_unregister(PGconn *conn);
 
 /* pgl_child_register() -- a child to kill on interrupt (0 to forget). */
 void pgl_child_register(pid_t pid);
+
+/* ---- SQL lexical helpers (sqllex.c) ------------------------------------- */
+
+/* pgl_sql_ident_start(), pgl_sql_ident_cont() -- C may begin, continue a bare word. */
+static inline bool pgl_sql_ident_start(int c)
+{
+	return isalpha(c) || c == '_' || c >= 0x80;
+}
+
+static inline bool pgl_sql_ident_cont(int c)
+{
+	return pgl_sql_ident_start(c) || isdigit(c) || c == '$';
+}
+
+/* pgl_sql_skip() -- S past whitespace and comments (-- and nested slash-star). */
+const char *pgl_sql_skip(const char *s);
+
+/* A token of a statement: a bare word, a quoted identifier or one other character. */
+struct pgl_sql_tok {
+	const char *start; /* in the statement text */
+	size_t len;
+	char word[32]; /* a bare word, lowercased (cut to fit); "" otherwise */
+	bool ident;    /* an identifier, bare or quoted */
+};
+
+/*
+ * pgl_sql_token() -- the token at *SP, past whitespace and comments; *SP
+ * moves past it.  false at the end of the text.
+ */
+bool pgl_sql_token(const char **sp, struct pgl_sql_tok *t);
+
+/*
+ * pgl_sql_raw_name() -- the dotted chain of identifiers at *SP copied as
+ * written into BUF (public."T"), for the server to resolve; *SP moves past
+ * it.  false if there is none or it does not fit.
+ */
+bool pgl_sql_raw_name(const char **sp, char *buf, size_t cap);
+
+/*
+ * pgl_sql_name() -- the same chain as the server names it: quotes removed,
+ * bare words lowercased (public.T), into BUF (cut to fit); *SP moves past
+ * it.  Returns its length, or -EINVAL if there is no identifier.
+ */
+int pgl_sql_name(const char **sp, char *buf, size_t cap);
 
 /* ---- the embedded server ------------------------------------------------ */
 

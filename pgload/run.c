@@ -277,18 +277,7 @@ static int wal_lsn(struct pgl_ctx *c, uint64_t *lsn)
 /* first_line() -- the first line of a statement, past comments, shortened. */
 void pgl_first_line(const char *text, char *buf, size_t cap)
 {
-	const char *s = text;
-	for (;;) {
-		while (isspace((unsigned char)*s))
-			s++;
-		if (s[0] == '-' && s[1] == '-')
-			s += strcspn(s, "\n");
-		else if (s[0] == '/' && s[1] == '*') {
-			const char *e = strstr(s + 2, "*/");
-			s = e ? e + 2 : s + strlen(s);
-		} else
-			break;
-	}
+	const char *s = pgl_sql_skip(text);
 	size_t n = strcspn(s, "\n");
 	if (n >= cap - 4 && cap > 8) {
 		snprintf(buf, cap, "%.*s...", (int)(cap - 4), s);
@@ -513,29 +502,12 @@ static void count_rows(struct exec *e, const char *text, PGresult *res, uint64_t
 		pgl_tables_add(&e->res->tables, name, rows, bytes);
 	} else if (!is_copy) {
 		/* INSERT INTO name ... */
+		struct pgl_sql_tok t;
 		const char *s = text;
-		while (isspace((unsigned char)*s))
-			s++;
-		if (strncasecmp(s, "insert", 6) == 0) {
-			s += 6;
-			while (isspace((unsigned char)*s))
-				s++;
-			if (strncasecmp(s, "into", 4) == 0) {
-				s += 4;
-				while (isspace((unsigned char)*s))
-					s++;
-				size_t n = 0;
-				while (*s && !isspace((unsigned char)*s) && *s != '(' &&
-				       n + 1 < sizeof(name)) {
-					if (*s != '"')
-						name[n++] = *s;
-					s++;
-				}
-				name[n] = '\0';
-				if (n)
-					pgl_tables_add(&e->res->tables, name, rows, 0);
-			}
-		}
+		if (pgl_sql_token(&s, &t) && strcmp(t.word, "insert") == 0 &&
+		    pgl_sql_token(&s, &t) && strcmp(t.word, "into") == 0 &&
+		    pgl_sql_name(&s, name, sizeof(name)) > 0)
+			pgl_tables_add(&e->res->tables, name, rows, 0);
 	}
 }
 
@@ -705,12 +677,10 @@ static int exec_sql(struct exec *e, const struct pgl_item *it)
 /* pipelinable() -- INSERT/UPDATE/DELETE go through the pipeline. */
 static bool pipelinable(const char *text)
 {
-	const char *s = text;
-	while (isspace((unsigned char)*s))
-		s++;
-	return (strncasecmp(s, "insert", 6) == 0 || strncasecmp(s, "update", 6) == 0 ||
-		strncasecmp(s, "delete", 6) == 0) &&
-	       !isalnum((unsigned char)s[6]);
+	struct pgl_sql_tok t;
+	return pgl_sql_token(&text, &t) &&
+	       (strcmp(t.word, "insert") == 0 || strcmp(t.word, "update") == 0 ||
+		strcmp(t.word, "delete") == 0);
 }
 
 /* pipeline_flush() -- sync and read the results of every pending statement. */

@@ -9,7 +9,8 @@
 W=$(mktempdir)
 FUZZ=$W/fuzz_parser
 # (util.c: input.c waits for pipes beside pgload's interrupt descriptor)
-SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP/pgload/parser.c" "$TOP/pgload/input.c" "$TOP/pgload/util.c")
+SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP/pgload/parser.c" "$TOP/pgload/input.c" "$TOP/pgload/util.c"
+	"$TOP/pgload/sqllex.c")
 PQ_CFLAGS=$(pkg-config --cflags libpq)
 PQ_LIBS=$(pkg-config --libs libpq)
 # libFuzzer when clang has it; else the seeded mutation driver under gcc
