@@ -171,64 +171,15 @@ static void say(const struct cmp *m, const char *fmt, ...)
 }
 
 /*
- * run_cmd() -- run ARGV (first word looked up on PATH), its stdout and
- * stderr into OUT (CAP bytes, NUL-terminated; may be NULL).  Killed by an
- * interrupt.  Returns the exit status (>= 0), or -errno.
+ * run_cmd() -- run ARGV, its stdout and stderr into OUT (CAP bytes,
+ * NUL-terminated; may be NULL), killed by an interrupt.  Returns the exit
+ * status (>= 0), or -errno.
  */
 static int run_cmd(char *const argv[], char *out, size_t cap)
 {
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return -e;
-	}
-	if (pid == 0) {
-		pgl_child_signals();
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		execvp(argv[0], argv);
-		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(pfd[1]);
-	pgl_child_register(pid);
-	size_t n = 0;
-	char sink[512];
-	for (;;) {
-		ssize_t r;
-		if (out && n + 1 < cap)
-			r = read(pfd[0], out + n, cap - 1 - n);
-		else
-			r = read(pfd[0], sink, sizeof(sink));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		if (out && n + 1 < cap)
-			n += (size_t)r;
-	}
-	close(pfd[0]);
-	if (out && cap)
-		out[n] = '\0';
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR) {
-			pgl_child_register(0);
-			return -errno;
-		}
-	pgl_child_register(0);
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return WEXITSTATUS(st);
+	struct pgl_proc p = {
+	    .argv = argv, .out = out, .outcap = cap, .timeout_ms = -1, .interruptible = true};
+	return pgl_proc_run(&p);
 }
 
 /* run_ok() -- run_cmd(); on failure say what failed and its output. */
@@ -257,16 +208,8 @@ static int run_ok(const char *what, char *const argv[], char *out, size_t cap)
 /* in_path() -- PROG is an executable on PATH (or in /sbin, /usr/sbin). */
 static bool in_path(const char *prog)
 {
-	const char *env = getenv("PATH");
-	char path[4096], *save = NULL;
-	snprintf(path, sizeof(path), "%s:/sbin:/usr/sbin", env ? env : "/usr/bin:/bin");
-	for (char *d = strtok_r(path, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char f[4200];
-		snprintf(f, sizeof(f), "%s/%s", d, prog);
-		if (access(f, X_OK) == 0)
-			return true;
-	}
-	return false;
+	char path[4096];
+	return pgl_which(prog, path, sizeof(path)) == 0;
 }
 
 /* cpu_busy() -- busy CPU seconds of the whole system (/proc/stat). */

@@ -17,7 +17,7 @@
 
 #include <libpq-fe.h>
 
-/* ---- interrupts and steps ---------------------------------------------- */
+/* ---- interrupts and steps (intr.c) --------------------------------------- */
 
 /* Set once SIGINT, SIGTERM or SIGHUP arrives; the run then aborts (exit 2). */
 extern atomic_int pgl_interrupted;
@@ -183,7 +183,7 @@ void pgl_server_log_tail(const struct pgl_server *s, int lines);
  */
 int pgl_server_stop(struct pgl_server *s);
 
-/* ---- helpers ------------------------------------------------------------ */
+/* ---- helpers (util.c) ---------------------------------------------------- */
 
 /* pgl_now() -- CLOCK_MONOTONIC in seconds. */
 double pgl_now(void);
@@ -196,6 +196,34 @@ const char *pgl_fstype(const char *path);
 
 /* pgl_fmt_time() -- the `time` format: "1m0.467s". */
 void pgl_fmt_time(char *buf, size_t cap, double secs);
+
+/*
+ * pgl_which() -- the executable PROG on PATH (then /sbin, /usr/sbin) into
+ * OUT.  Returns 0, or -ENOENT.
+ */
+int pgl_which(const char *prog, char *out, size_t cap);
+
+/* A program to run to completion (pgl_proc_run()). */
+struct pgl_proc {
+	char *const *argv; /* argv[0] is looked up with pgl_which() unless it has a '/' */
+	char *out;	   /* its stdout (and stderr, unless err), NUL-terminated, or NULL */
+	size_t outcap;
+	char *err; /* its stderr apart, NUL-terminated (cut to fit), or NULL */
+	size_t errcap;
+	int timeout_ms;	    /* killed after this long (-ETIMEDOUT); -1: no limit */
+	bool interruptible; /* killed by an interrupt (pgl_child_register()) */
+	/* results */
+	size_t outlen; /* bytes in out */
+	bool cut;      /* it wrote more than out holds (the rest was dropped) */
+	int signal;    /* the signal that killed it, or 0 */
+};
+
+/*
+ * pgl_proc_run() -- run P->argv with stdin from /dev/null, wait for it and
+ * collect its output.  Returns its exit status (127: it could not be
+ * started), 128 + the signal that killed it, or -errno (-ETIMEDOUT).
+ */
+int pgl_proc_run(struct pgl_proc *p);
 
 /* ---- per-class I/O from `pgiofs stat` (iostat.c) ------------------------ */
 
