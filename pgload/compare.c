@@ -790,23 +790,23 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	memset(&rr, 0, sizeof(rr));
 	memset(s, 0, sizeof(*s));
 	s->round = round + 1;
-	if ((ret = pgl_prepare_db(&c->c)) != ST_OK)
+	if ((ret = pgl_prepare_db(&c->c)) < 0)
 		return ret;
 	if (c->o.file[PGL_PH_SCHEMA] &&
-	    (ret = pgl_run_phase(&c->c, PGL_PH_SCHEMA, &rr.ph[PGL_PH_SCHEMA])) != ST_OK)
+	    (ret = pgl_run_phase(&c->c, PGL_PH_SCHEMA, &rr.ph[PGL_PH_SCHEMA])) < 0)
 		goto out;
-	if (load_start(m, c, l) < 0) {
-		fprintf(stderr, "pgload: compare: could not start %s\n", load_names[m->load]);
-		ret = ST_FAIL;
+	if ((ret = load_start(m, c, l)) < 0) {
+		fprintf(stderr, "pgload: compare: could not start %s: %s\n", load_names[m->load],
+			strerror(-ret));
 		goto out;
 	}
 	double cpu0 = cpu_busy();
-	for (int ph = PGL_PH_DATA; ph < PGL_NPHASE && ret == ST_OK; ph++)
+	for (int ph = PGL_PH_DATA; ph < PGL_NPHASE && ret >= 0; ph++)
 		if (c->o.file[ph])
 			ret = pgl_run_phase(&c->c, (enum pgl_phase)ph, &rr.ph[ph]);
 	double cpu1 = cpu_busy(), lcpu;
 	load_stop(l, &s->load_mb, &lcpu);
-	if (ret != ST_OK)
+	if (ret < 0)
 		goto out;
 	s->schema = rr.ph[PGL_PH_SCHEMA].real;
 	s->data = rr.ph[PGL_PH_DATA].real;
@@ -821,7 +821,7 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	c->ns++;
 	/* untimed: write back now, not during the next cell's run */
 	if (pgl_step("checkpoint", "checkpointing after the run"))
-		ret = ST_ABORT;
+		ret = -EINTR;
 	else
 		ret = pgl_admin_exec(&c->c, "CHECKPOINT", NULL, 0);
 out:
@@ -1840,12 +1840,13 @@ static int run_matrix(struct cmp *m)
 	_Atomic uint64_t *counter =
 	    mmap(NULL, sizeof(*counter), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (counter == MAP_FAILED)
-		return ST_FAIL;
+		return -errno;
 	struct load l = {.bytes = counter};
 	for (int i = 0; i < m->ncell; i++) {
 		pgl_step_context("cell %d %s", i + 1, m->cell[i].label);
 		if ((ret = cell_start(m, &m->cell[i])) < 0) {
-			ret = ret == -EINTR || atomic_load(&pgl_interrupted) ? ST_ABORT : ST_FAIL;
+			if (atomic_load(&pgl_interrupted))
+				ret = -EINTR;
 			goto out;
 		}
 	}
@@ -1854,7 +1855,7 @@ static int run_matrix(struct cmp *m)
 			struct cell *c = &m->cell[i];
 			pgl_step_context("round %d/%d, cell %d %s", r + 1, m->runs, i + 1,
 					 c->label);
-			if ((ret = cell_run(m, c, r, &l)) != ST_OK) {
+			if ((ret = cell_run(m, c, r, &l)) < 0) {
 				if (c->server && !pgl_server_alive(c->server)) {
 					char how[128];
 					pgl_server_describe_exit(c->server, how, sizeof(how));
@@ -1863,7 +1864,7 @@ static int run_matrix(struct cmp *m)
 					pgl_server_log_tail(c->server, 10);
 				}
 				if (atomic_load(&pgl_interrupted))
-					ret = ST_ABORT;
+					ret = -EINTR;
 				goto out;
 			}
 			const struct sample *s = &c->s[c->ns - 1];
@@ -1878,7 +1879,7 @@ static int run_matrix(struct cmp *m)
 		if (!mnt)
 			continue;
 		if (pgl_step("latency", "reading the latency of cell %d %s", i + 1, c->label)) {
-			ret = ST_ABORT;
+			ret = -EINTR;
 			goto out;
 		}
 		if (pgl_io_sample(m->pgiofs, mnt, &c->lat, err, sizeof(err)) < 0)
@@ -1887,7 +1888,7 @@ static int run_matrix(struct cmp *m)
 		else
 			c->has_lat = c->lat.has_lat;
 	}
-	ret = ST_OK;
+	ret = 0;
 out:
 	pgl_step_context(NULL);
 	munmap((void *)counter, sizeof(*counter));
@@ -1951,8 +1952,8 @@ int pgl_cmd_compare(int argc, char **argv)
 		chmod(dir, 0755);
 	}
 	ret = run_matrix(&m);
-	if (ret != ST_OK)
-		status = ret == ST_ABORT || atomic_load(&pgl_interrupted) ? 2 : 1;
+	if (ret < 0)
+		status = pgl_exit_status(ret);
 out:
 	pgl_step("cleanup", "cleaning up");
 	for (int i = m.ncell - 1; i >= 0; i--)

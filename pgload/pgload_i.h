@@ -3,11 +3,23 @@
  *
  * The embedded server (server.c), interrupt handling, and small helpers.
  * Nothing outside pgload/ includes this header.
+ *
+ * Errors, in all of pgload: a function returns >= 0 on success and -errno
+ * on failure, after saying why on stderr (or in an error buffer it takes).
+ * Two errors abort a run (exit status 2, pgl_aborts()): -EINTR, pgload was
+ * interrupted, and -ECONNRESET, the server went away.  Any other error ends
+ * it with exit status 1: -EIO for a statement or server command that
+ * failed, -ECONNREFUSED for a connection that could not be made, -EINVAL,
+ * -EBADMSG, -E2BIG for bad input (the parser's codes), and so on.  A
+ * statement that failed while its script goes on (--continue-on-error, or
+ * ON_ERROR_STOP off) is counted in its phase's errors and returns
+ * PGL_WENT_ON, a success.
  */
 #ifndef PGLOAD_I_H
 #define PGLOAD_I_H
 
 #include <ctype.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -17,10 +29,27 @@
 
 #include <libpq-fe.h>
 
+/* A statement failed, was counted, and its script goes on (see above). */
+#define PGL_WENT_ON 1
+
+/* pgl_aborts() -- RET ends the run with exit status 2 (see above). */
+static inline bool pgl_aborts(int ret)
+{
+	return ret == -EINTR || ret == -ECONNRESET;
+}
+
 /* ---- interrupts and steps (intr.c) --------------------------------------- */
 
 /* Set once SIGINT, SIGTERM or SIGHUP arrives; the run then aborts (exit 2). */
 extern atomic_int pgl_interrupted;
+
+/* pgl_exit_status() -- the exit status of a command that ended with RET. */
+static inline int pgl_exit_status(int ret)
+{
+	if (ret >= 0)
+		return 0;
+	return pgl_aborts(ret) || atomic_load(&pgl_interrupted) ? 2 : 1;
+}
 
 /*
  * pgl_signals_start() -- block the termination signals in every thread and

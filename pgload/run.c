@@ -228,7 +228,7 @@ void pgl_disconnect(PGconn *conn)
 
 /*
  * pgl_admin_exec() -- run SQL on the admin connection; print errors (not
- * the cancellation of an interrupt: ST_ABORT).
+ * the cancellation of an interrupt: -EINTR).
  */
 int pgl_admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap)
 {
@@ -236,7 +236,7 @@ int pgl_admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap)
 	int st = PQresultStatus(res);
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && atomic_load(&pgl_interrupted)) {
 		PQclear(res);
-		return ST_ABORT;
+		return -EINTR;
 	}
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		if (PQstatus(c->admin) == CONNECTION_BAD)
@@ -245,7 +245,7 @@ int pgl_admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap)
 		else
 			fprintf(stderr, "pgload: %s failed: %s", sql, PQresultErrorMessage(res));
 		PQclear(res);
-		return PQstatus(c->admin) == CONNECTION_BAD ? ST_ABORT : ST_FAIL;
+		return PQstatus(c->admin) == CONNECTION_BAD ? -ECONNRESET : -EIO;
 	}
 	if (out && cap) {
 		out[0] = '\0';
@@ -253,7 +253,7 @@ int pgl_admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap)
 			snprintf(out, cap, "%s", PQgetvalue(res, 0, 0));
 	}
 	PQclear(res);
-	return ST_OK;
+	return 0;
 }
 
 /* wal_lsn() -- the current WAL insert position in bytes. */
@@ -262,14 +262,14 @@ static int wal_lsn(struct pgl_ctx *c, uint64_t *lsn)
 	char buf[64];
 	unsigned hi, lo;
 	int ret = pgl_admin_exec(c, "SELECT pg_current_wal_lsn()", buf, sizeof(buf));
-	if (ret != ST_OK)
+	if (ret < 0)
 		return ret;
 	if (sscanf(buf, "%X/%X", &hi, &lo) != 2) {
 		fprintf(stderr, "pgload: cannot parse WAL position \"%s\"\n", buf);
-		return ST_FAIL;
+		return -EPROTO;
 	}
 	*lsn = (uint64_t)hi << 32 | lo;
-	return ST_OK;
+	return 0;
 }
 
 /* ---- error reporting ---------------------------------------------------- */
@@ -441,11 +441,11 @@ static bool stop_on_error(const struct exec *e)
 	return var_bool(pgl_parser_var(e->p, "ON_ERROR_STOP"), true);
 }
 
-/* statement_error() -- count an error; ST_SQLERR to go on, ST_FAIL to stop. */
+/* statement_error() -- count an error; PGL_WENT_ON to go on, -EIO to stop. */
 static int statement_error(struct exec *e)
 {
 	e->res->errors++;
-	return stop_on_error(e) ? ST_FAIL : ST_SQLERR;
+	return stop_on_error(e) ? -EIO : PGL_WENT_ON;
 }
 
 /*
@@ -455,9 +455,9 @@ static int statement_error(struct exec *e)
 static int parse_failed(struct exec *e, int r)
 {
 	if (r == -EINTR || atomic_load(&pgl_interrupted))
-		return ST_ABORT;
+		return -EINTR;
 	fprintf(stderr, "pgload: %s\n", pgl_parser_error(e->p));
-	return ST_FAIL;
+	return pgl_aborts(r) ? -EIO : r;
 }
 
 void pgl_report_copy_cancelled(const char *text, unsigned long line, bool chunked)
@@ -479,10 +479,10 @@ static int skip_copy(struct exec *e)
 	int ret;
 	while ((ret = pgl_parser_next(e->p, &it)) > 0)
 		if (it.kind == PGL_ITEM_COPY_END)
-			return ST_OK;
+			return 0;
 	if (ret < 0)
 		return parse_failed(e, ret);
-	return ST_OK;
+	return 0;
 }
 
 /* count_rows() -- rows of an INSERT or COPY command tag. */
@@ -513,7 +513,7 @@ static void count_rows(struct exec *e, const char *text, PGresult *res, uint64_t
 
 /*
  * send_copy() -- stream the COPY data items that follow to the server.
- * Returns ST_OK with *bytes set once \. was reached, or ST_FAIL/ST_ABORT;
+ * Returns 0 with *bytes set once \. was reached, or -errno;
  * the COPY is then ended with an error, so that none of it is loaded.
  */
 static int send_copy(struct exec *e, const struct pgl_item *stmt, uint64_t *bytes,
@@ -542,14 +542,14 @@ static int send_copy(struct exec *e, const struct pgl_item *stmt, uint64_t *byte
 		if (atomic_load(&pgl_interrupted)) {
 			PQputCopyEnd(e->conn, "pgload was interrupted");
 			skip_copy(e);
-			return ST_ABORT;
+			return -EINTR;
 		}
 	}
 	if (ret < 0) {
 		int st = parse_failed(e, ret);
 		PQputCopyEnd(e->conn,
-			     st == ST_ABORT ? "pgload was interrupted" : "pgload: input error");
-		if (st == ST_FAIL)
+			     st == -EINTR ? "pgload was interrupted" : "pgload: input error");
+		if (st != -EINTR)
 			pgl_report_copy_cancelled(stmt->text, stmt->line, false);
 		return st;
 	}
@@ -557,7 +557,7 @@ static int send_copy(struct exec *e, const struct pgl_item *stmt, uint64_t *byte
 		*line0 = it.line;
 	if (!failed)
 		PQputCopyEnd(e->conn, NULL);
-	return ST_OK;
+	return 0;
 }
 
 int pgl_put_copy(PGconn *conn, const char *buf, size_t len)
@@ -603,7 +603,7 @@ static void after_statement(struct exec *e)
 static int exec_sql(struct exec *e, const struct pgl_item *it)
 {
 	PGresult *res;
-	int ret = ST_OK;
+	int ret = 0;
 	bool copied = false;
 	uint64_t bytes = 0;
 	unsigned long line0 = 0;
@@ -612,7 +612,7 @@ static int exec_sql(struct exec *e, const struct pgl_item *it)
 	if (!PQsendQuery(e->conn, it->text)) {
 		if (PQstatus(e->conn) == CONNECTION_BAD) {
 			pgl_lost_connection(e->c, e->fname, it->line, e->conn);
-			return ST_ABORT;
+			return -ECONNRESET;
 		}
 		pgl_report_error(e->fname, it->text, it->line, 0, NULL, PQerrorMessage(e->conn));
 		return statement_error(e);
@@ -634,14 +634,14 @@ static int exec_sql(struct exec *e, const struct pgl_item *it)
 			break;
 		case PGRES_FATAL_ERROR:
 			if (PQstatus(e->conn) == CONNECTION_BAD) {
-				ret = ST_ABORT;
+				ret = -ECONNRESET;
 				break;
 			}
 			if (atomic_load(&pgl_interrupted)) {
-				ret = ST_ABORT;
+				ret = -EINTR;
 				break;
 			}
-			if (ret != ST_OK)
+			if (ret != 0)
 				break; /* the COPY we ended after an input error: said already */
 			pgl_report_error(e->fname, it->text, it->line, line0, res, NULL);
 			ret = statement_error(e);
@@ -657,18 +657,19 @@ static int exec_sql(struct exec *e, const struct pgl_item *it)
 			break;
 	}
 	if (PQstatus(e->conn) == CONNECTION_BAD) {
-		if (!atomic_load(&pgl_interrupted))
-			pgl_lost_connection(e->c, e->fname, it->line, e->conn);
-		return ST_ABORT;
+		if (atomic_load(&pgl_interrupted))
+			return -EINTR;
+		pgl_lost_connection(e->c, e->fname, it->line, e->conn);
+		return -ECONNRESET;
 	}
 	if (it->copy_in && !copied) {
 		int r = skip_copy(e);
-		if (r != ST_OK)
+		if (r < 0)
 			return r;
 	}
 	after_statement(e);
-	if (ret == ST_OK && atomic_load(&pgl_interrupted))
-		ret = ST_ABORT;
+	if (ret == 0 && atomic_load(&pgl_interrupted))
+		ret = -EINTR;
 	return ret;
 }
 
@@ -686,12 +687,12 @@ static bool pipelinable(const char *text)
 /* pipeline_flush() -- sync and read the results of every pending statement. */
 static int pipeline_flush(struct exec *e)
 {
-	int ret = ST_OK;
+	int ret = 0;
 	if (!e->in_pipeline)
-		return ST_OK;
+		return 0;
 	if (e->npending > 0 && PQpipelineSync(e->conn) != 1) {
 		pgl_lost_connection(e->c, e->fname, e->pending[0].line, e->conn);
-		ret = ST_ABORT;
+		ret = -ECONNRESET;
 		goto out;
 	}
 	for (int i = 0; i < e->npending; i++) {
@@ -702,7 +703,7 @@ static int pipeline_flush(struct exec *e)
 				if (PQstatus(e->conn) != CONNECTION_BAD) {
 					pgl_report_error(e->fname, e->pending[i].text,
 							 e->pending[i].line, 0, res, NULL);
-					if (ret == ST_OK)
+					if (ret == 0)
 						ret = statement_error(e);
 				}
 			} else if (st == PGRES_PIPELINE_ABORTED) {
@@ -721,13 +722,13 @@ static int pipeline_flush(struct exec *e)
 	}
 	if (PQstatus(e->conn) == CONNECTION_BAD) {
 		pgl_lost_connection(e->c, e->fname, e->npending ? e->pending[0].line : 0, e->conn);
-		ret = ST_ABORT;
+		ret = -ECONNRESET;
 	}
 out:
 	for (int i = 0; i < e->npending; i++)
 		free(e->pending[i].text);
 	e->npending = 0;
-	if (ret != ST_ABORT)
+	if (ret != -ECONNRESET)
 		PQexitPipelineMode(e->conn);
 	e->in_pipeline = false;
 	return ret;
@@ -739,7 +740,7 @@ static int pipeline_send(struct exec *e, const struct pgl_item *it)
 		if (PQenterPipelineMode(e->conn) != 1) {
 			fprintf(stderr, "pgload: cannot enter pipeline mode: %s",
 				PQerrorMessage(e->conn));
-			return ST_FAIL;
+			return -EIO;
 		}
 		e->in_pipeline = true;
 	}
@@ -747,7 +748,7 @@ static int pipeline_send(struct exec *e, const struct pgl_item *it)
 	if (!PQsendQueryParams(e->conn, it->text, 0, NULL, NULL, NULL, NULL, 0)) {
 		if (PQstatus(e->conn) == CONNECTION_BAD) {
 			pgl_lost_connection(e->c, e->fname, it->line, e->conn);
-			return ST_ABORT;
+			return -ECONNRESET;
 		}
 		pgl_report_error(e->fname, it->text, it->line, 0, NULL, PQerrorMessage(e->conn));
 		return statement_error(e);
@@ -757,7 +758,7 @@ static int pipeline_send(struct exec *e, const struct pgl_item *it)
 	e->npending++;
 	if (e->npending == PIPELINE_BATCH)
 		return pipeline_flush(e);
-	return ST_OK;
+	return 0;
 }
 
 /* ---- meta-commands ------------------------------------------------------ */
@@ -767,13 +768,15 @@ static int copy_results(struct exec *e, const char *sql, unsigned long line, uin
 			bool in)
 {
 	PGresult *res;
-	int ret = ST_OK;
+	int ret = 0;
 	while ((res = PQgetResult(e->conn))) {
 		if (PQresultStatus(res) == PGRES_COMMAND_OK) {
 			count_rows(e, sql, res, bytes, in);
-		} else if (PQresultStatus(res) == PGRES_FATAL_ERROR && ret == ST_OK) {
-			if (PQstatus(e->conn) == CONNECTION_BAD || atomic_load(&pgl_interrupted)) {
-				ret = ST_ABORT;
+		} else if (PQresultStatus(res) == PGRES_FATAL_ERROR && ret == 0) {
+			if (atomic_load(&pgl_interrupted)) {
+				ret = -EINTR;
+			} else if (PQstatus(e->conn) == CONNECTION_BAD) {
+				ret = -ECONNRESET;
 			} else {
 				pgl_report_error(e->fname, sql, line, 0, res, NULL);
 				ret = statement_error(e);
@@ -784,9 +787,10 @@ static int copy_results(struct exec *e, const char *sql, unsigned long line, uin
 			break;
 	}
 	if (PQstatus(e->conn) == CONNECTION_BAD) {
-		if (!atomic_load(&pgl_interrupted))
-			pgl_lost_connection(e->c, e->fname, line, e->conn);
-		return ST_ABORT;
+		if (atomic_load(&pgl_interrupted))
+			return -EINTR;
+		pgl_lost_connection(e->c, e->fname, line, e->conn);
+		return -ECONNRESET;
 	}
 	return ret;
 }
@@ -801,7 +805,7 @@ static int slash_copy(struct exec *e, const struct pgl_item *it)
 	struct pgl_slash_copy sc;
 	if (pgl_slash_copy_parse(it->argv[0], &sc) < 0) {
 		fprintf(stderr, "pgload: %s:%lu: cannot parse \\copy\n", e->fname, it->line);
-		return ST_FAIL;
+		return -EINVAL;
 	}
 	if (sc.from && sc.kind == PGL_COPY_INLINE) {
 		struct pgl_item q = *it;
@@ -831,7 +835,7 @@ static int slash_copy(struct exec *e, const struct pgl_item *it)
 			PQclear(res);
 			res = NULL;
 		}
-		int ret = ST_OK;
+		int ret = 0;
 		if (out && fclose(out) != 0) {
 			fprintf(stderr, "pgload: %s:%lu: \\copy: could not write \"%s\": %s\n",
 				e->fname, it->line, sc.source, strerror(errno));
@@ -842,14 +846,14 @@ static int slash_copy(struct exec *e, const struct pgl_item *it)
 			if (PQstatus(e->conn) == CONNECTION_BAD) {
 				PQclear(res);
 				pgl_lost_connection(e->c, e->fname, it->line, e->conn);
-				return ST_ABORT;
+				return -ECONNRESET;
 			}
 			pgl_report_error(e->fname, sc.sql, it->line, 0, res, NULL);
 			PQclear(res);
 			return statement_error(e);
 		}
 		int r2 = copy_results(e, sc.sql, it->line, 0, false);
-		return r2 != ST_OK ? r2 : ret;
+		return r2 != 0 ? r2 : ret;
 	}
 	/* from a client-side file or the process's stdin (lz4 welcome) */
 	struct pgl_input *in;
@@ -864,7 +868,7 @@ static int slash_copy(struct exec *e, const struct pgl_item *it)
 		if (PQstatus(e->conn) == CONNECTION_BAD) {
 			PQclear(res);
 			pgl_lost_connection(e->c, e->fname, it->line, e->conn);
-			return ST_ABORT;
+			return -ECONNRESET;
 		}
 		pgl_report_error(e->fname, sc.sql, it->line, 0, res, NULL);
 		PQclear(res);
@@ -903,25 +907,22 @@ static int connect_to(struct exec *e, const struct pgl_item *it, const char *db,
 		/* the workers are connected to the old database: drain, restart */
 		int st = pgl_pool_destroy(e->pool, e->res);
 		e->pool = NULL;
-		if (st == ST_FAIL || st == ST_ABORT)
+		if (st < 0)
 			return st;
 	}
 	PGconn *n = pgl_connect(e->c, db, user, false);
 	if (!n) {
 		fprintf(stderr, "pgload: %s:%lu: \\connect failed\n", e->fname, it->line);
-		return ST_FAIL;
+		return -ECONNREFUSED;
 	}
 	pgl_disconnect(e->conn);
 	e->conn = n;
 	free(e->dbname);
 	e->dbname = strdup(PQdb(n));
 	after_statement(e);
-	if (e->c->o->jobs > 1 && e->parallel) {
-		e->pool = pgl_pool_create(e->c, e->fname, e->dbname, e->c->o->jobs);
-		if (!e->pool)
-			return ST_FAIL;
-	}
-	return ST_OK;
+	if (e->c->o->jobs > 1 && e->parallel)
+		return pgl_pool_create(e->c, e->fname, e->dbname, e->c->o->jobs, &e->pool);
+	return 0;
 }
 
 static int do_meta(struct exec *e, const struct pgl_item *it)
@@ -939,7 +940,7 @@ static int do_meta(struct exec *e, const struct pgl_item *it)
 				fprintf(stderr,
 					"pgload: %s:%lu: invalid connection string in \\connect\n",
 					e->fname, it->line);
-				return ST_FAIL;
+				return -EINVAL;
 			}
 			for (PQconninfoOption *op = opts; op->keyword; op++) {
 				if (!op->val || !*op->val)
@@ -968,16 +969,16 @@ static int do_meta(struct exec *e, const struct pgl_item *it)
 	case PGL_META_ECHO:
 		if (!e->c->o->quiet)
 			fprintf(stderr, "%s\n", it->argv[0]);
-		return ST_OK;
+		return 0;
 	case PGL_META_ENCODING:
 		if (PQsetClientEncoding(e->conn, it->argv[0]) != 0) {
 			fprintf(stderr, "pgload: %s:%lu: invalid encoding name \"%s\"\n", e->fname,
 				it->line, it->argv[0]);
 			return statement_error(e);
 		}
-		return ST_OK;
+		return 0;
 	default:
-		return ST_OK;
+		return 0;
 	}
 }
 
@@ -1001,14 +1002,14 @@ static int pool_copy(struct exec *e, const struct pgl_item *it)
 	uint64_t cut = 0; /* a chunk ends here, once more data follows it */
 	unsigned long cutline = 0;
 	struct pgl_item d;
-	int ret = ST_OK, r = 0;
+	int ret = 0, r = 0;
 
 	while (split && (r = pgl_parser_next(e->p, &d)) > 0 && d.kind == PGL_ITEM_COPY_DATA) {
 		for (;;) {
 			if (cut) {
 				ret = pgl_pool_copy(e->pool, e->conn, it->text, it->line, off, dl,
 						    cut, same, true);
-				if (ret != ST_OK)
+				if (ret < 0)
 					return ret;
 				same = true;
 				off = cut;
@@ -1032,7 +1033,7 @@ static int pool_copy(struct exec *e, const struct pgl_item *it)
 	}
 	if (split && r < 0) {
 		ret = parse_failed(e, r);
-		if (ret == ST_FAIL)
+		if (ret != -EINTR)
 			pgl_report_copy_cancelled(it->text, it->line, same);
 		return ret;
 	}
@@ -1041,9 +1042,9 @@ static int pool_copy(struct exec *e, const struct pgl_item *it)
 	    pgl_pool_copy(e->pool, e->conn, it->text, it->line, off, dl, 0, same, stop_on_error(e));
 	if (!split) {
 		int r2 = skip_copy(e);
-		if (r2 == ST_FAIL)
+		if (r2 < 0 && r2 != -EINTR)
 			pgl_report_copy_cancelled(it->text, it->line, false);
-		if (r2 != ST_OK)
+		if (r2 < 0)
 			return r2;
 	}
 	return ret;
@@ -1062,7 +1063,7 @@ static int pool_sql(struct exec *e, const struct pgl_item *it)
 	switch (pgl_pool_classify(it->text, name, sizeof(name))) {
 	case PGL_CL_SESSION:
 		ret = exec_sql(e, it);
-		if (ret == ST_OK)
+		if (ret == 0)
 			ret = pgl_pool_preamble(e->pool, it->text);
 		return ret;
 	case PGL_CL_TABLE:
@@ -1073,7 +1074,7 @@ static int pool_sql(struct exec *e, const struct pgl_item *it)
 				    stop_on_error(e));
 	default:
 		ret = pgl_pool_wait(e->pool);
-		if (ret == ST_FAIL || ret == ST_ABORT)
+		if (ret < 0)
 			return ret;
 		return exec_sql(e, it);
 	}
@@ -1081,8 +1082,8 @@ static int pool_sql(struct exec *e, const struct pgl_item *it)
 
 /*
  * pgl_exec_file() -- run script PATH on a new connection to DBNAME,
- * accumulating into RES.  Returns ST_OK (errors may have been counted),
- * ST_FAIL or ST_ABORT.
+ * accumulating into RES.  Returns 0 (errors may have been counted), or
+ * -errno.
  */
 int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 		  struct pgl_phase_result *res, bool parallel)
@@ -1091,21 +1092,21 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 	struct exec e = {.c = c, .res = res, .fname = strcmp(path, "-") == 0 ? "<stdin>" : path};
 	struct pgl_item it;
 	char err[256];
-	int ret = ST_OK, r;
+	int ret = 0, r;
 
 	if ((r = pgl_input_open(path, &e.in, err)) < 0) {
 		if (r == -EINTR)
-			return ST_ABORT; /* a FIFO's writer never came: said already */
+			return r; /* a FIFO's writer never came: said already */
 		fprintf(stderr, "pgload: %s\n", err);
-		return ST_FAIL;
+		return r;
 	}
-	if (pgl_parser_create(e.in, e.fname, &e.p) < 0) {
+	if ((r = pgl_parser_create(e.in, e.fname, &e.p)) < 0) {
 		pgl_input_close(e.in);
-		return ST_FAIL;
+		return r;
 	}
 	e.conn = pgl_connect(c, dbname, NULL, false);
 	if (!e.conn) {
-		ret = atomic_load(&pgl_interrupted) ? ST_ABORT : ST_FAIL;
+		ret = atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 		goto out;
 	}
 	e.dbname = strdup(dbname);
@@ -1120,13 +1121,11 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 			    path);
 		e.parallel = false;
 	}
-	if (e.parallel && !(e.pool = pgl_pool_create(c, path, dbname, c->o->jobs))) {
-		ret = ST_FAIL;
+	if (e.parallel && (ret = pgl_pool_create(c, path, dbname, c->o->jobs, &e.pool)) < 0)
 		goto out;
-	}
 	while ((r = pgl_parser_next(e.p, &it)) > 0) {
 		if (atomic_load(&pgl_interrupted)) {
-			ret = ST_ABORT; /* before sending anything more */
+			ret = -EINTR; /* before sending anything more */
 			break;
 		}
 		if (it.kind == PGL_ITEM_SQL && c->o->pipeline && !it.copy_in &&
@@ -1134,7 +1133,7 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 			ret = pipeline_send(&e, &it);
 		} else {
 			ret = pipeline_flush(&e);
-			if (ret == ST_OK || ret == ST_SQLERR) {
+			if (ret >= 0) {
 				if (it.kind == PGL_ITEM_SQL && e.pool)
 					ret = pool_sql(&e, &it);
 				else if (it.kind == PGL_ITEM_SQL)
@@ -1143,36 +1142,35 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 					ret = do_meta(&e, &it);
 			}
 		}
-		if (ret == ST_FAIL || ret == ST_ABORT)
+		if (ret < 0)
 			break;
 		if (atomic_load(&pgl_interrupted)) {
-			ret = ST_ABORT;
+			ret = -EINTR;
 			break;
 		}
 		c->progress_pos = pgl_input_consumed(e.in);
-		ret = ST_OK;
+		ret = 0;
 	}
 	if (r < 0)
 		ret = parse_failed(&e, r);
-	if (ret == ST_OK) {
+	if (ret == 0) {
 		ret = pipeline_flush(&e);
-		if (ret == ST_SQLERR)
-			ret = ST_OK;
-	} else if (e.in_pipeline && ret != ST_ABORT) {
+		if (ret == PGL_WENT_ON)
+			ret = 0;
+	} else if (e.in_pipeline && !pgl_aborts(ret)) {
 		pipeline_flush(&e);
 	}
 	if (e.pool) {
 		int st = pgl_pool_wait(e.pool);
 		st = pgl_pool_destroy(e.pool, res);
 		e.pool = NULL;
-		if (ret == ST_OK && (st == ST_FAIL || st == ST_ABORT))
-			ret = st;
-		if (ret == ST_FAIL && st == ST_ABORT)
+		/* the first error, unless a later one aborts */
+		if ((ret == 0 && st < 0) || (!pgl_aborts(ret) && pgl_aborts(st)))
 			ret = st;
 	}
 out:
 	pgl_pool_destroy(e.pool, res);
-	if (e.conn && ret == ST_ABORT && atomic_load(&pgl_interrupted))
+	if (e.conn && pgl_aborts(ret) && atomic_load(&pgl_interrupted))
 		PQrequestCancel(e.conn);
 	pgl_disconnect(e.conn);
 	for (int i = 0; i < e.npending; i++)
@@ -1194,18 +1192,20 @@ int pgl_prepare_db(struct pgl_ctx *c)
 	char sql[1024], val[256];
 	int ret;
 	if (pgl_step("createdb", "creating the database \"%s\"", db)) {
-		ret = ST_ABORT;
+		ret = -EINTR;
 		goto out;
 	}
 	if (!lit || !id) {
-		ret = ST_FAIL;
+		fprintf(stderr, "pgload: cannot quote the database name \"%s\": %s", db,
+			PQerrorMessage(c->admin));
+		ret = -ENOMEM;
 		goto out;
 	}
 	snprintf(sql, sizeof(sql),
 		 "SELECT coalesce(shobj_description(oid, 'pg_database'), '') || '|' "
 		 "FROM pg_database WHERE datname = %s",
 		 lit);
-	if ((ret = pgl_admin_exec(c, sql, val, sizeof(val))) != ST_OK)
+	if ((ret = pgl_admin_exec(c, sql, val, sizeof(val))) < 0)
 		goto out;
 	if (val[0]) {
 		bool ours = strcmp(val, DB_MARKER "|") == 0;
@@ -1214,20 +1214,20 @@ int pgl_prepare_db(struct pgl_ctx *c)
 				"pgload: database \"%s\" exists and was not created by pgload "
 				"(use --force to drop it, or --db NAME)\n",
 				db);
-			ret = ST_FAIL;
+			ret = -EEXIST;
 			goto out;
 		}
 		snprintf(sql, sizeof(sql), "DROP DATABASE %s WITH (FORCE)", id);
-		if ((ret = pgl_admin_exec(c, sql, NULL, 0)) != ST_OK)
+		if ((ret = pgl_admin_exec(c, sql, NULL, 0)) < 0)
 			goto out;
 		c->db_created = false;
 	}
 	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", id);
-	if ((ret = pgl_admin_exec(c, sql, NULL, 0)) != ST_OK)
+	if ((ret = pgl_admin_exec(c, sql, NULL, 0)) < 0)
 		goto out;
 	c->db_created = true; /* even before the marker: an interrupt drops it */
 	snprintf(sql, sizeof(sql), "COMMENT ON DATABASE %s IS '" DB_MARKER "'", id);
-	if ((ret = pgl_admin_exec(c, sql, NULL, 0)) != ST_OK)
+	if ((ret = pgl_admin_exec(c, sql, NULL, 0)) < 0)
 		goto out;
 	ret = pgl_admin_exec(c, "CHECKPOINT", NULL, 0);
 out:
@@ -1310,9 +1310,9 @@ int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result 
 	const char *f = c->o->file[ph];
 	if (pgl_step(pgl_phase_names[ph], "running the %s phase of %s", pgl_phase_names[ph],
 		     strcmp(f, "-") == 0 ? "stdin" : f))
-		return ST_ABORT;
+		return -EINTR;
 	bool have_io0 = io_snapshot(c, &io0);
-	if ((ret = wal_lsn(c, &lsn0)) != ST_OK)
+	if ((ret = wal_lsn(c, &lsn0)) < 0)
 		return ret;
 	c->progress_pos = 0;
 	atomic_store(&c->progress_bytes, 0);
@@ -1327,10 +1327,10 @@ int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result 
 	r->real = t1 - t0;
 	r->user = tv(ru1.ru_utime) - tv(ru0.ru_utime);
 	r->sys = tv(ru1.ru_stime) - tv(ru0.ru_stime);
-	if (ret == ST_ABORT)
+	if (pgl_aborts(ret))
 		return ret;
 	int r2 = wal_lsn(c, &lsn1);
-	if (r2 != ST_OK)
+	if (r2 < 0)
 		return r2;
 	r->wal = lsn1 >= lsn0 ? lsn1 - lsn0 : 0;
 	if (have_io0 && io_snapshot(c, &io1)) {
@@ -1367,7 +1367,7 @@ void pgl_server_info(struct pgl_ctx *c)
 	for (int i = 0; names[i] && i < PGL_MAXSETTINGS && !atomic_load(&pgl_interrupted); i++) {
 		char sql[128], val[64];
 		snprintf(sql, sizeof(sql), "SELECT current_setting('%s')", names[i]);
-		if (pgl_admin_exec(c, sql, val, sizeof(val)) == ST_OK) {
+		if (pgl_admin_exec(c, sql, val, sizeof(val)) == 0) {
 			c->setting_name[c->nsettings] = names[i];
 			snprintf(c->setting_val[c->nsettings], sizeof(c->setting_val[0]), "%s",
 				 val);
@@ -1755,7 +1755,7 @@ int pgl_cmd_run(int argc, char **argv)
 		};
 		ret = pgl_server_start(&so, &c.server);
 		if (ret < 0) {
-			status = ret == -EINTR || atomic_load(&pgl_interrupted) ? 2 : 1;
+			status = pgl_exit_status(ret);
 			goto out;
 		}
 		c.base = pgl_server_conninfo(c.server);
@@ -1797,15 +1797,15 @@ int pgl_cmd_run(int argc, char **argv)
 		rr->warmup = run < o.warmup;
 		c.progress_run = run;
 		pgl_step_context("run %d/%d%s", run + 1, total, rr->warmup ? ", a warmup" : "");
-		if ((ret = pgl_prepare_db(&c)) != ST_OK) {
-			status = ret == ST_ABORT ? 2 : 1;
+		if ((ret = pgl_prepare_db(&c)) < 0) {
+			status = pgl_exit_status(ret);
 			break;
 		}
-		for (int ph = 0; ph < PGL_NPHASE && ret != ST_FAIL && ret != ST_ABORT; ph++)
+		for (int ph = 0; ph < PGL_NPHASE && ret >= 0; ph++)
 			if (o.file[ph])
 				ret = pgl_run_phase(&c, (enum pgl_phase)ph, &rr->ph[ph]);
-		if (ret == ST_FAIL || ret == ST_ABORT) {
-			status = ret == ST_ABORT || atomic_load(&pgl_interrupted) ? 2 : 1;
+		if (ret < 0) {
+			status = pgl_exit_status(ret);
 			break;
 		}
 		c.nresults = run + 1;

@@ -12,14 +12,6 @@
 
 #include "pgload_i.h"
 
-/* Outcome of executing a statement, a script or a phase. */
-enum {
-	ST_OK = 0,     /* done */
-	ST_SQLERR = 1, /* a statement failed and the script goes on */
-	ST_FAIL = -1,  /* stopped by an error: exit status 1 */
-	ST_ABORT = -2, /* interrupted or lost the server: exit status 2 */
-};
-
 #define PGL_MAXSETTINGS 16
 
 /* Command-line settings of `pgload run`. */
@@ -91,8 +83,8 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 /* parallel.c: the worker pool (see there for the ordering rules) */
 struct pgl_pool;
 enum { PGL_CL_OTHER, PGL_CL_SESSION, PGL_CL_TABLE, PGL_CL_TABLE_FK };
-struct pgl_pool *pgl_pool_create(struct pgl_ctx *c, const char *path, const char *dbname,
-				 int nworkers);
+int pgl_pool_create(struct pgl_ctx *c, const char *path, const char *dbname, int nworkers,
+		    struct pgl_pool **out);
 int pgl_pool_classify(const char *text, char *name, size_t cap);
 int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigned long line,
 		  uint64_t offset, unsigned long dataline, uint64_t end, bool same_block,
@@ -125,7 +117,7 @@ int pgl_put_copy(PGconn *conn, const char *buf, size_t len);
  *   pgl_prepare_db()   -- drop and create c->o->db, then CHECKPOINT;
  *   pgl_run_phase()    -- one timed phase into R;
  *   pgl_admin_exec()   -- SQL on c->admin (first value of the result into OUT).
- * They return ST_OK, ST_FAIL or ST_ABORT (after printing why).
+ * They return 0 or -errno (after printing why).
  */
 void pgl_server_info(struct pgl_ctx *c);
 void pgl_io_setup(struct pgl_ctx *c);
