@@ -758,7 +758,7 @@ static int cell_start(struct cmp *m, struct cell *c)
 	c->c.base = pgl_server_conninfo(c->server);
 	if (pgl_step("connect", "connecting to the server"))
 		return -EINTR;
-	c->c.admin = pgl_connect(&c->c, "postgres", NULL, false);
+	c->c.admin = pgl_connect(c->c.base, "postgres", NULL, false, !c->o.quiet);
 	if (!c->c.admin)
 		return atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 	pgl_server_info(&c->c);
@@ -823,7 +823,7 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	if (pgl_step("checkpoint", "checkpointing after the run"))
 		ret = -EINTR;
 	else
-		ret = pgl_admin_exec(&c->c, "CHECKPOINT", NULL, 0);
+		ret = pgl_admin_exec(c->c.admin, "CHECKPOINT", NULL, 0);
 out:
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		pgl_tables_free(&rr.ph[ph].tables);
@@ -1581,22 +1581,6 @@ static int write_json(const struct cmp *m, const char *path)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
-/* csv_field() -- S quoted for CSV if needed. */
-static void csv_field(FILE *f, const char *s)
-{
-	if (strpbrk(s, ",\"\n")) {
-		fputc('"', f);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', f);
-			fputc(*s, f);
-		}
-		fputc('"', f);
-	} else {
-		fputs(s, f);
-	}
-}
-
 static int write_csv(const struct cmp *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -1614,11 +1598,11 @@ static int write_csv(const struct cmp *m, const char *path)
 		}
 		for (int k = 0; k < c->ns; k++) {
 			const struct sample *s = &c->s[k];
-			csv_field(f, c->label);
+			pgl_csv_field(f, c->label);
 			fputc(',', f);
-			csv_field(f, c->be->name);
+			pgl_csv_field(f, c->be->name);
 			fprintf(f, ",%s,", c->profile ? c->profile : "native");
-			csv_field(f, set);
+			pgl_csv_field(f, set);
 			fprintf(f, ",%d,%.6f,%.6f,%.6f,%.6f,%.2f,%.3f,%.2f,%llu,%llu\n", s->round,
 				s->schema, s->data, s->post, s->import, s->cpu_pct, s->load_mb,
 				s->load_cpu_pct, (unsigned long long)s->wal,

@@ -309,7 +309,7 @@ int pgl_io_find_bin(const char *given, char *out, size_t cap);
  */
 int pgl_io_sample(const char *bin, const char *mnt, struct pgl_io *out, char *err, size_t errcap);
 
-/* ---- results of `pgload run` --------------------------------------------- */
+/* ---- results of a run (results.c) ---------------------------------------- */
 
 enum pgl_phase { PGL_PH_SCHEMA, PGL_PH_DATA, PGL_PH_POST, PGL_NPHASE };
 
@@ -353,5 +353,67 @@ struct pgl_run_result {
 	bool warmup;
 	struct pgl_phase_result ph[PGL_NPHASE];
 };
+
+/* ---- the session layer: connections, errors, COPY (session.c) ------------ */
+
+/*
+ * pgl_connect() -- connect to CONNINFO, with DBNAME and USER if not NULL.
+ * An interrupt ends the attempt, connect_timeout bounds it.  The server's
+ * warnings go to stderr if WARNINGS (notices never do); unless QUIET, a
+ * failure says why.  The connection is registered for cancellation
+ * (pgl_cancel_register()).  Returns it, or NULL.
+ */
+PGconn *pgl_connect(const char *conninfo, const char *dbname, const char *user, bool quiet,
+		    bool warnings);
+
+/* pgl_disconnect() -- unregister and close CONN; accepts NULL. */
+void pgl_disconnect(PGconn *conn);
+
+/*
+ * pgl_admin_exec() -- run SQL on ADMIN, the first value of its result into
+ * OUT (CAP bytes; "" if none), if OUT.  A failure is said on stderr, but not
+ * the cancellation of an interrupt.  Returns 0, -EINTR, -ECONNRESET (the
+ * connection is lost) or -EIO.
+ */
+int pgl_admin_exec(PGconn *admin, const char *sql, char *out, size_t cap);
+
+/* pgl_first_line() -- the first line of statement TEXT, past comments, shortened. */
+void pgl_first_line(const char *text, char *buf, size_t cap);
+
+/*
+ * pgl_report_error() -- say on stderr that statement TEXT of FNAME, which
+ * begins on LINE, failed: "FNAME:LINE: ERROR:  message" (the line where the
+ * server found the error: its position in TEXT, the COPY line counted from
+ * COPY_LINE0, or the first byte that is not UTF-8), the statement's first
+ * line, DETAIL, HINT and CONTEXT of RES; CONNMSG when there is no RES.
+ */
+void pgl_report_error(const char *fname, const char *text, unsigned long line,
+		      unsigned long copy_line0, const PGresult *res, const char *connmsg);
+
+/*
+ * pgl_lost_connection() -- say that CONN died at FNAME:LINE and, for an
+ * embedded SERVER (NULL with --dsn), how the server ended and its log's tail.
+ */
+void pgl_lost_connection(struct pgl_server *server, const char *fname, unsigned long line,
+			 PGconn *conn);
+
+/*
+ * pgl_report_copy_cancelled() -- after an input error inside the data of
+ * COPY statement TEXT: which COPY, and that it is cancelled (CHUNKED: the
+ * block was loaded in --chunk-mb chunks, the earlier ones are in).
+ */
+void pgl_report_copy_cancelled(const char *text, unsigned long line, bool chunked);
+
+/*
+ * pgl_put_copy() -- send LEN bytes of COPY data as CopyData messages of at
+ * most PGL_COPY_MSG bytes: large enough to keep per-message costs out of
+ * the way, small enough that the server starts parsing while the rest of a
+ * parser span is still on its way.  Returns 1, or -1 (see PQerrorMessage).
+ */
+#define PGL_COPY_MSG (128 * 1024)
+int pgl_put_copy(PGconn *conn, const char *buf, size_t len);
+
+/* pgl_count_lines() -- newlines in BUF (rows, for the progress line). */
+uint64_t pgl_count_lines(const char *buf, size_t len);
 
 #endif /* PGLOAD_I_H */

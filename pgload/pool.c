@@ -1,7 +1,7 @@
 /*
- * parallel.c -- the worker pool of `pgload run --jobs N`.
+ * pool.c -- the worker pool of `pgload run --jobs N`.
  *
- * The script is still read once, in order, by the dispatcher (run.c), which
+ * The script is still read once, in order, by the dispatcher (exec.c), which
  * keeps the main connection.  It hands the pool:
  *   - COPY ... FROM stdin blocks: a worker opens the script itself, skips to
  *     the block's data (lseek for plain files, decompression for lz4) and
@@ -19,7 +19,7 @@
  *     referenced keys and the data must exist);
  *   - a COPY into a table waits for the COPY jobs of the tables its foreign
  *     keys reference (read from pg_constraint), so inline REFERENCES work;
- *   - the chunks of one COPY block (run.c cuts large blocks at line
+ *   - the chunks of one COPY block (exec.c cuts large blocks at line
  *     boundaries) are one group: they run side by side, and later jobs on
  *     the table wait for all of them;
  *   - a deadlock between two jobs (SQLSTATE 40P01) retries the victim.
@@ -285,7 +285,7 @@ static int job_error(struct pgl_pool *pool, const struct job *j, PGconn *conn, P
 	if (atomic_load(&pgl_interrupted))
 		return -EINTR;
 	if (PQstatus(conn) == CONNECTION_BAD) {
-		pgl_lost_connection(pool->c, pool->path, j->line, conn);
+		pgl_lost_connection(pool->c->server, pool->path, j->line, conn);
 		return -ECONNRESET;
 	}
 	pthread_mutex_lock(&pool->lock);
@@ -377,7 +377,7 @@ static int run_copy(struct pgl_pool *pool, const struct job *j, PGconn *conn)
 		if (atomic_load(&pgl_interrupted)) {
 			ret = -EINTR;
 		} else {
-			pgl_lost_connection(pool->c, pool->path, j->line, conn);
+			pgl_lost_connection(pool->c->server, pool->path, j->line, conn);
 			ret = -ECONNRESET;
 		}
 	}
@@ -442,8 +442,8 @@ static void *worker_main(void *arg)
 
 		int ret = 0;
 		if (!conn) {
-			conn =
-			    pgl_connect(pool->c, pool->dbname, NULL, atomic_load(&pgl_interrupted));
+			conn = pgl_connect(pool->c->base, pool->dbname, NULL,
+					   atomic_load(&pgl_interrupted), !pool->c->o->quiet);
 			if (!conn)
 				ret = atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 		}
