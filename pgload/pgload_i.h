@@ -254,6 +254,19 @@ struct pgl_proc {
  */
 int pgl_proc_run(struct pgl_proc *p);
 
+/*
+ * pgl_run_cmd() -- run ARGV, killed by an interrupt, its stdout and stderr
+ * into OUT (CAP bytes, NUL-terminated; NULL: dropped).  Returns as
+ * pgl_proc_run().
+ */
+int pgl_run_cmd(char *const argv[], char *out, size_t cap);
+
+/*
+ * pgl_run_ok() -- pgl_run_cmd(); if it fails, say "pgload: WHAT: `ARGV`
+ * failed" and its output.  Returns 0, -EINTR (interrupted) or -EIO.
+ */
+int pgl_run_ok(const char *what, char *const argv[], char *out, size_t cap);
+
 /* ---- per-class I/O from `pgiofs stat` (iostat.c) ------------------------ */
 
 /* The classes of schema pgiofs.stats/1, in its order, and the counters used. */

@@ -218,3 +218,32 @@ out:
 	}
 	return WEXITSTATUS(st);
 }
+
+int pgl_run_cmd(char *const argv[], char *out, size_t cap)
+{
+	struct pgl_proc p = {
+	    .argv = argv, .out = out, .outcap = cap, .timeout_ms = -1, .interruptible = true};
+	return pgl_proc_run(&p);
+}
+
+int pgl_run_ok(const char *what, char *const argv[], char *out, size_t cap)
+{
+	char buf[4096];
+	if (!out) {
+		out = buf;
+		cap = sizeof(buf);
+	}
+	int st = pgl_run_cmd(argv, out, cap);
+	if (st == 0)
+		return 0;
+	if (atomic_load(&pgl_interrupted))
+		return -EINTR;
+	fprintf(stderr, "pgload: %s: `%s", what, argv[0]);
+	for (int i = 1; argv[i]; i++)
+		fprintf(stderr, " %s", argv[i]);
+	if (st < 0)
+		fprintf(stderr, "` could not run: %s\n", strerror(-st));
+	else
+		fprintf(stderr, "` failed (exit status %d)%s%s", st, out[0] ? ":\n" : "\n", out);
+	return -EIO;
+}
