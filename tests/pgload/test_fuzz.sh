@@ -9,7 +9,7 @@
 W=$(mktempdir)
 FUZZ=$W/fuzz_parser
 # (intr.c: input.c waits for pipes beside pgload's interrupt descriptor)
-SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP/pgload/parser.c" "$TOP/pgload/input.c" "$TOP/pgload/intr.c"
+SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP"/pgload/parser*.c "$TOP/pgload/input.c" "$TOP/pgload/intr.c"
 	"$TOP/pgload/sqllex.c")
 PQ_CFLAGS=$(pkg-config --cflags libpq)
 PQ_LIBS=$(pkg-config --libs libpq)
