@@ -1,8 +1,12 @@
 /*
- * pgload_i.h -- internals shared by the files of pgload (not installed).
- *
- * The embedded server (server.c), interrupt handling, and small helpers.
- * Nothing outside pgload/ includes this header.
+ * pgload_i.h -- the lower layers of pgload, shared by its files (not
+ * installed; nothing outside pgload/ and its tests includes it).  Bottom
+ * up: interrupts and steps (intr.c) and helpers (util.c); SQL lexical
+ * helpers (sqllex.c); `pgiofs stat` (iostat.c); the embedded server
+ * (server.c); the results of a run (results.c); the session layer:
+ * connections, errors, COPY (session.c).  The input and the parser (in
+ * the server's layer) are in pgload.h, the run engine above in run_i.h;
+ * docs/architecture.md draws the whole map.
  *
  * Errors, in all of pgload: a function returns >= 0 on success and -errno
  * on failure, after saying why on stderr (or in an error buffer it takes).
@@ -116,102 +120,6 @@ void pgl_cancel_unregister(PGconn *conn);
 /* pgl_child_register() -- a child to kill on interrupt (0 to forget). */
 void pgl_child_register(pid_t pid);
 
-/* ---- SQL lexical helpers (sqllex.c) ------------------------------------- */
-
-/* pgl_sql_ident_start(), pgl_sql_ident_cont() -- C may begin, continue a bare word. */
-static inline bool pgl_sql_ident_start(int c)
-{
-	return isalpha(c) || c == '_' || c >= 0x80;
-}
-
-static inline bool pgl_sql_ident_cont(int c)
-{
-	return pgl_sql_ident_start(c) || isdigit(c) || c == '$';
-}
-
-/* pgl_sql_skip() -- S past whitespace and comments (-- and nested slash-star). */
-const char *pgl_sql_skip(const char *s);
-
-/* A token of a statement: a bare word, a quoted identifier or one other character. */
-struct pgl_sql_tok {
-	const char *start; /* in the statement text */
-	size_t len;
-	char word[32]; /* a bare word, lowercased (cut to fit); "" otherwise */
-	bool ident;    /* an identifier, bare or quoted */
-};
-
-/*
- * pgl_sql_token() -- the token at *SP, past whitespace and comments; *SP
- * moves past it.  false at the end of the text.
- */
-bool pgl_sql_token(const char **sp, struct pgl_sql_tok *t);
-
-/*
- * pgl_sql_raw_name() -- the dotted chain of identifiers at *SP copied as
- * written into BUF (public."T"), for the server to resolve; *SP moves past
- * it.  false if there is none or it does not fit.
- */
-bool pgl_sql_raw_name(const char **sp, char *buf, size_t cap);
-
-/*
- * pgl_sql_name() -- the same chain as the server names it: quotes removed,
- * bare words lowercased (public.T), into BUF (cut to fit); *SP moves past
- * it.  Returns its length, or -EINVAL if there is no identifier.
- */
-int pgl_sql_name(const char **sp, char *buf, size_t cap);
-
-/* ---- the embedded server ------------------------------------------------ */
-
-struct pgl_server;
-
-struct pgl_server_opts {
-	const char *pgbin;  /* directory of initdb and postgres, or NULL */
-	const char *pgdata; /* cluster directory (must be absent or empty), or NULL */
-	bool quiet;
-	const char *const *settings; /* "name=value" server settings, NULL-terminated */
-	bool on_pgiofs;		     /* put the cluster on a pgiofs mount */
-	const char *profile;	     /* pgiofs configuration: NAME (config/NAME.conf) or a file */
-	const char *pgiofs_bin;	     /* the pgiofs binary, or NULL: beside pgload, or PATH */
-	const char *const *pgiofs_args; /* more pgiofs options, NULL-terminated, or NULL */
-	const char *backing;		/* pgiofs backing directory, or NULL: in the private one */
-	const char *tmp_parent;		/* where the private directory goes, or NULL: /tmp */
-	int port;			/* port number of the socket, or 0: from the pid */
-};
-
-#define PGL_MAX_PGIOFS_ARGS 16
-
-/*
- * pgl_server_start() -- initdb a private cluster and start a postmaster on a
- * private Unix socket (no TCP).  As root the server runs as "postgres".
- * Returns 0 and sets *out, or -errno after printing why on stderr; nothing is
- * left behind on failure.
- */
-int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out);
-
-/* pgl_server_conninfo() -- "host=... port=... user=..." for libpq. */
-const char *pgl_server_conninfo(const struct pgl_server *s);
-
-/* pgl_server_datadir() -- the cluster directory. */
-const char *pgl_server_datadir(const struct pgl_server *s);
-
-/* pgl_server_mount() -- the pgiofs mount point (--on-pgiofs), or NULL. */
-const char *pgl_server_mount(const struct pgl_server *s);
-
-/* pgl_server_alive() -- false once the postmaster has exited. */
-bool pgl_server_alive(struct pgl_server *s);
-
-/* pgl_server_describe_exit() -- how the postmaster ended, into BUF. */
-void pgl_server_describe_exit(struct pgl_server *s, char *buf, size_t cap);
-
-/* pgl_server_log_tail() -- print the last lines of the server log on stderr. */
-void pgl_server_log_tail(const struct pgl_server *s, int lines);
-
-/*
- * pgl_server_stop() -- stop the postmaster and remove the cluster, socket
- * and temporary directories.  Accepts NULL.  Returns 0 or -errno.
- */
-int pgl_server_stop(struct pgl_server *s);
-
 /* ---- helpers (util.c) ---------------------------------------------------- */
 
 /* pgl_now() -- CLOCK_MONOTONIC in seconds. */
@@ -267,6 +175,50 @@ int pgl_run_cmd(char *const argv[], char *out, size_t cap);
  */
 int pgl_run_ok(const char *what, char *const argv[], char *out, size_t cap);
 
+/* ---- SQL lexical helpers (sqllex.c) ------------------------------------- */
+
+/* pgl_sql_ident_start(), pgl_sql_ident_cont() -- C may begin, continue a bare word. */
+static inline bool pgl_sql_ident_start(int c)
+{
+	return isalpha(c) || c == '_' || c >= 0x80;
+}
+
+static inline bool pgl_sql_ident_cont(int c)
+{
+	return pgl_sql_ident_start(c) || isdigit(c) || c == '$';
+}
+
+/* pgl_sql_skip() -- S past whitespace and comments (-- and nested slash-star). */
+const char *pgl_sql_skip(const char *s);
+
+/* A token of a statement: a bare word, a quoted identifier or one other character. */
+struct pgl_sql_tok {
+	const char *start; /* in the statement text */
+	size_t len;
+	char word[32]; /* a bare word, lowercased (cut to fit); "" otherwise */
+	bool ident;    /* an identifier, bare or quoted */
+};
+
+/*
+ * pgl_sql_token() -- the token at *SP, past whitespace and comments; *SP
+ * moves past it.  false at the end of the text.
+ */
+bool pgl_sql_token(const char **sp, struct pgl_sql_tok *t);
+
+/*
+ * pgl_sql_raw_name() -- the dotted chain of identifiers at *SP copied as
+ * written into BUF (public."T"), for the server to resolve; *SP moves past
+ * it.  false if there is none or it does not fit.
+ */
+bool pgl_sql_raw_name(const char **sp, char *buf, size_t cap);
+
+/*
+ * pgl_sql_name() -- the same chain as the server names it: quotes removed,
+ * bare words lowercased (public.T), into BUF (cut to fit); *SP moves past
+ * it.  Returns its length, or -EINVAL if there is no identifier.
+ */
+int pgl_sql_name(const char **sp, char *buf, size_t cap);
+
 /* ---- per-class I/O from `pgiofs stat` (iostat.c) ------------------------ */
 
 /* The classes of schema pgiofs.stats/1, in its order, and the counters used. */
@@ -321,6 +273,58 @@ int pgl_io_find_bin(const char *given, char *out, size_t cap);
  * Returns 0, or -errno with the reason in ERR.
  */
 int pgl_io_sample(const char *bin, const char *mnt, struct pgl_io *out, char *err, size_t errcap);
+
+/* ---- the embedded server (server.c) -------------------------------------- */
+
+struct pgl_server;
+
+struct pgl_server_opts {
+	const char *pgbin;  /* directory of initdb and postgres, or NULL */
+	const char *pgdata; /* cluster directory (must be absent or empty), or NULL */
+	bool quiet;
+	const char *const *settings; /* "name=value" server settings, NULL-terminated */
+	bool on_pgiofs;		     /* put the cluster on a pgiofs mount */
+	const char *profile;	     /* pgiofs configuration: NAME (config/NAME.conf) or a file */
+	const char *pgiofs_bin;	     /* the pgiofs binary, or NULL: beside pgload, or PATH */
+	const char *const *pgiofs_args; /* more pgiofs options, NULL-terminated, or NULL */
+	const char *backing;		/* pgiofs backing directory, or NULL: in the private one */
+	const char *tmp_parent;		/* where the private directory goes, or NULL: /tmp */
+	int port;			/* port number of the socket, or 0: from the pid */
+};
+
+#define PGL_MAX_PGIOFS_ARGS 16
+
+/*
+ * pgl_server_start() -- initdb a private cluster and start a postmaster on a
+ * private Unix socket (no TCP).  As root the server runs as "postgres".
+ * Returns 0 and sets *out, or -errno after printing why on stderr; nothing is
+ * left behind on failure.
+ */
+int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out);
+
+/* pgl_server_conninfo() -- "host=... port=... user=..." for libpq. */
+const char *pgl_server_conninfo(const struct pgl_server *s);
+
+/* pgl_server_datadir() -- the cluster directory. */
+const char *pgl_server_datadir(const struct pgl_server *s);
+
+/* pgl_server_mount() -- the pgiofs mount point (--on-pgiofs), or NULL. */
+const char *pgl_server_mount(const struct pgl_server *s);
+
+/* pgl_server_alive() -- false once the postmaster has exited. */
+bool pgl_server_alive(struct pgl_server *s);
+
+/* pgl_server_describe_exit() -- how the postmaster ended, into BUF. */
+void pgl_server_describe_exit(struct pgl_server *s, char *buf, size_t cap);
+
+/* pgl_server_log_tail() -- print the last lines of the server log on stderr. */
+void pgl_server_log_tail(const struct pgl_server *s, int lines);
+
+/*
+ * pgl_server_stop() -- stop the postmaster and remove the cluster, socket
+ * and temporary directories.  Accepts NULL.  Returns 0 or -errno.
+ */
+int pgl_server_stop(struct pgl_server *s);
 
 /* ---- results of a run (results.c) ---------------------------------------- */
 
