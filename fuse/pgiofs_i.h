@@ -121,9 +121,6 @@ int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing
 /* pfs_control_start() -- the thread serving the socket (after daemonizing:
  * fork keeps no threads).  0 or -errno. */
 int pfs_control_start(struct pfs *fs);
-/* pfs_json_str() -- @s as a JSON string (quoted, escaped) into @out,
- * truncated to fit. */
-void pfs_json_str(char *out, size_t len, const char *s);
 /* pfs_control_stop() -- stop the thread, close, free.  Accepts no channel. */
 void pfs_control_stop(struct pfs *fs);
 

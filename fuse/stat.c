@@ -13,6 +13,7 @@
  * Results go to stdout, errors to stderr; exit 1 on error.
  */
 #include "pgiofs_i.h"
+#include "json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -422,7 +423,7 @@ static void name_relations(const struct stat_opts *o, struct ios_rel_list *l, ch
 	if (!o->names || pfs_relnames_resolve(o->names, l, note, sizeof(note)) == 0)
 		return;
 	fprintf(stderr, "pgiofs stat: note: relation names incomplete: %s\n", note);
-	pfs_json_str(quoted, sizeof(quoted), note);
+	json_str_format(quoted, sizeof(quoted), note);
 	snprintf(member, len, ",\"relation_names_error\":%s", quoted);
 }
 
