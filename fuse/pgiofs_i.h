@@ -74,7 +74,7 @@ int pfs_init_root(struct pfs *fs, const char *backing);
 /* pfs_cleanup() -- close every inode descriptor and free the table. */
 void pfs_cleanup(struct pfs *fs);
 
-/* Logging: stderr in the foreground, syslog once daemonized. */
+/* log.c: stderr in the foreground, syslog once daemonized. */
 void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pfs_log_to_syslog(void);
 
