@@ -139,7 +139,7 @@ void pfs_relnames_destroy(struct pfs_relnames *r);
  * some could not be asked for, with the reason in @note (one line). */
 int pfs_relnames_resolve(struct pfs_relnames *r, struct ios_rel_list *l, char *note, size_t len);
 
-/* pfs_find_profile() -- the file of scheduler profile @name (cli.c): a
+/* pfs_find_profile() -- the file of scheduler profile @name (profile.c): a
  * path if it has a '/', else NAME.conf in $PGIOFS_PROFILE_DIR, next to the
  * binary or in /etc/pgiofs/profiles.  0, -EINVAL (not a name) or -errno. */
 int pfs_find_profile(const char *name, char *out, size_t len);
