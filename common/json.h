@@ -1,5 +1,6 @@
 /*
- * json.h -- the one JSON string writer of the project (shared by all modules).
+ * json.h -- the one JSON string writer of the project, and its reader
+ * (shared by all modules).
  *
  * pgiofs, iosched and pgload write JSON of fixed schemas with printf; only
  * strings need care.  A string is written as a quoted literal: '"' and '\'
@@ -28,5 +29,14 @@ size_t json_str_format(char *out, size_t cap, const char *s);
 
 /* json_str_write() -- S (NULL: "") as a JSON string literal on F. */
 void json_str_write(FILE *f, const char *s);
+
+/*
+ * json_str_read() -- the JSON string literal at S (on its opening quote),
+ * decoded into OUT (CAP bytes, NUL-terminated, cut to fit): every escape of
+ * RFC 8259, \uXXXX (with surrogate pairs) as UTF-8.  Other bytes are
+ * copied as they are, as json_str_write() writes them.  Returns the end of
+ * the literal (past its closing quote), or NULL if S is not one.
+ */
+const char *json_str_read(const char *s, char *out, size_t cap);
 
 #endif

@@ -1,7 +1,10 @@
 /*
- * test_json.c -- the JSON string writer (common/json.h): escapes, bytes
- * that are not UTF-8, both writers alike, the length of a literal that does
- * not fit and a cut literal that stays well-formed.
+ * test_json.c -- the JSON string writer and reader (common/json.h):
+ * escapes, bytes that are not UTF-8, both writers alike, the length of a
+ * literal that does not fit and a cut literal that stays well-formed; the
+ * reader gives back every byte string the writer writes, decodes every
+ * escape of RFC 8259 (\uXXXX and surrogate pairs as UTF-8), cuts without
+ * splitting a character and refuses what is not a literal.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,5 +70,29 @@ int main(void)
 	out[0] = 'x';
 	CHECK(json_str_format(out, 2, "ab") == 4 && out[0] == '\0');
 	CHECK(json_str_format(NULL, 0, "ab") == 4);
+
+	/* the reader gives back what the writer wrote: every byte 1..255 */
+	char all[256], lit[2048], back[512];
+	for (int i = 0; i < 255; i++)
+		all[i] = (char)(i + 1);
+	all[255] = '\0';
+	CHECK(json_str_format(lit, sizeof(lit), all) < sizeof(lit));
+	const char *end = json_str_read(lit, back, sizeof(back));
+	CHECK(end && *end == '\0' && strcmp(back, all) == 0);
+	/* escapes the writer does not use */
+	CHECK(json_str_read("\"a\\/\\u0041\\u00e9\\u20ac\",", back, sizeof(back)) &&
+	      strcmp(back, "a/A\xc3\xa9\xe2\x82\xac") == 0);
+	CHECK(json_str_read("\"\\ud83d\\ude00\"", back, sizeof(back)) &&
+	      strcmp(back, "\xf0\x9f\x98\x80") == 0);
+	CHECK(json_str_read("\"\\ud83dx\"", back, sizeof(back)) &&
+	      strcmp(back, "\xef\xbf\xbdx") == 0);
+	/* cut to fit, never inside a character, nothing after a cut */
+	CHECK(json_str_read("\"ab\\u20acc\"", back, 5) && strcmp(back, "ab") == 0);
+	CHECK(json_str_read("\"abcdef\"", back, 4) && strcmp(back, "abc") == 0);
+	/* not a literal */
+	CHECK(json_str_read("abc", back, sizeof(back)) == NULL);
+	CHECK(json_str_read("\"abc", back, sizeof(back)) == NULL);
+	CHECK(json_str_read("\"a\\qb\"", back, sizeof(back)) == NULL);
+	CHECK(json_str_read("\"\\u12G4\"", back, sizeof(back)) == NULL);
 	return failures ? 1 : 0;
 }
