@@ -1,5 +1,11 @@
 /*
  * pgiofs_i.h -- internals shared by the files of fuse/ (not a public header).
+ *
+ * Conventions: functions return >= 0 on success and -errno on failure; a
+ * FUSE handler turns that into its reply at the boundary
+ * (fuse_reply_err(req, -ret)); constructors follow iosched's (the object,
+ * or NULL with errno set) and their destroy or stop functions accept NULL
+ * or a channel that was never opened.  Messages go through pfs_log().
  */
 #ifndef PGIOFS_PGIOFS_I_H
 #define PGIOFS_PGIOFS_I_H
