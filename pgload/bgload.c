@@ -122,7 +122,6 @@ void pgl_cmp_load_stop(struct load *l, double *mb, double *cpu)
 	while (wait4(l->pid, &st, 0, &ru) < 0 && errno == EINTR)
 		;
 	*mb = (double)atomic_load(l->bytes) / 1e6;
-	*cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
+	*cpu = pgl_seconds(ru.ru_utime) + pgl_seconds(ru.ru_stime);
 	l->pid = 0;
 }

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 #include <sys/types.h>
 
 #include <libpq-fe.h>
@@ -124,6 +125,9 @@ void pgl_child_register(pid_t pid);
 
 /* pgl_now() -- CLOCK_MONOTONIC in seconds. */
 double pgl_now(void);
+
+/* pgl_seconds() -- T (a CPU time of getrusage()) in seconds. */
+double pgl_seconds(struct timeval t);
 
 /* pgl_rmtree() -- remove PATH recursively (no error if absent). */
 int pgl_rmtree(const char *path);

@@ -95,11 +95,6 @@ out:
 	return ret;
 }
 
-static double tv(struct timeval t)
-{
-	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
-}
-
 /* io_off() -- say once why there are no per-class I/O figures, and stop. */
 static void io_off(struct pgl_ctx *c, const char *why)
 {
@@ -178,8 +173,8 @@ int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result 
 	getrusage(RUSAGE_SELF, &ru1);
 	r->present = true;
 	r->real = t1 - t0;
-	r->user = tv(ru1.ru_utime) - tv(ru0.ru_utime);
-	r->sys = tv(ru1.ru_stime) - tv(ru0.ru_stime);
+	r->user = pgl_seconds(ru1.ru_utime) - pgl_seconds(ru0.ru_utime);
+	r->sys = pgl_seconds(ru1.ru_stime) - pgl_seconds(ru0.ru_stime);
 	if (pgl_aborts(ret))
 		return ret;
 	int r2 = wal_lsn(c, &lsn1);
