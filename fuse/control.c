@@ -36,6 +36,7 @@
  * file system.
  */
 #include "pgiofs_i.h"
+#include "json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -207,29 +208,6 @@ static int authorize(struct pfs_control *c, int fd, const struct ucred *cr, char
 
 /* ---- replies ----------------------------------------------------------------- */
 
-void pfs_json_str(char *out, size_t len, const char *s)
-{
-	size_t o = 0;
-
-	if (len < 3)
-		return;
-	out[o++] = '"';
-	for (; *s && o + 8 < len; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\') {
-			out[o++] = '\\';
-			out[o++] = (char)ch;
-		} else if (ch < 0x20) {
-			o += (size_t)snprintf(out + o, len - o, "\\u%04x", ch);
-		} else {
-			out[o++] = (char)ch;
-		}
-	}
-	out[o++] = '"';
-	out[o] = '\0';
-}
-
 /* extras() -- the members `pgiofs stat` adds after "schema". */
 static int extras(struct pfs_control *c, char *buf, size_t len)
 {
@@ -245,8 +223,8 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &fs->set, model, sizeof(model));
 	enabled = fs->set.stats_enabled;
 	pthread_rwlock_unlock(&fs->ios_lock);
-	pfs_json_str(mnt, sizeof(mnt), c->mountpoint);
-	pfs_json_str(back, sizeof(back), c->backing);
+	json_str_format(mnt, sizeof(mnt), c->mountpoint);
+	json_str_format(back, sizeof(back), c->backing);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
@@ -280,7 +258,7 @@ static void reply_error(int fd, int err, const char *msg)
 	char quoted[1024], line[1200];
 	int n;
 
-	pfs_json_str(quoted, sizeof(quoted), msg);
+	json_str_format(quoted, sizeof(quoted), msg);
 	n = snprintf(line, sizeof(line), "{\"error\":%s,\"errno\":%d}\n", quoted, err);
 	write_all(fd, line, (size_t)n);
 }

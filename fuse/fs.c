@@ -40,32 +40,6 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
-/* logging */
-
-static bool log_syslog;
-
-void pfs_log_to_syslog(void)
-{
-	openlog("pgiofs", LOG_PID, LOG_DAEMON);
-	log_syslog = true;
-}
-
-void pfs_log(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (log_syslog) {
-		vsyslog(prio, fmt, ap);
-	} else {
-		fputs("pgiofs: ", stderr);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	}
-	va_end(ap);
-}
-
-/* ------------------------------------------------------------------------ */
 /* inode table */
 
 static inline struct pfs *pfs_of(fuse_req_t req)

@@ -1,5 +1,11 @@
 /*
  * pgiofs_i.h -- internals shared by the files of fuse/ (not a public header).
+ *
+ * Conventions: functions return >= 0 on success and -errno on failure; a
+ * FUSE handler turns that into its reply at the boundary
+ * (fuse_reply_err(req, -ret)); constructors follow iosched's (the object,
+ * or NULL with errno set) and their destroy or stop functions accept NULL
+ * or a channel that was never opened.  Messages go through pfs_log().
  */
 #ifndef PGIOFS_PGIOFS_I_H
 #define PGIOFS_PGIOFS_I_H
@@ -74,7 +80,7 @@ int pfs_init_root(struct pfs *fs, const char *backing);
 /* pfs_cleanup() -- close every inode descriptor and free the table. */
 void pfs_cleanup(struct pfs *fs);
 
-/* Logging: stderr in the foreground, syslog once daemonized. */
+/* log.c: stderr in the foreground, syslog once daemonized. */
 void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pfs_log_to_syslog(void);
 
@@ -121,9 +127,6 @@ int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing
 /* pfs_control_start() -- the thread serving the socket (after daemonizing:
  * fork keeps no threads).  0 or -errno. */
 int pfs_control_start(struct pfs *fs);
-/* pfs_json_str() -- @s as a JSON string (quoted, escaped) into @out,
- * truncated to fit. */
-void pfs_json_str(char *out, size_t len, const char *s);
 /* pfs_control_stop() -- stop the thread, close, free.  Accepts no channel. */
 void pfs_control_stop(struct pfs *fs);
 
@@ -142,7 +145,7 @@ void pfs_relnames_destroy(struct pfs_relnames *r);
  * some could not be asked for, with the reason in @note (one line). */
 int pfs_relnames_resolve(struct pfs_relnames *r, struct ios_rel_list *l, char *note, size_t len);
 
-/* pfs_find_profile() -- the file of scheduler profile @name (cli.c): a
+/* pfs_find_profile() -- the file of scheduler profile @name (profile.c): a
  * path if it has a '/', else NAME.conf in $PGIOFS_PROFILE_DIR, next to the
  * binary or in /etc/pgiofs/profiles.  0, -EINVAL (not a name) or -errno. */
 int pfs_find_profile(const char *name, char *out, size_t len);

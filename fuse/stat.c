@@ -13,6 +13,7 @@
  * Results go to stdout, errors to stderr; exit 1 on error.
  */
 #include "pgiofs_i.h"
+#include "json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -179,28 +180,10 @@ static bool json_string_member(const char *json, const char *key, char *out, siz
 {
 	char pat[64];
 	const char *p;
-	size_t o = 0;
 
-	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
 	p = strstr(json, pat);
-	if (!p)
-		return false;
-	for (p += strlen(pat); *p && *p != '"' && o + 1 < len; p++) {
-		if (*p == '\\' && p[1]) {
-			p++;
-			if (*p == 'u' && strlen(p) >= 5) {
-				out[o++] =
-				    (char)strtol((char[]){p[1], p[2], p[3], p[4], 0}, NULL, 16);
-				p += 4;
-				continue;
-			}
-			out[o++] = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
-			continue;
-		}
-		out[o++] = *p;
-	}
-	out[o] = '\0';
-	return true;
+	return p && json_str_read(p + strlen(pat), out, len);
 }
 
 /* ctl_ask() -- connect to the daemon, check who it is, send @request and
@@ -422,7 +405,7 @@ static void name_relations(const struct stat_opts *o, struct ios_rel_list *l, ch
 	if (!o->names || pfs_relnames_resolve(o->names, l, note, sizeof(note)) == 0)
 		return;
 	fprintf(stderr, "pgiofs stat: note: relation names incomplete: %s\n", note);
-	pfs_json_str(quoted, sizeof(quoted), note);
+	json_str_format(quoted, sizeof(quoted), note);
 	snprintf(member, len, ",\"relation_names_error\":%s", quoted);
 }
 

@@ -14,6 +14,7 @@
  * Results go to stdout, errors to stderr; exit 1 on error, 2 on usage.
  */
 #include "pgiofs_i.h"
+#include "json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -191,8 +192,8 @@ static int replay(const char *path, const struct replay_opts *o)
 	policy = ios_policy_names[set.ios.policy];
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &set, model, sizeof(model));
 	if (o->json) {
-		pfs_json_str(qpath, sizeof(qpath), path);
-		pfs_json_str(qprof, sizeof(qprof), o->profile ? o->profile : "");
+		json_str_format(qpath, sizeof(qpath), path);
+		json_str_format(qprof, sizeof(qprof), o->profile ? o->profile : "");
 		snprintf(extra, sizeof(extra),
 			 "\"trace\":%s,\"replay\":true,\"profile\":%s,\"policy\":\"%s\","
 			 "\"device\":\"%s\",\"records\":%" PRId64 ",\"complete\":%s",

@@ -272,6 +272,7 @@ static int virt_start(struct ios_sched *s, struct ios_rq *rq)
 
 const struct ios_backend_ops ios_backend_virtual = {
     .name = "virtual",
+    .virtual_clock = true,
     .init = virt_init,
     .exit = virt_exit,
     .start = virt_start,

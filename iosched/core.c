@@ -175,6 +175,7 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 
 static bool eligible(const struct ios_rq *rq);
 static void park(struct ios_sched *s, struct ios_rq *rq);
+static void ios_core_queue(struct ios_sched *s, struct ios_rq *rq);
 
 /* queued_insert() -- keep file->queued sorted by offset. */
 static void queued_insert(struct ios_file *f, struct ios_rq *rq)
@@ -240,7 +241,7 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 }
 
 /* ios_core_queue() -- hand an arrived read or write to the policy. */
-void ios_core_queue(struct ios_sched *s, struct ios_rq *rq)
+static void ios_core_queue(struct ios_sched *s, struct ios_rq *rq)
 {
 	queued_insert(rq->file, rq);
 	s->nr_queued++;
@@ -250,7 +251,7 @@ void ios_core_queue(struct ios_sched *s, struct ios_rq *rq)
 /* ios_core_submit_internal() -- a request of the scheduler's own (flags
  * IOS_F_INTERNAL), arriving now, on the dispatcher thread; NULL if out of
  * memory (nothing was done). */
-struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req)
+static struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req)
 {
 	struct ios_rq *rq = calloc(1, sizeof(*rq));
 
@@ -266,7 +267,7 @@ struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req
 
 /* ios_core_finish() -- complete arrived @rq without a transfer (readahead
  * served it from its cache): all of its latency is service time. */
-void ios_core_finish(struct ios_sched *s, struct ios_rq *rq, ssize_t res)
+static void ios_core_finish(struct ios_sched *s, struct ios_rq *rq, ssize_t res)
 {
 	uint64_t now = s->clock(s);
 	struct ios_req *req = rq->req;
@@ -718,9 +719,17 @@ static const struct ios_policy_ops *const policies[IOS_NPOLICY] = {
     [IOS_POLICY_DBAWARE] = &ios_policy_dbaware,
 };
 
-static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
+/* What readahead issues its reads through (struct ios_ra_core). */
+static const struct ios_ra_core ra_core = {
+    .submit = ios_core_submit_internal,
+    .queue = ios_core_queue,
+    .finish = ios_core_finish,
+};
+
+struct ios_sched *ios_core_create(const struct ios_settings *set, const struct ios_backend_ops *be)
 {
 	struct ios_sched *s;
+	bool virt = be->virtual_clock;
 	int ret;
 
 	if ((unsigned)set->policy >= IOS_NPOLICY ||
@@ -758,7 +767,7 @@ static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
 	if (set->wal_inline && !s->dev && !virt)
 		s->inline_classes = 1u << IOS_CLASS_WAL | 1u << IOS_CLASS_XACT;
 	if (set->read_ahead_kb > 0) {
-		s->ra = ios_ra_create(set);
+		s->ra = ios_ra_create(set, &ra_core);
 		if (!s->ra)
 			goto fail;
 	}
@@ -767,7 +776,7 @@ static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
 		errno = -ret;
 		goto fail;
 	}
-	s->be_ops = virt ? &ios_backend_virtual : &ios_backend_uring;
+	s->be_ops = be;
 	if (!virt) {
 		s->wake_fd = eventfd(0, EFD_CLOEXEC);
 		if (s->wake_fd < 0)
@@ -791,30 +800,6 @@ fail:
 	pthread_mutex_destroy(&s->sub_lock);
 	free(s);
 	return NULL;
-}
-
-struct ios_sched *ios_create_with(const struct ios_settings *set)
-{
-	return sched_new(set, false);
-}
-
-struct ios_sched *ios_create_virtual(const struct ios_settings *set)
-{
-	return sched_new(set, true);
-}
-
-struct ios_sched *ios_create(const char *name)
-{
-	struct ios_settings set;
-	int p = name ? ios_policy_by_name(name) : -EINVAL;
-
-	if (p < 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	conf_defaults(&ios_conf, &set);
-	set.policy = p;
-	return ios_create_with(&set);
 }
 
 void ios_destroy(struct ios_sched *s)

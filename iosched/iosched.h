@@ -9,6 +9,11 @@
  * or later on a dispatcher thread (queueing policies): callers must not touch
  * the request or its buffers after submitting it, except from done.
  *
+ * Conventions: functions return >= 0 on success and -errno on failure;
+ * constructors return the object, or NULL with errno set (the trace writer
+ * and reader also store -errno in *err, if not NULL); destroy and close
+ * functions accept NULL.
+ *
  * Invariants every policy keeps:
  *   - no request is lost, duplicated or completed twice;
  *   - a sync is issued only after every write to the same file submitted

@@ -149,6 +149,7 @@ extern const struct ios_policy_ops ios_policy_noop, ios_policy_elevator24, ios_p
 
 struct ios_backend_ops {
 	const char *name;
+	bool virtual_clock; /* time is the replay's clock, not the real one */
 	int (*init)(struct ios_sched *s);
 	void (*exit)(struct ios_sched *s);
 	/* start() -- begin @rq's transfer; completion is reported later
@@ -202,6 +203,10 @@ struct ios_sched {
 
 extern const struct ios_backend_ops ios_backend_uring, ios_backend_virtual;
 
+/* ios_core_create() -- a scheduler with settings @set on back end @be (the
+ * public constructors in create.c choose it).  NULL with errno set. */
+struct ios_sched *ios_core_create(const struct ios_settings *set, const struct ios_backend_ops *be);
+
 /* direct.c: synchronous execution */
 ssize_t ios_execute(struct ios_req *r);
 ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
@@ -227,15 +232,21 @@ void ios_fault_destroy(struct ios_fault *f);
 int ios_fault_pick(struct ios_fault *f, const struct ios_req *req, uint64_t *delay_ns);
 /* ios_fault_execute() -- ios_execute() with the fault picked for @req. */
 ssize_t ios_fault_execute(struct ios_fault *f, struct ios_req *req);
-/* core.c: used by readahead.c */
-void ios_core_queue(struct ios_sched *s, struct ios_rq *rq);
-void ios_core_finish(struct ios_sched *s, struct ios_rq *rq, ssize_t res);
-struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req);
-
 /* readahead.c: sequential streams, async windows and the readahead cache
  * (dispatcher only, like the rest of the core) */
 struct ios_ra;
-struct ios_ra *ios_ra_create(const struct ios_settings *set);
+/* What readahead needs of the core, which gives it these (core.c) rather
+ * than readahead.c calling back into core.c: */
+struct ios_ra_core {
+	/* submit() -- a request of the scheduler's own (a window's read): it
+	 * arrives like a submitted one; NULL if out of memory */
+	struct ios_rq *(*submit)(struct ios_sched *s, struct ios_req *req);
+	/* queue() -- hand an arrived read to the policy after all */
+	void (*queue)(struct ios_sched *s, struct ios_rq *rq);
+	/* finish() -- complete arrived @rq without a transfer (served) */
+	void (*finish)(struct ios_sched *s, struct ios_rq *rq, ssize_t res);
+};
+struct ios_ra *ios_ra_create(const struct ios_settings *set, const struct ios_ra_core *core);
 void ios_ra_destroy(struct ios_sched *s);
 /* ios_ra_read() -- a read arrived: true if readahead took it over (served
  * from the cache, or waiting for a window); false: queue it as usual. */

@@ -23,6 +23,7 @@
  *     serializes additions (ios_stats_rel_get(), at lookup time).
  */
 #include "iosched.h"
+#include "json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -665,21 +666,12 @@ static const char *rel_kind(const struct ios_rel_info *r)
 
 static const char *const fork_names[IOS_NFORK] = {"main", "fsm", "vm"};
 
-/* json_quoted() -- @s as a JSON string. */
+/* json_quoted() -- @s as a JSON string (common/json.h). */
 static void json_quoted(struct sbuf *sb, const char *s)
 {
-	sb_printf(sb, "\"");
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	size_t room = sb->pos < sb->len ? sb->len - sb->pos : 0;
 
-		if (ch == '"' || ch == '\\')
-			sb_printf(sb, "\\%c", ch);
-		else if (ch < 0x20)
-			sb_printf(sb, "\\u%04x", ch);
-		else
-			sb_printf(sb, "%c", ch);
-	}
-	sb_printf(sb, "\"");
+	sb->pos += json_str_format(room ? sb->buf + sb->pos : NULL, room, s);
 }
 
 static void json_relations(struct sbuf *sb, const struct ios_rel_list *l)

@@ -8,8 +8,9 @@
 
 W=$(mktempdir)
 FUZZ=$W/fuzz_parser
-# (util.c: input.c waits for pipes beside pgload's interrupt descriptor)
-SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP/pgload/parser.c" "$TOP/pgload/input.c" "$TOP/pgload/util.c")
+# (intr.c: input.c waits for pipes beside pgload's interrupt descriptor)
+SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP"/pgload/parser*.c "$TOP/pgload/input.c" "$TOP/pgload/intr.c"
+	"$TOP/pgload/sqllex.c")
 PQ_CFLAGS=$(pkg-config --cflags libpq)
 PQ_LIBS=$(pkg-config --libs libpq)
 # libFuzzer when clang has it; else the seeded mutation driver under gcc
@@ -43,8 +44,9 @@ echo "ok: fuzzed ${FUZZ_SECONDS:-20} s with $ENGINE"
 # the reader of `pgiofs stat --json` (libFuzzer only; test_iostat covers
 # truncations and mutations under any compiler)
 [ $ENGINE = libfuzzer ] || exit 0
-ISRC=("$TOP/tests/pgload/fuzz_iostat.c" "$TOP/pgload/iostat.c" "$TOP/pgload/util.c")
-clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I"$TOP/pgload" \
+ISRC=("$TOP/tests/pgload/fuzz_iostat.c" "$TOP/pgload/iostat.c" "$TOP/pgload/util.c"
+	"$TOP/pgload/intr.c" "$TOP/common/mountinfo.c")
+clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I"$TOP/pgload" -I"$TOP/common" \
 	$(pkg-config --cflags libpq jansson) "${ISRC[@]}" $(pkg-config --libs libpq jansson) -o "$W/fuzz_iostat" \
 	2>"$W/cc.log" || { cat "$W/cc.log"; fail "iostat fuzzer build failed"; }
 mkdir "$W/icorpus"
