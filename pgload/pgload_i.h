@@ -132,6 +132,14 @@ double pgl_seconds(struct timeval t);
 /* pgl_rmtree() -- remove PATH recursively (no error if absent). */
 int pgl_rmtree(const char *path);
 
+/* pgl_tmpdir() -- where pgload makes its temporary directories: $TMPDIR
+ * if set and not empty, else /tmp.  0 with the directory in *@out, or
+ * -errno after a message naming TMPDIR and the reason (not absolute, longer
+ * than PGL_TMPDIR_MAX, which keeps a server socket below it within the
+ * 107 bytes of a Unix socket path, or not a directory). */
+#define PGL_TMPDIR_MAX 64
+int pgl_tmpdir(const char **out);
+
 /* pgl_fstype() -- file system type name of PATH ("ext4", "fuse", ...). */
 const char *pgl_fstype(const char *path);
 

@@ -1,7 +1,7 @@
 /*
  * server.c -- the embedded PostgreSQL server of `pgload run` without --dsn.
  *
- * Layout: a private directory from mkdtemp("/tmp/pgload.XXXXXX") holds the
+ * Layout: a private directory from mkdtemp("$TMPDIR/pgload.XXXXXX") ($TMPDIR: /tmp if unset) holds the
  * Unix socket ("sock/"), the server log ("server.log") and, unless --pgdata
  * names another place, the cluster ("data/").  The server listens on no TCP
  * address.  As root, the directories are given to the "postgres" user and
@@ -403,7 +403,12 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 		free(s);
 		return ret;
 	}
-	const char *parent = o->tmp_parent ? o->tmp_parent : "/tmp";
+	const char *parent = o->tmp_parent;
+
+	if (!parent && (ret = pgl_tmpdir(&parent)) < 0) {
+		free(s);
+		return ret;
+	}
 	snprintf(s->tmpdir, sizeof(s->tmpdir), "%s/pgload.XXXXXX", parent);
 	if (!mkdtemp(s->tmpdir)) {
 		ret = -errno;

@@ -23,10 +23,10 @@
 #include "pgload_i.h"
 #include "testbed.h"
 
-#define WD_PREFIX "/tmp/pgload-compare."
+#define WD_NAME "pgload-compare."
 
 struct pgl_testbed {
-	char wd[64];
+	char wd[PGL_TMPDIR_MAX + 32];
 };
 
 struct pgl_backend {
@@ -226,10 +226,12 @@ static int cleanup_workdir(const char *wd)
  * clean_leftovers() -- the work directories of earlier compare runs whose
  * owner is gone: say so and clean them.
  */
-static void clean_leftovers(void)
+static void clean_leftovers(const char *tmp)
 {
+	char pattern[PGL_TMPDIR_MAX + 32];
 	glob_t g;
-	if (glob(WD_PREFIX "*", GLOB_ONLYDIR, NULL, &g) != 0)
+	snprintf(pattern, sizeof(pattern), "%s/" WD_NAME "*", tmp);
+	if (glob(pattern, GLOB_ONLYDIR, NULL, &g) != 0)
 		return;
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *wd = g.gl_pathv[i];
@@ -286,14 +288,19 @@ int pgl_testbed_create(struct pgl_testbed **out)
 	char path[128];
 	int ret;
 	*out = NULL;
+	const char *tmp;
 	if (!tb)
 		return -ENOMEM;
-	clean_leftovers();
-	snprintf(tb->wd, sizeof(tb->wd), WD_PREFIX "XXXXXX");
+	if ((ret = pgl_tmpdir(&tmp)) < 0) {
+		free(tb);
+		return ret;
+	}
+	clean_leftovers(tmp);
+	snprintf(tb->wd, sizeof(tb->wd), "%s/" WD_NAME "XXXXXX", tmp);
 	if (!mkdtemp(tb->wd)) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not create a directory in /tmp: %s\n",
-			strerror(-ret));
+		fprintf(stderr, "pgload: compare: could not create a directory in \"%s\": %s\n",
+			tmp, strerror(-ret));
 		free(tb);
 		return ret;
 	}

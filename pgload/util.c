@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -50,6 +51,35 @@ int pgl_rmtree(const char *path)
 	if (nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS) < 0)
 		return -errno;
 	return access(path, F_OK) == 0 ? -ENOTEMPTY : 0;
+}
+
+int pgl_tmpdir(const char **out)
+{
+	const char *t = getenv("TMPDIR");
+	struct stat st;
+
+	*out = "/tmp";
+	if (!t || !*t)
+		return 0;
+	if (t[0] != '/' || strlen(t) > PGL_TMPDIR_MAX) {
+		fprintf(stderr,
+			"pgload: TMPDIR \"%s\" is not usable: it must be an absolute path of at "
+			"most %d bytes (a server socket is made below it)\n",
+			t, PGL_TMPDIR_MAX);
+		return -EINVAL;
+	}
+	if (stat(t, &st) < 0) {
+		int e = errno;
+
+		fprintf(stderr, "pgload: TMPDIR \"%s\" is not usable: %s\n", t, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "pgload: TMPDIR \"%s\" is not usable: not a directory\n", t);
+		return -ENOTDIR;
+	}
+	*out = t;
+	return 0;
 }
 
 const char *pgl_fstype(const char *path)
