@@ -1,9 +1,10 @@
 /*
  * server.c -- the embedded PostgreSQL server of `pgload run` without --dsn.
  *
- * Layout: a private directory from mkdtemp("$TMPDIR/pgload.XXXXXX") ($TMPDIR: /tmp if unset) holds the
- * Unix socket ("sock/"), the server log ("server.log") and, unless --pgdata
- * names another place, the cluster ("data/").  The server listens on no TCP
+ * Layout: a private directory from mkdtemp("$TMPDIR/pgload.XXXXXX")
+ * (pgl_tmpdir(): /tmp if TMPDIR is unset) holds the Unix socket ("sock/"),
+ * the server log ("server.log") and, unless --pgdata names another place,
+ * the cluster ("data/").  The server listens on no TCP
  * address.  As root, the directories are given to the "postgres" user and
  * initdb and postgres run as that user.
  *
