@@ -62,6 +62,11 @@ ifneq ($(wildcard pgload/pgload_main.c),)
 PROGS += $(BIN)/pgload
 endif
 
+# disk/: pgdisk, the modelled disk, a command on iosched and common
+DISK_SRC := $(wildcard disk/*.c)
+DISK_OBJ := $(call obj,$(DISK_SRC))
+PROGS += $(BIN)/pgdisk
+
 # ---- tests: every tests/<module>/test_*.c is one program -----------------
 TEST_SRC  := $(wildcard tests/*/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -102,6 +107,10 @@ $(BIN)/pgiofs: $(BUILD)/fuse/pgiofs_main.o $(LIBPGIOFS) $(LIBIOSCHED) $(LIBCOMMO
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BIN)/pgload: $(BUILD)/pgload/pgload_main.o $(LIBPGLOAD) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BIN)/pgdisk: $(DISK_OBJ) $(LIBIOSCHED) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
