@@ -182,6 +182,7 @@ install: $(PROGS)
 	[ -e $(DESTDIR)$(SYSCONFDIR)/pgiofs/pgiofs.conf ] || \
 		install -m 0644 config/pgiofs.conf $(DESTDIR)$(SYSCONFDIR)/pgiofs/pgiofs.conf
 	install -m 0644 man/pgiofs.1 man/pgload.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 man/pgdisk.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		systemd/pgiofs@.service >$(DESTDIR)$(UNITDIR)/pgiofs@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/pgiofs@.service

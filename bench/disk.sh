@@ -11,6 +11,9 @@
 #
 #   seq  QDn   sequential 1 MiB reads, n in flight: seq_mb_s (hdd); for the
 #              ssd, n MiB per (latency + transfer), at most seq_mb_s
+#   seq  RA    sequential reads of the device through its page cache, the
+#              kernel's readahead issuing the requests (as `hdparm -t` and a
+#              plain `dd` read), predicted like seq QD2
 #   rand QDn   random 8 KiB reads over the whole disk: 1 / (seek_ms + half a
 #              revolution + transfer) for the hdd (its one head serves them
 #              one at a time, whatever n); min(1 / transfer, n / (latency +
@@ -20,6 +23,11 @@
 # kernel elevator (none, mq-deadline, bfq, kyber), IOPS and ratio to none:
 # the elevators hold the requests pgdisk has not taken yet and reorder them
 # by position, which the modelled head's seeks reward.
+#
+# The "seeks" column is the modelled seek time per sample (median, ms): a
+# sequential case seeks only back to its start unless the requests reached
+# pgdisk out of order (io_uring issues more than two at once from several
+# threads, and elevator none keeps whatever order they arrive in).
 #
 # It measures and prints, nothing more: no timing is ever asserted.  Figures
 # taken while other work runs on the machine are noisy in the cases where
@@ -82,13 +90,18 @@ read -r -a SSD_ARGV <<<"$SSD_ARGS"
 [ -x "$HELPER_DIO" ] || die "$HELPER_DIO not found: run make"
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 
-WORK="" LOOPS=() PIDS=()
+WORK="" LOOPS=() PIDS=() MNTS=()
+# cleanup -- the loop devices, then the mounts (which ends each pgdisk;
+# its executable may have been rebuilt meanwhile, so not by its path)
 cleanup() {
-	local l p i
+	local l m p i
 	trap - EXIT INT TERM
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	for m in "${MNTS[@]}"; do mountpoint -q "$m" && umount "$m" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do
-		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$(readlink -f "$PGDISK")" ] && kill -TERM "$p"
+		# still mounted (the loop device not let go yet): pgdisk detaches
+		# its mount on SIGTERM and exits once the disk is closed
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$WORK/" && kill -TERM "$p"
 		for ((i = 0; i < 100; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	done
 	[ -n "$WORK" ] && rm -rf -- "$WORK"
@@ -107,6 +120,7 @@ start() {
 	mkdir "$WORK/$name"
 	truncate -s 1G "$WORK/$name.img"
 	"$PGDISK" "$@" "$WORK/$name.img" "$WORK/$name" || die "pgdisk $* failed"
+	MNTS+=("$WORK/$name")
 	pid=$(pgrep -f -- " $WORK/$name\$")
 	PIDS+=("$pid")
 	l=$(losetup --direct-io=on --find --show "$WORK/$name/disk") || die "losetup failed"
@@ -139,12 +153,21 @@ predict() {
 	}'
 }
 
-declare -A RES
+declare -A RES SEEKS
 CASES=()
-# sample NAME KIND QD ROUND -- one measurement
+# sample NAME KIND QD ROUND -- one measurement (QD RA: buffered, readahead)
 sample() {
-	local m=$1 kind=$2 qd=$3 key="$1 $2 QD$3" out v
-	if [ "$kind" = seq ]; then
+	local m=$1 kind=$2 qd=$3 key="$1 $2 ${3/#[0-9]/QD$3}" out v s0
+	key=${key/QDRA/RA}
+	s0=$(setting "$m" seek_ns)
+	if [ "$qd" = RA ]; then
+		blockdev --flushbufs "${LOOP[$m]}"
+		v=$(dd if="${LOOP[$m]}" of=/dev/null bs=1M count="$SEQ_MB" 2>&1 |
+			awk '/copied/ { print $(NF - 1) * ($NF == "GB/s" ? 1000 : 1) }')
+		[ -n "$v" ] || die "$key failed"
+		# leave no cached pages behind for the direct reads that follow
+		blockdev --flushbufs "${LOOP[$m]}"
+	elif [ "$kind" = seq ]; then
 		out=$("$HELPER_DIO" seq "${LOOP[$m]}" "$SEQ_MB" 1024 "$qd") || die "$key failed"
 		v=$(echo "$out" | awk '{ print $6 }')
 	else
@@ -153,6 +176,7 @@ sample() {
 	fi
 	[ -n "${RES[$key]:-}" ] || CASES+=("$key")
 	RES[$key]+="$v "
+	SEEKS[$key]+="$((($(setting "$m" seek_ns) - s0) / 1000000)) "
 	progress "round $4: $key: $v $([ "$kind" = seq ] && echo MB/s || echo IOPS)"
 }
 
@@ -160,6 +184,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	sample hdd seq 1 $r
 	sample ssd seq 2 $r
 	sample hdd seq 2 $r
+	sample ssd seq RA $r
+	sample hdd seq 4 $r
+	sample hdd seq RA $r
 	sample ssd rand 1 $r
 	sample hdd rand 1 $r
 	sample ssd rand 4 $r
@@ -168,14 +195,15 @@ done
 
 echo
 echo "pgdisk through a loop device (direct I/O, elevator none); medians of $ROUNDS round(s)"
-printf '%-16s %12s %12s %8s\n' case measured model ratio
+printf '%-16s %12s %12s %8s %8s\n' case measured model ratio seeks
 for key in "${CASES[@]}"; do
 	read -r m kind qd <<<"$key"
 	med=$(median "${RES[$key]}")
-	pred=$(predict "$m" "$kind" "${qd#QD}")
+	qd=${qd#QD}
+	pred=$(predict "$m" "$kind" "${qd/RA/2}")
 	unit=$([ "$kind" = seq ] && echo MB/s || echo IOPS)
-	printf '%-16s %7.1f %-4s %7.1f %-4s %8.3f\n' "$key" "$med" "$unit" "$pred" "$unit" \
-		"$(echo "$med / $pred" | bc -l)"
+	printf '%-16s %7.1f %-4s %7.1f %-4s %8.3f %5d ms\n' "$key" "$med" "$unit" "$pred" "$unit" \
+		"$(echo "$med / $pred" | bc -l)" "$(median "${SEEKS[$key]}")"
 done
 for m in hdd ssd; do
 	echo "$m: $(setting $m completed) requests, held at most $(setting $m held_max) at once," \

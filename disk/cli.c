@@ -32,6 +32,14 @@
 #define PR_SET_IO_FLUSHER 57
 #endif
 
+/* A sanitizer reserves terabytes of shadow memory: lock pages only as they
+ * are touched there, or mlockall() would try to populate all of it. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MLOCK_FLAGS MCL_ONFAULT
+#else
+#define MLOCK_FLAGS 0
+#endif
+
 static bool log_syslog;
 
 void pgd_log(int prio, const char *fmt, ...)
@@ -274,6 +282,10 @@ static void *signal_thread(void *arg)
 		/* unmounted, the kernel ends the session and the loop returns */
 		if (umount2(c->p->mountpoint, UMOUNT_NOFOLLOW) == 0)
 			continue;
+		if (errno == EINVAL) { /* detached already */
+			pgd_log(LOG_INFO, "serving until the last user closes the disk");
+			continue;
+		}
 		if (errno != EBUSY) {
 			pgd_log(LOG_ERR, "cannot unmount %s: %s", c->p->mountpoint,
 				strerror(errno));
@@ -303,7 +315,7 @@ static void lock_memory(void)
 			"prctl(PR_SET_IO_FLUSHER): %s: under memory pressure the daemon may "
 			"deadlock waiting for writeback to its own disk",
 			strerror(errno));
-	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | MLOCK_FLAGS) < 0)
 		pgd_log(LOG_WARNING, "mlockall: %s: the daemon's memory may be paged out",
 			strerror(errno));
 }

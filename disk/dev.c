@@ -251,6 +251,8 @@ void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t 
 		d->cnt.in_service_max = busy;
 	d->cnt.ops[op]++;
 	d->cnt.bytes[op] += len;
+	if (result < 0) /* counted before the reply, which the caller may act on */
+		d->cnt.errors++;
 	d->cnt.service_ns += t.done_ns - t.start_ns;
 	d->cnt.seek_ns += t.seek_ns;
 	d->cnt.rotation_ns += t.rotation_ns;
@@ -314,8 +316,6 @@ static void *completer(void *arg)
 		if (s.op == PGD_READ)
 			d->bufs_freed++;
 		d->cnt.completed++;
-		if (s.result < 0)
-			d->cnt.errors++;
 		d->cnt.late_ns_sum += late;
 		if (late > d->cnt.late_ns_max)
 			d->cnt.late_ns_max = late;

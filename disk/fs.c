@@ -126,7 +126,6 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->keep_cache = 0;
 	fi->noflush = 1; /* nothing to do on close: writes are done when acknowledged */
 	if (ino == PGD_INO_DISK) {
-		p->nopen++;
 		fuse_reply_open(req, fi);
 		return;
 	}
@@ -154,9 +153,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (ino == PGD_INO_DISK)
-		pgd_of(req)->nopen--;
-	else
+	if (ino == PGD_INO_STATS)
 		free((char *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }

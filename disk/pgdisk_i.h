@@ -13,6 +13,7 @@
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,10 +48,10 @@ struct pgd_slot {
 struct pgd_counters {
 	uint64_t ops[PGD_NOPS];	  /* arrived */
 	uint64_t bytes[PGD_NOPS]; /* bytes requested (read, write, discard, zero) */
-	uint64_t errors;	  /* completed with -errno */
-	uint64_t completed;
-	uint64_t held_max;	 /* requests held at once, at most */
-	uint64_t in_service_max; /* requests the model had in service at once */
+	uint64_t errors;	  /* failed (counted when performed) */
+	uint64_t completed;	  /* replies sent */
+	uint64_t held_max;	  /* requests held at once, at most */
+	uint64_t in_service_max;  /* requests the model had in service at once */
 	/* modelled time, summed over the requests (struct ios_disk_time) */
 	uint64_t service_ns, seek_ns, rotation_ns, transfer_ns, latency_ns;
 	/* replies sent after the modelled completion: by how much */
@@ -114,10 +115,9 @@ struct pgd {
 	struct pgd_dev dev;
 	struct ios_settings set; /* [device] */
 	const struct conf_table *conf;
-	char image[4096];      /* absolute */
-	char mountpoint[4096]; /* absolute */
-	struct stat image_st;  /* owner and mode shown for the disk file */
-	unsigned nopen;	       /* open handles of the disk file (session thread) */
+	char image[PATH_MAX];	   /* absolute */
+	char mountpoint[PATH_MAX]; /* absolute */
+	struct stat image_st;	   /* owner and mode shown for the disk file */
 	bool foreground;
 };
 
