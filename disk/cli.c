@@ -5,9 +5,10 @@
  *
  * What must stay true: a refused or failed start leaves nothing behind (no
  * mount, no process, the image untouched); in the background the command
- * returns only once the mount exists; every thread of the daemon runs with
+ * returns only once the mount exists; every thread of the daemon runs in
+ * locked memory and, where the system grants it (CAP_SYS_RESOURCE), with
  * PR_SET_IO_FLUSHER (its allocations never wait for writeback, which may
- * need the very device it serves) in locked memory; a stop never pulls the
+ * need the very device it serves); a stop never pulls the
  * disk from under a loop device: while the disk file is open the mount is
  * only detached, and pgdisk serves on until its last user closes it.
  */
@@ -25,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -32,12 +34,13 @@
 #define PR_SET_IO_FLUSHER 57
 #endif
 
-/* A sanitizer reserves terabytes of shadow memory: lock pages only as they
- * are touched there, or mlockall() would try to populate all of it. */
+/* The sanitizers intercept mlockall() and do nothing, and reserve terabytes
+ * of shadow memory: under them, the system call itself, locking pages as
+ * they are touched rather than populating all of it. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define MLOCK_FLAGS MCL_ONFAULT
+#define lock_all(flags) syscall(SYS_mlockall, (flags) | MCL_ONFAULT)
 #else
-#define MLOCK_FLAGS 0
+#define lock_all(flags) mlockall(flags)
 #endif
 
 static bool log_syslog;
@@ -304,18 +307,25 @@ static void *signal_thread(void *arg)
 	return NULL;
 }
 
-/* lock_memory() -- the rules of a block-device server: its allocations
- * must not wait on writeback (which may be writeback to the device it
- * serves), and what it has must not be paged out.  Before any thread
- * starts, so that every thread inherits PR_SET_IO_FLUSHER. */
-static void lock_memory(void)
+/* The rules of a block-device server: its allocations must not wait on
+ * writeback, which may be writeback to the device it serves
+ * (PR_SET_IO_FLUSHER: the kernel allocates for it as GFP_NOIO), and none of
+ * its memory may need reclaim to be used again (mlockall).  The flag is
+ * inherited across fork and by threads: it is set before daemonizing, so a
+ * refusal is reported on the terminal; memory locks are not inherited by a
+ * fork: they are taken after. */
+static void io_flusher(void)
 {
 	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) < 0)
 		pgd_log(LOG_WARNING,
-			"prctl(PR_SET_IO_FLUSHER): %s: under memory pressure the daemon may "
-			"deadlock waiting for writeback to its own disk",
-			strerror(errno));
-	if (mlockall(MCL_CURRENT | MCL_FUTURE | MLOCK_FLAGS) < 0)
+			"prctl(PR_SET_IO_FLUSHER): %s%s: its allocations may wait for writeback to "
+			"its own disk",
+			strerror(errno), errno == EPERM ? " (it needs CAP_SYS_RESOURCE)" : "");
+}
+
+static void lock_memory(void)
+{
+	if (lock_all(MCL_CURRENT | MCL_FUTURE) < 0)
 		pgd_log(LOG_WARNING, "mlockall: %s: the daemon's memory may be paged out",
 			strerror(errno));
 }
@@ -361,6 +371,7 @@ static int serve(struct pgd *p)
 			p->mountpoint);
 		goto out_destroy;
 	}
+	io_flusher();
 	if (fuse_daemonize(p->foreground) != 0)
 		goto out_unmount;
 	if (!p->foreground) {
