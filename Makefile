@@ -49,6 +49,7 @@ INC_common  := -Icommon
 INC_iosched := -Iiosched -Icommon
 INC_fuse    := -Ifuse -I$(PUB)/iosched -Icommon
 INC_pgload  := -Ipgload -Icommon
+INC_disk    := -Idisk -I$(PUB)/iosched -Icommon
 
 # ---- modules -------------------------------------------------------------
 COMMON_SRC  := $(wildcard common/*.c)
@@ -74,6 +75,11 @@ ifneq ($(wildcard pgload/pgload_main.c),)
 PROGS += $(BIN)/pgload
 endif
 
+# disk/: pgdisk, the modelled disk, a command on iosched and common
+DISK_SRC := $(wildcard disk/*.c)
+DISK_OBJ := $(call obj,$(DISK_SRC))
+PROGS += $(BIN)/pgdisk
+
 # ---- tests: every tests/<module>/test_*.c is one program -----------------
 TEST_SRC  := $(wildcard tests/*/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -96,6 +102,7 @@ $(BUILD)/common/%.o:  INC := $(INC_common)
 $(BUILD)/iosched/%.o: INC := $(INC_iosched)
 $(BUILD)/fuse/%.o:    INC := $(INC_fuse)
 $(BUILD)/pgload/%.o:  INC := $(INC_pgload)
+$(BUILD)/disk/%.o:    INC := $(INC_disk)
 $(BUILD)/%.o: %.c | $(PUB_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC) -MMD -MP -c $< -o $@
@@ -125,10 +132,15 @@ $(BIN)/pgload: $(BUILD)/pgload/pgload_main.o $(LIBPGLOAD) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BIN)/pgdisk: $(DISK_OBJ) $(LIBIOSCHED) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/tests/common/%:  INC := $(INC_common)
 $(BUILD)/tests/iosched/%: INC := $(INC_iosched)
 $(BUILD)/tests/fuse/%:    INC := $(INC_fuse)
 $(BUILD)/tests/pgload/%:  INC := $(INC_pgload)
+$(BUILD)/tests/disk/%:    INC := $(INC_disk)
 $(BUILD)/tests/%: tests/%.c $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON) | $(PUB_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC) -Itests -o $@ $< $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON) $(LDLIBS)
@@ -200,6 +212,7 @@ install: $(PROGS)
 	[ -e $(DESTDIR)$(SYSCONFDIR)/pgiofs/pgiofs.conf ] || \
 		install -m 0644 config/pgiofs.conf $(DESTDIR)$(SYSCONFDIR)/pgiofs/pgiofs.conf
 	install -m 0644 man/pgiofs.1 man/pgload.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 man/pgdisk.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		systemd/pgiofs@.service >$(DESTDIR)$(UNITDIR)/pgiofs@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/pgiofs@.service

@@ -152,6 +152,69 @@ bool ios_fault_configured(const struct ios_settings *set);
 /* ios_policy_by_name() -- enum ios_policy for @name, or -EINVAL. */
 int ios_policy_by_name(const char *name);
 
+/* ---- the disk model ---------------------------------------------------------
+ * One model of a disk (device.c), with the [device] settings: the
+ * scheduler's emulated device holds completions back by it, and pgdisk (the
+ * modelled block device, disk/) holds every request of a loop device back by
+ * it.  The caller owns the clock: it says when a request reaches the disk
+ * (any nanosecond clock, real or virtual, that does not go back); the model
+ * says when the disk starts it and when it completes it.
+ *
+ *   hdd   One head, no command queueing: requests are served one at a time,
+ *         in the order they reach the model, each starting when the one
+ *         before it is done.  A read or write moves the head from where the
+ *         last transfer ended to its address: nothing when it continues
+ *         there; a track switch (1 ms, or seek_ms if that is less) when the
+ *         jump is shorter than track_kb; otherwise a track switch plus a
+ *         part of the rest of a full stroke that grows with the square root
+ *         of the distance, plus half a revolution at rpm (the mean
+ *         rotational delay).  The full stroke is calibrated so that seeks
+ *         between addresses drawn uniformly across the span average exactly
+ *         seek_ms (about 1.8 times it).  Then the transfer at seq_mb_s.  A
+ *         command that moves no data (IOS_SYNC: a cache flush, a discard)
+ *         costs a track switch and leaves the head where it is.
+ *   ssd   A transfer takes len / seq_mb_s on the one channel (transfers
+ *         follow one another) plus ssd_latency_us, which overlaps with
+ *         other requests' latency and transfers.
+ *   none  Takes no time.
+ *
+ * Every model completes requests in the order they reach it. */
+
+/* What one request cost on the model; done_ns - start_ns is its service
+ * time, the sum of the parts. */
+struct ios_disk_time {
+	uint64_t start_ns;    /* the disk begins it (the request before it is done) */
+	uint64_t done_ns;     /* the disk has completed it */
+	uint64_t seek_ns;     /* hdd: head movement (track switch or seek) */
+	uint64_t rotation_ns; /* hdd: rotational delay after a seek */
+	uint64_t transfer_ns; /* len at seq_mb_s */
+	uint64_t latency_ns;  /* ssd: per-request latency; hdd: a flush or discard */
+};
+
+struct ios_disk;
+
+/* ios_disk_create() -- a disk of @span_bytes (> 0) with the [device]
+ * settings of @set (model, seq_mb_s, seek_ms, rpm, ssd_latency_us,
+ * track_kb), idle, its head at address 0.  NULL with errno set (EINVAL for
+ * a zero span or an unknown model, ENOMEM). */
+struct ios_disk *ios_disk_create(const struct ios_settings *set, uint64_t span_bytes);
+
+/* ios_disk_destroy() -- free.  Accepts NULL. */
+void ios_disk_destroy(struct ios_disk *d);
+
+/* ios_disk_serve() -- a request of @len bytes at byte address @addr in
+ * direction @dir (IOS_READ, IOS_WRITE; IOS_SYNC: a command that moves no
+ * data) reaches the disk at @now_ns: returns when the disk completes it and,
+ * if @t is not NULL, fills @t.  Calls must come in the order requests reach
+ * the disk, with @now_ns never going back.  Addresses beyond the span seek
+ * no further than a full stroke. */
+uint64_t ios_disk_serve(struct ios_disk *d, uint64_t addr, uint64_t len, enum ios_dir dir,
+			uint64_t now_ns, struct ios_disk_time *t);
+
+/* ios_disk_full_stroke_ns() -- the hdd's calibrated full-stroke seek (from
+ * one end of the span to the other, without rotation); 0 for other models. */
+uint64_t ios_disk_full_stroke_ns(const struct ios_disk *d);
+
 struct ios_sched;
 
 /* ios_create_with() -- a scheduler with these settings.  Queueing policies

@@ -190,7 +190,7 @@ struct ios_sched {
 	struct ios_counters cnt;
 	void *pol;			/* policy state */
 	void *be;			/* back-end state */
-	struct ios_device *dev;		/* emulated device, or NULL */
+	struct ios_disk *dev;		/* emulated device, or NULL */
 	struct ios_stats *stats;	/* optional */
 	struct ios_trace_writer *trace; /* optional */
 	struct ios_fault *fault;	/* fault injection, or NULL */
@@ -257,12 +257,12 @@ void ios_ra_release(struct ios_sched *s, uint64_t file_id);
 void ios_ra_flush(struct ios_sched *s);
 void ios_ra_counters(const struct ios_sched *s, struct ios_counters *out);
 
-/* device.c: the emulated disk */
-struct ios_device;
-struct ios_device *ios_device_create(const struct ios_settings *set);
-void ios_device_destroy(struct ios_device *d);
+/* device.c: the emulated device, a disk model (iosched.h) of 64 GiB on
+ * which each file starts at a spread-out place */
+struct ios_disk *ios_device_create(const struct ios_settings *set);
+void ios_device_destroy(struct ios_disk *dev);
 /* ios_device_service() -- when a transfer started at @now completes on the
  * modelled device (one head: transfers are served one after another). */
-uint64_t ios_device_service(struct ios_device *d, const struct ios_rq *rq, uint64_t now);
+uint64_t ios_device_service(struct ios_disk *dev, const struct ios_rq *rq, uint64_t now);
 
 #endif
