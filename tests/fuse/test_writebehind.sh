@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_writebehind.sh -- WAL write-behind (files.wal_direct_io = yes): a
+# test_writebehind.sh -- WAL write-behind (files.wal_mode = direct): a
 # WRITE is acknowledged before it reaches the backing file, so (1) reads,
 # fsync and close see every acknowledged write, in order, even when the
 # same WAL page is rewritten again and again as PostgreSQL does, and (2) a
@@ -12,7 +12,7 @@ mkdir -p "$T/backing" "$T/mnt"
 mount -t tmpfs -o size=2m tmpfs "$T/backing" || fail "cannot mount a tmpfs"
 on_exit "umount -l $T/backing"
 mkdir "$T/backing/pg_wal"
-pgiofs_mount "$T/backing" "$T/mnt" --set wal_direct_io=yes
+pgiofs_mount "$T/backing" "$T/mnt" --set files.wal_mode=direct
 
 python3 - "$T/mnt/pg_wal" "$T/backing/pg_wal" <<'PY' || fail "write-behind semantics"
 import errno, os, sys
