@@ -804,6 +804,9 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 	fh->inode = in;
 	fh->cls = (enum ios_class)__atomic_load_n(&in->cls, __ATOMIC_RELAXED);
 	pfs_open_mode_take(fs, in, fh->cls, &fh->how);
+	if (fs->set.stats_enabled)
+		ios_stats_note_open(fs->stats, fh->cls, fh->how.mode == PFS_OPEN_PASSTHROUGH,
+				    fh->how.new_file);
 	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls, fh->how.mode)) {
 		/* a second descriptor: aligned transfers use it, the rest the
 		 * first (the kernel keeps the two coherent); a backing
@@ -1190,6 +1193,8 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	if (pfs_wire_kill_suidgid() && kill_suidgid(fs, fh->fd, NULL))
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 	c->r.done = write_done;
+	if (dsync) /* for WAL, a commit's flush: the writeback throttle times it */
+		c->r.flags |= IOS_F_DSYNC;
 	/* the caller's O_DSYNC (or RWF_DSYNC): on a direct handle no FSYNC
 	 * follows, so the write must be on the backing store before the reply */
 	if (dsync && fh->how.mode == PFS_OPEN_DIRECT && !(fh->flags & O_DSYNC))

@@ -130,8 +130,10 @@ void pfs_open_mode_take(struct pfs *fs, struct pfs_inode *in, enum ios_class cls
 			struct pfs_open_how *how)
 {
 	enum pfs_open_mode want = wanted(fs, cls), mode;
+	bool had_id;
 
 	pthread_mutex_lock(&in->om_lock);
+	had_id = in->backing_id > 0;
 	if (in->n_passthrough)
 		mode = PFS_OPEN_PASSTHROUGH;
 	else if (want == PFS_OPEN_PASSTHROUGH && !in->n_cached && !in->n_direct &&
@@ -143,6 +145,7 @@ void pfs_open_mode_take(struct pfs *fs, struct pfs_inode *in, enum ios_class cls
 		mode = PFS_OPEN_CACHED;
 	how->mode = mode;
 	how->backing_id = mode == PFS_OPEN_PASSTHROUGH ? in->backing_id : 0;
+	how->new_file = mode == PFS_OPEN_PASSTHROUGH && !had_id;
 	how->drop_cache = in->uncached_seen;
 	switch (mode) {
 	case PFS_OPEN_PASSTHROUGH:

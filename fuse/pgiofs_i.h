@@ -192,6 +192,7 @@ void pfs_open_mode_init(struct pfs *fs);
 struct pfs_open_how {
 	enum pfs_open_mode mode;
 	int backing_id;	 /* passthrough: the inode's backing id */
+	bool new_file;	 /* passthrough: the id was registered for this open */
 	bool drop_cache; /* the mount's pages of the file may be stale */
 };
 /* pfs_open_mode_take() -- how a new open handle of @in, a file of class
