@@ -115,6 +115,32 @@ static void table_grow__(struct pfs *fs)
 	free(old);
 }
 
+/* inode_find__() -- the inode of (@dev, @ino), or NULL; caller holds
+ * fs->lock. */
+static struct pfs_inode *inode_find__(struct pfs *fs, dev_t dev, ino_t ino)
+{
+	struct pfs_inode *in;
+
+	for (in = fs->tab[hash_of(fs, dev, ino)]; in; in = in->hnext)
+		if (in->ino == ino && in->dev == dev)
+			return in;
+	return NULL;
+}
+
+/* set_class__() -- known inode @in was reached by a name of this kind and
+ * class; caller holds fs->lock. */
+static void set_class__(struct pfs *fs, struct pfs_inode *in, enum pgiofs_dirkind kind,
+			enum ios_class cls)
+{
+	if (in == &fs->root) /* read without the lock elsewhere */
+		return;
+	__atomic_store_n(&in->kind, (uint8_t)kind, __ATOMIC_RELAXED);
+	/* a relation's name says "heap"; its pages may have said "index"
+	 * already: keep that */
+	if (!(cls == IOS_CLASS_HEAP && __atomic_load_n(&in->by_content, __ATOMIC_RELAXED)))
+		__atomic_store_n(&in->cls, (uint8_t)cls, __ATOMIC_RELAXED);
+}
+
 /* inode_get() -- find or add the inode for (@st, @fd), taking one lookup
  * reference, and record the class of the name it was reached by (a hard
  * link in two places takes the class of the last name).  @fd is consumed:
@@ -127,19 +153,10 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 
 	pthread_mutex_lock(&fs->lock);
 	h = hash_of(fs, st->st_dev, st->st_ino);
-	for (in = fs->tab[h]; in; in = in->hnext)
-		if (in->ino == st->st_ino && in->dev == st->st_dev)
-			break;
+	in = inode_find__(fs, st->st_dev, st->st_ino);
 	if (in) {
 		in->nlookup++;
-		if (in != &fs->root) { /* read without the lock elsewhere */
-			__atomic_store_n(&in->kind, (uint8_t)kind, __ATOMIC_RELAXED);
-			/* a relation's name says "heap"; its pages may have said
-			 * "index" already: keep that */
-			if (!(cls == IOS_CLASS_HEAP &&
-			      __atomic_load_n(&in->by_content, __ATOMIC_RELAXED)))
-				__atomic_store_n(&in->cls, (uint8_t)cls, __ATOMIC_RELAXED);
-		}
+		set_class__(fs, in, kind, cls);
 		pthread_mutex_unlock(&fs->lock);
 		close(fd);
 		return in;
@@ -669,6 +686,28 @@ static void pfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, ret < 0 ? errno : 0);
 }
 
+/* reclassify() -- the object now at @name in @dir, if the kernel knows it,
+ * takes the class of that name: after a rename the kernel moves its entry
+ * without looking the name up again, and a file moved into or out of
+ * pg_wal must be opened as what it now is (passthrough.c). */
+static void reclassify(struct pfs *fs, struct pfs_inode *dir, const char *name)
+{
+	enum pgiofs_dirkind kind;
+	enum ios_class cls;
+	struct pfs_inode *in;
+	struct stat st;
+
+	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	pgiofs_classify((enum pgiofs_dirkind)__atomic_load_n(&dir->kind, __ATOMIC_RELAXED), name,
+			S_ISDIR(st.st_mode), &kind, &cls);
+	pthread_mutex_lock(&fs->lock);
+	in = inode_find__(fs, st.st_dev, st.st_ino);
+	if (in)
+		set_class__(fs, in, kind, cls);
+	pthread_mutex_unlock(&fs->lock);
+}
+
 static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		       const char *newname, unsigned int flags)
 {
@@ -678,6 +717,11 @@ static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		ret = renameat2(fd_of(req, parent), name, fd_of(req, newparent), newname, flags) < 0
 			  ? -errno
 			  : 0;
+	if (ret == 0) {
+		reclassify(pfs_of(req), inode_of(req, newparent), newname);
+		if (flags & RENAME_EXCHANGE)
+			reclassify(pfs_of(req), inode_of(req, parent), name);
+	}
 	fuse_reply_err(req, -ret);
 }
 
