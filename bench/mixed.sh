@@ -242,8 +242,9 @@ sample() {
 			read -r -a wargv <<<"${CELL_WALARGS[$b]}"
 			"$PGIOFS" -o allow_other "${wargv[@]}" "$WORK/walbacking" "$WALMNT" ||
 				die "$PGIOFS ${wargv[*]} $WORK/walbacking $WALMNT failed"
-			mkdir "$WALMNT/wal" && chown postgres: "$WALMNT/wal" || die "cannot create $WALMNT/wal"
-			waldir=(--waldir "$WALMNT/wal")
+			# named pg_wal, so that pgiofs classifies its files as WAL
+			mkdir "$WALMNT/pg_wal" && chown postgres: "$WALMNT/pg_wal" || die "cannot create $WALMNT/pg_wal"
+			waldir=(--waldir "$WALMNT/pg_wal")
 		fi
 	fi
 	mkdir "$base/pg" && chown postgres: "$base/pg" || die "cannot create $base/pg"

@@ -240,6 +240,16 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 	fs->root.ino = st.st_ino;
 	fs->root.fmt = S_IFDIR;
 	fs->root.nlookup = 2; /* never freed */
+	{
+		/* a backing directory may itself be pg_wal (a WAL directory on a
+		 * mount of its own): its name says what its files are */
+		const char *base = strrchr(backing, '/');
+		enum pgiofs_dirkind kind;
+		enum ios_class cls;
+
+		pgiofs_classify(PGIOFS_DIR_OTHER, base ? base + 1 : backing, true, &kind, &cls);
+		fs->root.kind = (uint8_t)kind;
+	}
 	pfs_wb_inode_init(&fs->root);
 	pthread_mutex_init(&fs->root.om_lock, NULL);
 	fs->tab[hash_of(fs, st.st_dev, st.st_ino)] = &fs->root;
