@@ -46,13 +46,14 @@ static const struct conf_tunable rows[] = {
      "Idle worker threads kept ready."},
     {"fuse", "clone_fd", CONF_BOOL, "", "yes", 0, 0, NULL, F(clone_fd),
      "Give each worker thread its own /dev/fuse descriptor."},
-    {"fuse", "time_gran_ns", CONF_INT, "ns", "1000000000", 1, 1000000000, NULL, F(time_gran_ns),
-     "Timestamp granularity of the mount.  With the write-back cache the kernel keeps "
-     "mtime itself and sends it to the daemon before every fsync whose file's mtime "
-     "changed: with nanosecond timestamps one more round trip for nearly every commit "
-     "(pgbench tps 0.65x native instead of 0.79x here).  The default, whole seconds as "
-     "on ext3, makes that rare; PostgreSQL never uses sub-second times.  Set 1 for "
-     "exact nanosecond timestamps (cp -a, rsync, tar preserve them)."},
+    {"fuse", "time_gran_ns", CONF_INT, "ns", "1", 1, 1000000000, NULL, F(time_gran_ns),
+     "Timestamp granularity of the mount: 1, exact nanosecond timestamps as on ext4 (cp -a, "
+     "rsync and tar preserve them).  Through the write-back cache the kernel keeps mtime "
+     "itself and sends it before every fsync whose file's mtime changed, which with "
+     "nanosecond timestamps is nearly every commit of cached WAL "
+     "(bench/commit_requests.sh: 0.6 to 1 SETATTR per commit); WAL opened direct or in "
+     "passthrough (files.wal_mode) never goes that way.  1000000000 (whole seconds, as on "
+     "ext3) makes those round trips rare for files.wal_mode = cached."},
     {"bdi", "read_ahead_kb", CONF_INT, "KiB", "1024", -1, 65536, NULL, F(read_ahead_kb),
      "Readahead window of the mount (/sys/class/bdi/<dev>/read_ahead_kb), set when "
      "running as root; -1 leaves the kernel's value."},
@@ -62,7 +63,7 @@ static const struct conf_tunable rows[] = {
     {"bdi", "strict_limit", CONF_INT, "", "-1", -1, 1, NULL, F(strict_limit),
      "Whether the mount is held to its own dirty limit (FUSE sets 1); set when running "
      "as root; -1 leaves the kernel's value."},
-    {"files", "wal_mode", CONF_ENUM, "", "cached", 0, 0, pgiofs_wal_mode_names, F(wal_mode),
+    {"files", "wal_mode", CONF_ENUM, "", "direct", 0, 0, pgiofs_wal_mode_names, F(wal_mode),
      "How pg_wal segments are opened: cached (through the mount's page cache, like every "
      "file), direct (direct_io: every WAL write is a request to pgiofs, acknowledged once "
      "pgiofs has the data unless it is O_DSYNC) or passthrough (FUSE passthrough: the "
