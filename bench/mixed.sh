@@ -311,6 +311,12 @@ sample() {
 				    l = c.get(k, {}).get("latency_ms", {})
 				    return "%s avg %.1f p99 %.1f max %.1f" % (k, l.get("avg", 0), l.get("p99", 0), l.get("max", 0))
 				print("          in pgiofs (ms): " + "; ".join(f(k) for k in ("wal", "heap", "index")))
+				t = json.load(open(sys.argv[1])).get("throttle", {})
+				if t.get("target_ms"):
+				    print("          throttle: %d of %d WAL flushes over %.1f ms; %d cuts, %d raises; "
+				          "throttled %.1f s; depth now %d of %d" % (t["wal_slow"], t["wal_flushes"],
+				          t["target_ms"], t["windows_cut"], t["windows_raised"], t["throttled_s"],
+				          t["depth"], t["max_depth"]))
 			PY
 	fi
 	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$data" -w -t 300 -m fast stop >/dev/null 2>&1 ||
