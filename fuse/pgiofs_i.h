@@ -62,8 +62,8 @@ enum pfs_open_mode {
 /* wire.c's state of the connection (atomics: every worker reads them). */
 struct pfs_wire {
 	_Atomic uint64_t init_unique; /* the INIT request, UINT64_MAX once answered */
-	atomic_bool offered_killpriv_v2, offered_passthrough; /* by the kernel's INIT */
-	atomic_bool passthrough;			      /* put into the INIT reply */
+	atomic_bool offered_killpriv_v2, offered_passthrough, offered_dio_mmap; /* in INIT */
+	atomic_bool passthrough; /* put into the INIT reply */
 };
 
 /* The write cache's state (writebehind.c). */

@@ -12,7 +12,9 @@
  *     which more than triples the time of a bulk import.  With it, the kernel
  *     sets SB_NOSEC and instead tells the daemon, in the WRITE, SETATTR and
  *     OPEN requests, when set-user-ID and set-group-ID bits must be cleared
- *     (pfs_wire_kill_suidgid()).  When passthrough was chosen for the mount
+ *     (pfs_wire_kill_suidgid()).  FUSE_DIRECT_IO_ALLOW_MMAP (7.39) is added
+ *     when offered, so that a WAL file opened direct can still be mapped
+ *     shared (otherwise ENODEV).  When passthrough was chosen for the mount
  *     (pfs_wire_enable_passthrough(), called from the INIT handler), the
  *     reply also gets FUSE_PASSTHROUGH and max_stack_depth 1; the kernel
  *     accepts that only without FUSE_WRITEBACK_CACHE, which the handler has
@@ -47,6 +49,9 @@
  * and than libfuse 3.14. */
 #ifndef FUSE_PASSTHROUGH
 #define FUSE_PASSTHROUGH (1ULL << 37) /* init flags: in flags2, bit 5 */
+#endif
+#ifndef FUSE_DIRECT_IO_ALLOW_MMAP
+#define FUSE_DIRECT_IO_ALLOW_MMAP (1ULL << 36) /* 7.39: flags2, bit 4 */
 #endif
 #ifndef FOPEN_PASSTHROUGH
 #define FOPEN_PASSTHROUGH (1u << 7)
@@ -143,6 +148,9 @@ static void note_request(struct pfs *fs, const void *buf, size_t len)
 				     (flags & FUSE_HANDLE_KILLPRIV_V2) != 0);
 			atomic_store(&fs->wire.offered_passthrough,
 				     (flags & FUSE_INIT_EXT) && (flags & FUSE_PASSTHROUGH));
+			atomic_store(&fs->wire.offered_dio_mmap,
+				     (flags & FUSE_INIT_EXT) &&
+					 (flags & FUSE_DIRECT_IO_ALLOW_MMAP));
 			atomic_store(&fs->wire.init_unique, in->unique);
 		}
 		break;
@@ -221,6 +229,10 @@ static void patch_init(struct pfs *fs, struct iovec *iov, int count, size_t tota
 	f = get_u32(flags);
 	if (atomic_load(&fs->wire.offered_killpriv_v2))
 		f |= FUSE_HANDLE_KILLPRIV_V2;
+	if (atomic_load(&fs->wire.offered_dio_mmap) && flags2) {
+		f |= FUSE_INIT_EXT;
+		set_u32(flags2, get_u32(flags2) | (uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32));
+	}
 	if (atomic_load(&fs->wire.passthrough)) {
 		if (flags2 && depth && total >= hdr + INIT_OUT_MAX_STACK_DEPTH + 4 &&
 		    !(f & FUSE_WRITEBACK_CACHE)) {

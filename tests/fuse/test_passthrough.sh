@@ -13,8 +13,8 @@
 #      held open in passthrough; the file renamed out of pg_wal while open,
 #      then opened under its new name; a file opened elsewhere (through the
 #      page cache), renamed into pg_wal while still open and opened there
-#      (direct, then passthrough once nothing else holds it); mmap of a
-#      passthrough file; every read sees every write.
+#      (direct); mmap of a passthrough file and of a direct one; every
+#      read sees every write.
 #   c. a kernel without passthrough (simulated: [fault] no_passthrough):
 #      the mount prints why on stderr and opens WAL direct (every WAL write
 #      counted by pgiofs), with the write-back cache as configured.
@@ -111,15 +111,23 @@ fdd = os.open(seg3, os.O_RDWR) # cannot be passthrough now: direct
 os.pwrite(fdd, b"e" * 8192, 0)
 assert os.pread(fdc, 8192, 0) == b"e" * 8192, "the page-cache handle reads stale data"
 other_process_reads(seg3, 0, b"e" * 8192)
+m = mmap.mmap(fdd, 8192, prot=mmap.PROT_READ) # a direct handle: shared mmap too
+assert m[0:8192] == b"e" * 8192
+m.close()
 os.close(fdc)
 os.close(fdd)
 fdp = os.open(seg3, os.O_RDWR) # alone now: passthrough
 os.pwrite(fdp, b"f" * 8192, 8192)
 other_process_reads(seg3, 8192, b"f" * 8192)
 
-# mmap of a passthrough file
+os.close(fdp)
+
+# mmap of a passthrough file (a new one: nothing else holds it)
+seg4 = wal + "/000000010000000000000004"
+fdp = os.open(seg4, os.O_RDWR | os.O_CREAT, 0o600)
+os.pwrite(fdp, b"g" * 8192 + b"h" * 8192, 0)
 m = mmap.mmap(fdp, 16384, prot=mmap.PROT_READ)
-assert m[0:8192] == b"e" * 8192 and m[8192:16384] == b"f" * 8192
+assert m[0:8192] == b"g" * 8192 and m[8192:16384] == b"h" * 8192
 m.close()
 os.close(fdp)
 with open(back + "/pg_wal/000000010000000000000003", "rb") as f:

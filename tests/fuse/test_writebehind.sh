@@ -47,6 +47,13 @@ with open(back + "/000000010000000000000001", "rb") as f:
 assert data[8192 * 3:8192 * 4] == bytes(page), "backing file lacks the last write"
 os.close(fd)
 
+# an O_DSYNC write is never written behind: on the backing file on return
+fd = os.open(mnt + "/000000010000000000000003", os.O_RDWR | os.O_CREAT | os.O_DSYNC, 0o600)
+os.pwrite(fd, b"s" * 8192, 0)
+with open(back + "/000000010000000000000003", "rb") as f:
+    assert f.read() == b"s" * 8192, "an O_DSYNC write was not on the backing file"
+os.close(fd)
+
 # (2) fill the backing filesystem: the writes are acknowledged, the fsync
 # that follows must fail with ENOSPC, and only that fsync
 fd = os.open(mnt + "/000000010000000000000002", os.O_RDWR | os.O_CREAT, 0o600)
@@ -66,12 +73,6 @@ os.fdatasync(fd)                            # reported once
 os.close(fd)
 os.unlink(mnt + "/000000010000000000000002")
 
-# an O_DSYNC write is never written behind: on the backing file on return
-fd = os.open(mnt + "/000000010000000000000003", os.O_RDWR | os.O_CREAT | os.O_DSYNC, 0o600)
-os.pwrite(fd, b"s" * 8192, 0)
-with open(back + "/000000010000000000000003", "rb") as f:
-    assert f.read() == b"s" * 8192, "an O_DSYNC write was not on the backing file"
-os.close(fd)
 print("ok: %d writes acknowledged, ENOSPC reported by the next fsync" % acked)
 PY
 pgiofs_umount "$T/mnt" || fail "unmount failed"
