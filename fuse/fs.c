@@ -888,8 +888,9 @@ static void fh_free(struct pfs *fs, struct pfs_fh *fh)
 }
 
 /* set_open_reply() -- how the kernel is to open @fi; a passthrough reply is
- * armed (wire.c), and reply_opened() checks it. */
-static void set_open_reply(const struct pfs *fs, struct fuse_file_info *fi)
+ * armed (wire.c), and reply_opened() checks it.  Returns whether it was:
+ * once the reply is sent the handle may already be released and freed. */
+static bool set_open_reply(const struct pfs *fs, struct fuse_file_info *fi)
 {
 	const struct pfs_open_how *how = &fh_of(fi)->how;
 
@@ -901,16 +902,19 @@ static void set_open_reply(const struct pfs *fs, struct fuse_file_info *fi)
 	} else if (how->mode == PFS_OPEN_PASSTHROUGH) {
 		fi->keep_cache = 0;
 		pfs_wire_arm_passthrough(how->backing_id);
+		return true;
 	}
+	return false;
 }
 
-/* reply_opened() -- after the OPEN or CREATE reply (@ret from libfuse):
- * false if nobody will release the handle (the caller was interrupted). */
-static bool reply_opened(struct fuse_file_info *fi, int ret)
+/* reply_opened() -- after the OPEN or CREATE reply (@ret from libfuse;
+ * @armed: set_open_reply()'s answer): false if nobody will release the
+ * handle (the caller was interrupted). */
+static bool reply_opened(bool armed, int ret)
 {
 	bool patched = pfs_wire_disarm();
 
-	if (fh_of(fi)->how.mode == PFS_OPEN_PASSTHROUGH && !patched && ret == 0)
+	if (armed && !patched && ret == 0)
 		pfs_log(LOG_ERR, "an open reply could not be made passthrough");
 	return ret != -ENOENT;
 }
@@ -919,7 +923,7 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct pfs *fs = pfs_of(req);
 	struct pfs_inode *in = inode_of(req, ino);
-	bool widened;
+	bool widened, armed;
 	int flags = open_flags(fs, fi->flags, &widened);
 	char path[64];
 	int fd, ret;
@@ -940,8 +944,8 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	set_open_reply(fs, fi);
-	if (!reply_opened(fi, fuse_reply_open(req, fi)))
+	armed = set_open_reply(fs, fi);
+	if (!reply_opened(armed, fuse_reply_open(req, fi)))
 		fh_free(fs, fh_of(fi)); /* the caller was interrupted: nobody will release it */
 }
 
@@ -951,7 +955,7 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	struct pfs *fs = pfs_of(req);
 	struct pfs_inode *dir = inode_of(req, parent);
 	struct fuse_entry_param e;
-	bool widened;
+	bool widened, armed;
 	int flags = open_flags(fs, fi->flags, &widened);
 	struct creds c;
 	int fd, ret = check_name(name);
@@ -989,8 +993,8 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	set_open_reply(fs, fi);
-	if (!reply_opened(fi, fuse_reply_create(req, &e, fi))) {
+	armed = set_open_reply(fs, fi);
+	if (!reply_opened(armed, fuse_reply_create(req, &e, fi))) {
 		fh_free(fs, fh_of(fi));
 		inode_forget(fs, inode_of(req, e.ino), 1);
 	}
