@@ -802,24 +802,26 @@ static int fh_fd(struct fuse_file_info *fi)
 }
 
 /* open_flags() -- the flags for the backing open.  With the write-back
- * cache the kernel may read pages of a file opened write-only and handles
- * O_APPEND itself (it knows the size), so open read-write and drop
- * O_APPEND.  O_NOFOLLOW is dropped because /proc/self/fd links are symlinks
- * themselves: the kernel has already refused a symlink for the caller. */
+ * cache the kernel may read pages of a file opened write-only, so open
+ * read-write.  The kernel sends every WRITE with its offset, the end of the
+ * file for O_APPEND (it knows the size: pgiofs is the only writer), so
+ * O_APPEND is dropped: on the backing descriptor it would make the write
+ * ignore that offset and land at the backing file's end, which is not the
+ * same place while acknowledged writes are pending or their space is
+ * reserved (writebehind.c).  O_NOFOLLOW is dropped because /proc/self/fd
+ * links are symlinks themselves: the kernel has already refused a symlink
+ * for the caller. */
 static int open_flags(const struct pfs *fs, int flags, bool *widened)
 {
-	flags &= ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY);
+	flags &= ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY | O_APPEND);
 	/* a caller's O_DIRECT is honoured by the kernel (no page cache on the
 	 * mount); our buffers are not aligned, and backing_direct decides how
 	 * the backing file is reached */
 	flags &= ~O_DIRECT;
 	*widened = false;
-	if (fs->writeback) {
-		if ((flags & O_ACCMODE) == O_WRONLY) {
-			flags = (flags & ~O_ACCMODE) | O_RDWR;
-			*widened = true;
-		}
-		flags &= ~O_APPEND;
+	if (fs->writeback && (flags & O_ACCMODE) == O_WRONLY) {
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
+		*widened = true;
 	}
 	return flags | O_CLOEXEC;
 }
@@ -1260,6 +1262,18 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	pthread_rwlock_rdlock(&fs->ios_lock);
 	queued = !ios_runs_inline(fs->ios, c->r.cls);
 	early = acknowledge_early(fs, fh, queued, dsync);
+	if (early) {
+		int ret = pfs_wb_reserve(fh->fd, off, size);
+
+		if (ret == -EOPNOTSUPP) {
+			early = false;
+		} else if (ret < 0) {
+			pthread_rwlock_unlock(&fs->ios_lock);
+			free(c);
+			fuse_reply_err(req, -ret);
+			return;
+		}
+	}
 	if (!queued && (!direct || (uintptr_t)buf % DIO_ALIGN == 0)) {
 		/* done before this handler returns: the receive buffer will do
 		 * (loop.c lays it out so that a write's data is page aligned) */

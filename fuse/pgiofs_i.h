@@ -168,6 +168,12 @@ void pfs_wb_inode_destroy(struct pfs_inode *in);
  * caller itself after the reply, which first waits for the inode's earlier
  * acknowledged writes (they are queued writes' business otherwise). */
 void pfs_wb_begin(struct pfs *fs, struct pfs_inode *in, size_t bytes, off_t end);
+/* pfs_wb_reserve() -- before a write of @len bytes at @off to @fd is
+ * acknowledged early: the space it needs beyond the end of the file is
+ * allocated now (fallocate), so that the write cannot fail for the want of
+ * it.  0, -EOPNOTSUPP (the filesystem cannot: answer the write once it is
+ * written) or -errno: the writer's error (ENOSPC). */
+int pfs_wb_reserve(int fd, off_t off, size_t len);
 /* pfs_wb_size() -- before a stat of @in's backing file: the size the file
  * has once the acknowledged writes are written (0: none pending), for
  * pfs_wb_fix_size() to apply to the stat. */

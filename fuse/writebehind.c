@@ -15,7 +15,12 @@
  *     iosched can merge and order writeback as the kernel's cache would.
  *
  * Neither kind is used for a write the caller made synchronous (O_DSYNC)
- * on a direct handle, which no FSYNC follows.
+ * on a direct handle, which no FSYNC follows.  A write that extends the
+ * file first has its space allocated on the backing filesystem
+ * (pfs_wb_reserve()): a full filesystem is then the writer's error at once,
+ * as without the cache (PostgreSQL's "could not extend file"), not a later
+ * fsync's, and the file's size already includes the write; where the
+ * filesystem cannot allocate ahead, such a write is answered once written.
  *
  * What must stay true: an inode counts its acknowledged writes until they
  * finished, and every size pgiofs tells the kernel includes them (the
@@ -30,7 +35,23 @@
 #include "pgiofs_i.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+
+int pfs_wb_reserve(int fd, off_t off, size_t len)
+{
+	struct stat st;
+
+	if (!len)
+		return 0;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (off + (off_t)len <= st.st_size)
+		return 0; /* overwrites allocated blocks */
+	if (fallocate(fd, 0, off, (off_t)len) == 0)
+		return 0;
+	return errno == EOPNOTSUPP ? -EOPNOTSUPP : -errno;
+}
 
 void pfs_wb_init(struct pfs *fs, uint64_t limit)
 {
