@@ -387,9 +387,13 @@ static void print_interval(const struct ios_stats_snapshot *d)
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	for (c = 0; c < IOS_NCLASS; c++) {
 		const struct ios_stats_class *k = &d->cls[c];
+		char name[16];
 
+		/* "*": reads and writes of its passthrough files are not seen */
+		snprintf(name, sizeof(name), "%s%s", ios_class_name((enum ios_class)c),
+			 k->bytes_seen == IOS_SEEN_ALL ? "" : "*");
 		if (k->read_ops || k->write_ops || k->sync_ops)
-			interval_row(when, ios_class_name((enum ios_class)c), k, secs);
+			interval_row(when, name, k, secs);
 	}
 	interval_row(when, "total", &d->total, secs);
 }
