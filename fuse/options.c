@@ -26,7 +26,9 @@ static const struct conf_tunable rows[] = {
      "How long the kernel may cache that a name does not exist."},
     {"fuse", "writeback_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(writeback_cache),
      "Let the kernel gather small writes in its page cache and send them in large "
-     "WRITE requests (PostgreSQL writes 8 KiB blocks)."},
+     "WRITE requests (PostgreSQL writes 8 KiB blocks).  Off with files.wal_mode = "
+     "passthrough, which the kernel allows only without it; pgiofs is then the write "
+     "cache itself (files.write_cache_mb)."},
     {"fuse", "keep_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(keep_cache),
      "Keep a file's cached pages when it is opened again."},
     {"fuse", "max_write_kb", CONF_INT, "KiB", "1024", 4, 1024, NULL, F(max_write_kb),
