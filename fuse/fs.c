@@ -510,6 +510,9 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	}
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 		     FUSE_SET_ATTR_MTIME_NOW)) {
+		/* an acknowledged write landing afterwards would move the
+		 * mtime set here */
+		pfs_wb_wait(in);
 		ret = set_times(in, fd, attr, valid);
 		if (ret < 0)
 			goto out;
