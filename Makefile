@@ -13,7 +13,6 @@ PKGS    := fuse3 liburing liblz4 libpq inih jansson
 CC      ?= cc
 CFLAGS_BASE := -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
 	-Wmissing-prototypes -Wstrict-prototypes -D_GNU_SOURCE -g \
-	-Icommon -Iiosched -Ifuse -Ipgload \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
@@ -39,6 +38,20 @@ endif
 CFLAGS := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
 LDFLAGS := $(OPT) $(EXTRA_LDFLAGS)
 
+# ---- include paths: what each module may see ----------------------------
+# A module sees its own directory and the public headers of the modules it
+# may call (docs/architecture.md), nothing else: common/ is all public;
+# iosched.h is linked alone into $(PUB)/iosched, so that fuse/ can include
+# it but not iosched_i.h; pgload/ sees common/ only.  Tests see what their
+# module sees.  `make incflags-MODULE` prints a module's flags.
+PUB := $(BUILD)/include
+PUB_HEADERS := $(PUB)/iosched/iosched.h
+INC_common  := -Icommon
+INC_iosched := -Iiosched -Icommon
+INC_fuse    := -Ifuse -I$(PUB)/iosched -Icommon
+INC_pgload  := -Ipgload -Icommon
+INC_disk    := -Idisk -I$(PUB)/iosched -Icommon
+
 # ---- modules -------------------------------------------------------------
 COMMON_SRC  := $(wildcard common/*.c)
 IOSCHED_SRC := $(wildcard iosched/*.c)
@@ -63,6 +76,11 @@ ifneq ($(wildcard pgload/pgload_main.c),)
 PROGS += $(BIN)/pgload
 endif
 
+# disk/: pgdisk, the modelled disk, a command on iosched and common
+DISK_SRC := $(wildcard disk/*.c)
+DISK_OBJ := $(call obj,$(DISK_SRC))
+PROGS += $(BIN)/pgdisk
+
 # ---- tests: every tests/<module>/test_*.c is one program -----------------
 TEST_SRC  := $(wildcard tests/*/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -77,9 +95,18 @@ TEST_HELPERS += $(WCOUNT_SHIM)
 .PHONY: all asan tsan check check-long check-asan check-tsan clean deps demo bench install fuzz
 all: $(PROGS) $(TEST_BINS) $(TEST_HELPERS)
 
-$(BUILD)/%.o: %.c
+$(PUB)/iosched/%.h: iosched/%.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	ln -sf $(abspath $<) $@
+
+$(BUILD)/common/%.o:  INC := $(INC_common)
+$(BUILD)/iosched/%.o: INC := $(INC_iosched)
+$(BUILD)/fuse/%.o:    INC := $(INC_fuse)
+$(BUILD)/pgload/%.o:  INC := $(INC_pgload)
+$(BUILD)/disk/%.o:    INC := $(INC_disk)
+$(BUILD)/%.o: %.c | $(PUB_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC) -MMD -MP -c $< -o $@
 
 $(LIBCOMMON): $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
@@ -106,13 +133,25 @@ $(BIN)/pgload: $(BUILD)/pgload/pgload_main.o $(LIBPGLOAD) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON)
+$(BIN)/pgdisk: $(DISK_OBJ) $(LIBIOSCHED) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(WCOUNT_SHIM): tests/fuse/helper_wcount.c fuse/classify.c fuse/pagetype.c
+$(BUILD)/tests/common/%:  INC := $(INC_common)
+$(BUILD)/tests/iosched/%: INC := $(INC_iosched)
+$(BUILD)/tests/fuse/%:    INC := $(INC_fuse)
+$(BUILD)/tests/pgload/%:  INC := $(INC_pgload)
+$(BUILD)/tests/disk/%:    INC := $(INC_disk)
+$(BUILD)/tests/%: tests/%.c $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON) | $(PUB_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -O2 -DWCOUNT_SHIM -fPIC -fvisibility=hidden -shared -o $@ $^ -ldl
+	$(CC) $(CFLAGS) $(INC) -Itests -o $@ $< $(LIBPGIOFS) $(LIBPGLOAD) $(LIBIOSCHED) $(LIBCOMMON) $(LDLIBS)
+
+$(WCOUNT_SHIM): tests/fuse/helper_wcount.c fuse/classify.c fuse/pagetype.c | $(PUB_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(INC_fuse) -O2 -DWCOUNT_SHIM -fPIC -fvisibility=hidden -shared -o $@ $^ -ldl
+
+incflags-%:
+	@echo $(INC_$*)
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
@@ -177,6 +216,7 @@ install: $(PROGS)
 	[ -e $(DESTDIR)$(SYSCONFDIR)/pgiofs/pgiofs.conf ] || \
 		install -m 0644 config/pgiofs.conf $(DESTDIR)$(SYSCONFDIR)/pgiofs/pgiofs.conf
 	install -m 0644 man/pgiofs.1 man/pgload.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 man/pgdisk.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		systemd/pgiofs@.service >$(DESTDIR)$(UNITDIR)/pgiofs@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/pgiofs@.service

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "iosched.h"
+#include "stats.h"
 
 static long ncalls = 10000000;
 static struct ios_stats *stats;
@@ -104,13 +105,6 @@ static double measure(enum op op, unsigned threads, long calls)
 	return sum / threads;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 #define ROUNDS 7
 
 /* side_by_side() -- ops @a and @b measured alternately (A B A B ...)
@@ -119,16 +113,17 @@ static int cmp_double(const void *a, const void *b)
 static void side_by_side(enum op a, enum op b, unsigned threads, long calls, double *ma, double *mb)
 {
 	double xa[ROUNDS], xb[ROUNDS];
+	struct stats_summary sa, sb;
 	int i;
 
 	for (i = 0; i < ROUNDS; i++) {
 		xa[i] = measure(a, threads, calls);
 		xb[i] = measure(b, threads, calls);
 	}
-	qsort(xa, ROUNDS, sizeof(double), cmp_double);
-	qsort(xb, ROUNDS, sizeof(double), cmp_double);
-	*ma = xa[ROUNDS / 2];
-	*mb = xb[ROUNDS / 2];
+	stats_summarize(xa, ROUNDS, &sa);
+	stats_summarize(xb, ROUNDS, &sb);
+	*ma = sa.median;
+	*mb = sb.median;
 }
 
 int main(int argc, char **argv)

@@ -251,45 +251,6 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
-/* pfs_find_profile() -- the file of profile @name: a path if it has a '/',
- * else NAME.conf in $PGIOFS_PROFILE_DIR, next to the binary
- * (../config/profiles, ../share/pgiofs/profiles) or /etc/pgiofs/profiles. */
-int pfs_find_profile(const char *name, char *out, size_t len)
-{
-	char exe[PATH_MAX], *slash;
-	const char *env = getenv("PGIOFS_PROFILE_DIR");
-	const char *rel[] = {"/../config/profiles", "/../share/pgiofs/profiles",
-			     "/../../config/profiles"};
-	ssize_t n;
-	size_t i;
-
-	if (strchr(name, '/'))
-		return realpath(name, out) ? 0 : -errno;
-	if (!*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != strlen(name))
-		return -EINVAL;
-	if (env) {
-		snprintf(out, len, "%s/%s.conf", env, name);
-		if (access(out, R_OK) == 0)
-			return 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-			char dir[PATH_MAX + 64];
-
-			snprintf(dir, sizeof(dir), "%s%s/%s.conf", exe, rel[i], name);
-			if (access(dir, R_OK) == 0 && realpath(dir, out))
-				return 0;
-		}
-	}
-	snprintf(out, len, "/etc/pgiofs/profiles/%s.conf", name);
-	return access(out, R_OK) == 0 ? 0 : -ENOENT;
-}
-
 /* load_settings() -- defaults, then the profile, the config file and the
  * overrides, in that order.  Returns 0, or -1 with a message in @err. */
 static int load_settings(const struct cli *c, struct pgiofs_settings *s, char *err, size_t errlen)
@@ -315,7 +276,7 @@ static int load_settings(const struct cli *c, struct pgiofs_settings *s, char *e
 			return -1;
 		}
 	/* injected I/O errors in a real mount would look like a failing disk */
-	if (ios_fault_configured(&s->ios) && !c->allow_faults && !c->print_config) {
+	if (pgiofs_fault_configured(s) && !c->allow_faults && !c->print_config) {
 		snprintf(err, errlen,
 			 "[fault] settings inject I/O errors and crashes; they are for tests "
 			 "and need --allow-faults");
@@ -725,24 +686,32 @@ static int run(struct cli *c, struct pfs *fs)
 	fuse_opt_free_args(&args);
 	if (!se) {
 		fprintf(stderr, "pgiofs: cannot start a FUSE session with options \"%s\"\n", opts);
-		drop_trace(c, trace_fd);
-		return 1;
+		goto out_trace;
 	}
 	fs->se = se;
 	if (fuse_session_mount(se, c->mountpoint) != 0) {
 		fprintf(stderr, "pgiofs: cannot mount \"%s\" (see the message above)\n",
 			c->mountpoint);
-		fuse_session_destroy(se);
-		drop_trace(c, trace_fd);
-		return 1;
+		goto out_destroy;
 	}
-	if (pfs_wire_attach(se) < 0) {
+	if (pfs_wire_attach(fs) < 0) {
 		fprintf(stderr, "pgiofs: cannot attach to the FUSE session\n");
+		goto out_unmount;
+	}
+	/* INIT now, while there is a terminal: what the kernel offers decides
+	 * how WAL is opened, and a fallback is said where the user sees it */
+	ret = pfs_loop_init(se);
+	if (ret < 0) {
+		fprintf(stderr, "pgiofs: the kernel's INIT request for \"%s\" failed: %s\n",
+			c->mountpoint, strerror(-ret));
 		fuse_session_unmount(se);
 		fuse_session_destroy(se);
 		drop_trace(c, trace_fd);
 		return 1;
 	}
+	ret = 1;
+	if (fs->wal_note[0])
+		fprintf(stderr, "pgiofs: %s\n", fs->wal_note);
 	pfs_tune_bdi(fs, c->mountpoint);
 	/* bound now, served after daemonizing: ready when the command returns */
 	if (pfs_control_open(fs, c->mountpoint, c->backing, has_fuse_opt(c, "allow_other"), err,
@@ -750,12 +719,8 @@ static int run(struct cli *c, struct pfs *fs)
 		fprintf(stderr, "pgiofs: warning: %s; `pgiofs stat` will not work for this mount\n",
 			err);
 	fs->foreground = c->foreground;
-	if (fuse_daemonize(c->foreground) != 0) {
-		fuse_session_unmount(se);
-		fuse_session_destroy(se);
-		drop_trace(c, trace_fd);
-		return 1;
-	}
+	if (fuse_daemonize(c->foreground) != 0)
+		goto out_unmount;
 	if (!c->foreground)
 		pfs_log_to_syslog();
 	if (trace_fd >= 0) {
@@ -769,13 +734,12 @@ static int run(struct cli *c, struct pfs *fs)
 		pthread_sigmask(SIG_BLOCK, &all, &old);
 		fs->trace = ios_trace_writer_create_opts(NULL, &to, &e);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		trace_fd = -1; /* the writer's now, or closed */
 		if (!fs->trace) {
 			pfs_log(LOG_ERR, "cannot start the trace \"%s\": %s", c->trace,
 				strerror(-e));
 			unlink(c->trace);
-			fuse_session_unmount(se);
-			fuse_session_destroy(se);
-			return 1;
+			goto out_unmount;
 		}
 	}
 	/* before any thread starts (a queueing scheduler's dispatcher): only
@@ -789,9 +753,7 @@ static int run(struct cli *c, struct pfs *fs)
 	fs->ios = pfs_sched_create(fs, &fs->set);
 	if (!fs->ios) {
 		pfs_log(LOG_ERR, "cannot start the I/O scheduler: %s", strerror(errno));
-		fuse_session_unmount(se);
-		fuse_session_destroy(se);
-		return 1;
+		goto out_unmount;
 	}
 
 	sc.se = se;
@@ -805,9 +767,7 @@ static int run(struct cli *c, struct pfs *fs)
 	signal(SIGPIPE, SIG_IGN);
 	if (pthread_create(&sigthr, NULL, signal_thread, &sc) != 0) {
 		pfs_log(LOG_ERR, "cannot start the signal thread");
-		fuse_session_unmount(se);
-		fuse_session_destroy(se);
-		return 1;
+		goto out_backing;
 	}
 	pthread_detach(sigthr);
 	/* after the signal mask: only the signal thread takes those signals */
@@ -819,7 +779,7 @@ static int run(struct cli *c, struct pfs *fs)
 		pfs_control_stop(fs);
 	}
 
-	ret = pfs_loop(se, &fs->set);
+	ret = pfs_loop(se, &fs->set) < 0 ? 1 : 0;
 	atomic_store(&sc.loop_done, true);
 	/* requests still queued complete (their replies go nowhere now)
 	 * before the session they belong to goes away */
@@ -827,11 +787,17 @@ static int run(struct cli *c, struct pfs *fs)
 	fs->ios = NULL;
 	/* every request has completed: nothing writes to the trace any more */
 	close_trace(fs, c->trace);
-	fuse_session_unmount(se);
-	fuse_session_destroy(se);
+	/* one clean-up path, in reverse order of acquisition */
+out_backing:
 	if (sc.backing_fd != fs->root.fd)
 		close(sc.backing_fd);
-	return ret < 0 ? 1 : 0;
+out_unmount:
+	fuse_session_unmount(se);
+out_destroy:
+	fuse_session_destroy(se);
+out_trace:
+	drop_trace(c, trace_fd);
+	return ret;
 }
 
 int pgiofs_main(int argc, char **argv)

@@ -36,6 +36,7 @@
  * file system.
  */
 #include "pgiofs_i.h"
+#include "json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -207,34 +208,13 @@ static int authorize(struct pfs_control *c, int fd, const struct ucred *cr, char
 
 /* ---- replies ----------------------------------------------------------------- */
 
-void pfs_json_str(char *out, size_t len, const char *s)
-{
-	size_t o = 0;
-
-	if (len < 3)
-		return;
-	out[o++] = '"';
-	for (; *s && o + 8 < len; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\') {
-			out[o++] = '\\';
-			out[o++] = (char)ch;
-		} else if (ch < 0x20) {
-			o += (size_t)snprintf(out + o, len - o, "\\u%04x", ch);
-		} else {
-			out[o++] = (char)ch;
-		}
-	}
-	out[o++] = '"';
-	out[o] = '\0';
-}
-
 /* extras() -- the members `pgiofs stat` adds after "schema". */
 static int extras(struct pfs_control *c, char *buf, size_t len)
 {
 	struct pfs *fs = c->fs;
 	char mnt[2 * PATH_MAX + 8], back[2 * PATH_MAX + 8], model[32], when[64];
+	char note[2 * sizeof(fs->wal_note) + 8];
+	struct pfs_wb_counters wb;
 	const char *policy;
 	bool enabled;
 	struct timespec ts;
@@ -245,17 +225,24 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &fs->set, model, sizeof(model));
 	enabled = fs->set.stats_enabled;
 	pthread_rwlock_unlock(&fs->ios_lock);
-	pfs_json_str(mnt, sizeof(mnt), c->mountpoint);
-	pfs_json_str(back, sizeof(back), c->backing);
+	json_str_format(mnt, sizeof(mnt), c->mountpoint);
+	json_str_format(back, sizeof(back), c->backing);
+	json_str_format(note, sizeof(note), fs->wal_note);
+	pfs_wb_counters(fs, &wb);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 	return snprintf(buf, len,
 			"\"mount\":%s,\"backing\":%s,\"policy\":\"%s\",\"device\":\"%s\","
 			"\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
-			"\"time\":\"%s.%03ldZ\"",
+			"\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,"
+			"\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64
+			",\"bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64
+			",\"waits\":%" PRIu64 ",\"errors\":%" PRIu64 "}",
 			mnt, back, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
-			(int)getpid(), when, ts.tv_nsec / 1000000);
+			(int)getpid(), when, ts.tv_nsec / 1000000,
+			pgiofs_wal_mode_names[fs->wal_mode], note, fs->writeback ? "true" : "false",
+			wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits, wb.errors);
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -280,7 +267,7 @@ static void reply_error(int fd, int err, const char *msg)
 	char quoted[1024], line[1200];
 	int n;
 
-	pfs_json_str(quoted, sizeof(quoted), msg);
+	json_str_format(quoted, sizeof(quoted), msg);
 	n = snprintf(line, sizeof(line), "{\"error\":%s,\"errno\":%d}\n", quoted, err);
 	write_all(fd, line, (size_t)n);
 }

@@ -8,6 +8,7 @@
  * inside the other.
  */
 #include "pgiofs_i.h"
+#include "mountinfo.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,81 +21,25 @@
 #include <syslog.h>
 #include <unistd.h>
 
-/* unescape_mountinfo() -- undo the octal escapes (\040 etc.) in place. */
-static void unescape_mountinfo(char *s)
-{
-	char *w = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 4;
-		} else {
-			*w++ = *s++;
-		}
-	}
-	*w = '\0';
-}
-
 /* pfs_find_mount() -- the mount that contains absolute path @path (the
  * longest mount point that is a prefix of it), or the one exactly at it when
  * @exact.  Returns 0, or -ENOENT. */
 int pfs_find_mount(const char *path, bool exact, struct pfs_mount_info *out)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char *line = NULL;
-	size_t cap = 0, best = 0;
-	int found = -ENOENT;
+	struct mountinfo m;
+	const char *uid;
+	int ret = mountinfo_find(NULL, path, exact, &m);
 
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		char point[PATH_MAX], fstype[64], *sep, *uid;
-		unsigned maj, min;
-		size_t len;
-
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, point) != 3)
-			continue;
-		sep = strstr(line, " - ");
-		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1)
-			continue;
-		unescape_mountinfo(point);
-		len = strlen(point);
-		if (exact) {
-			if (strcmp(point, path) != 0)
-				continue;
-		} else if (!(strcmp(point, "/") == 0 ||
-			     (strncmp(path, point, len) == 0 &&
-			      (path[len] == '/' || path[len] == '\0')))) {
-			continue;
-		}
-		/* later lines are mounted on top: ">=" keeps the topmost */
-		if (len >= best) {
-			best = len;
-			snprintf(out->point, sizeof(out->point), "%s", point);
-			snprintf(out->fstype, sizeof(out->fstype), "%s", fstype);
-			out->major = maj;
-			out->minor = min;
-			/* FUSE mounts name their owner in the super options */
-			uid = strstr(sep + 3, ",user_id=");
-			out->user_id = uid ? strtol(uid + 9, NULL, 10) : -1;
-			found = 0;
-		}
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
-/* is_inside() -- @a is @b or below it (both canonical). */
-static bool is_inside(const char *a, const char *b)
-{
-	size_t n = strlen(b);
-
-	if (strcmp(b, "/") == 0)
-		return true;
-	return strncmp(a, b, n) == 0 && (a[n] == '/' || a[n] == '\0');
+	if (ret <= 0)
+		return ret < 0 ? ret : -ENOENT;
+	snprintf(out->point, sizeof(out->point), "%s", m.point);
+	snprintf(out->fstype, sizeof(out->fstype), "%s", m.fstype);
+	out->major = m.major;
+	out->minor = m.minor;
+	/* FUSE mounts name their owner in the super options */
+	uid = strstr(m.super, "user_id=");
+	out->user_id = uid && (uid == m.super || uid[-1] == ',') ? strtol(uid + 8, NULL, 10) : -1;
+	return 0;
 }
 
 static int dir_is_empty(const char *path)
@@ -146,14 +91,14 @@ int pgiofs_check_paths(const char *backing, const char *mountpoint, bool nonempt
 			 strerror(-ret));
 		return ret;
 	}
-	if (is_inside(rm, rb)) {
+	if (path_is_under(rm, rb)) {
 		snprintf(err, errlen,
 			 "mount point \"%s\" is inside the backing directory \"%s\" (the mount "
 			 "would contain itself)",
 			 mountpoint, backing);
 		return -EINVAL;
 	}
-	if (is_inside(rb, rm)) {
+	if (path_is_under(rb, rm)) {
 		snprintf(err, errlen,
 			 "backing directory \"%s\" is inside the mount point \"%s\" (it would be "
 			 "hidden by the mount)",

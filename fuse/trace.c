@@ -14,6 +14,7 @@
  * Results go to stdout, errors to stderr; exit 1 on error, 2 on usage.
  */
 #include "pgiofs_i.h"
+#include "json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -195,8 +196,8 @@ static int replay(const char *path, const struct replay_opts *o)
 	ra_kb = set.ios.policy == IOS_POLICY_DIRECT ? 0 : set.ios.ra_window_kb;
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &set, model, sizeof(model));
 	if (o->json) {
-		pfs_json_str(qpath, sizeof(qpath), path);
-		pfs_json_str(qprof, sizeof(qprof), o->profile ? o->profile : "");
+		json_str_format(qpath, sizeof(qpath), path);
+		json_str_format(qprof, sizeof(qprof), o->profile ? o->profile : "");
 		snprintf(extra, sizeof(extra),
 			 "\"trace\":%s,\"replay\":true,\"profile\":%s,\"policy\":\"%s\","
 			 "\"device\":\"%s\",\"ra_window_kb\":%" PRId64 ",\"records\":%" PRId64

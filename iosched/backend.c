@@ -346,6 +346,7 @@ void ios_virtual_step(struct ios_sched *s)
 
 const struct ios_backend_ops ios_backend_virtual = {
     .name = "virtual",
+    .virtual_clock = true,
     .init = virt_init,
     .exit = virt_exit,
     .start = virt_start,

@@ -78,6 +78,13 @@ static const struct conf_tunable rows[] = {
      "this after they arrive (bounded write latency)."},
     {"iosched", "temp_expire_ms", CONF_INT, "ms", "5000", 1, 600000, NULL, F(temp_expire_ms),
      "dbaware: temp-file (pgsql_tmp) reads and writes."},
+    {"iosched", "wal_target_us", CONF_INT, "us", "2000", 0, 10000000, NULL, F(wal_target_us),
+     "dbaware: the writeback throttle's target for WAL flushes (a commit's fdatasync of the "
+     "segment, or its O_DSYNC write): when 1% or more of them in a window take longer, "
+     "the heap, index and temp writeback in flight is halved (down to one transfer); "
+     "while none does, it grows back by a quarter (up to nr_requests).  0: no throttle."},
+    {"iosched", "throttle_window_ms", CONF_INT, "ms", "100", 1, 60000, NULL, F(throttle_window_ms),
+     "dbaware: how often the writeback throttle decides."},
     {"iosched", "wal_inline", CONF_BOOL, "", "yes", 0, 0, NULL, F(wal_inline),
      "Queueing policies: run WAL and commit-status (pg_xact, ...) requests at arrival "
      "in the requesting thread, as direct does, instead of queueing them for the "
@@ -98,17 +105,20 @@ static const struct conf_tunable rows[] = {
     {"device", "model", CONF_ENUM, "", "none", 0, 0, device_names, F(device_model),
      "Emulated device: none (real timing), hdd (one head: seek by distance, rotation, "
      "transfer) or ssd (per-request latency plus transfer).  Completions are held back "
-     "until the modelled device would have finished them."},
+     "until the modelled device would have finished them.  pgdisk serves a block "
+     "device's image through the same model."},
     {"device", "seq_mb_s", CONF_DOUBLE, "MB/s", "54", 1, 100000, NULL, F(seq_mb_s),
      "Transfer rate of the emulated device (the seed's 2004 disk: about 54 MB/s)."},
     {"device", "seek_ms", CONF_DOUBLE, "ms", "8.5", 0, 1000, NULL, F(seek_ms),
-     "Average seek of the emulated hdd (a full-stroke seek is about twice this)."},
+     "Average seek of the emulated hdd: what seeks between random places across the "
+     "disk average (the full stroke is calibrated from it, about 1.8 times it)."},
     {"device", "rpm", CONF_INT, "rpm", "7200", 1000, 30000, NULL, F(rpm),
      "Spindle speed of the emulated hdd (half a turn of rotational latency on a seek)."},
     {"device", "ssd_latency_us", CONF_DOUBLE, "us", "100", 0, 1e6, NULL, F(ssd_latency_us),
      "Per-request latency of the emulated ssd."},
     {"device", "track_kb", CONF_DOUBLE, "KiB", "1024", 0, 1e6, NULL, F(track_kb),
-     "Emulated hdd: a jump shorter than this costs a track switch (1 ms), not a seek."},
+     "Emulated hdd: a jump shorter than this costs a track switch (1 ms, or seek_ms "
+     "if less), not a seek."},
     {"device", "queue_depth", CONF_INT, "", "2", 1, 1024, NULL, F(queue_depth),
      "Transfers the emulated device accepts at once (a 2004 IDE disk: one or two); the "
      "rest stay in the scheduler, where priorities can still reorder them."},

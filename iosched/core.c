@@ -143,7 +143,9 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 		struct ios_stats *st = s->stats;
 		ssize_t res;
 
-		if (!st && !s->trace && !s->fault) {
+		uint64_t lat;
+
+		if (!st && !s->trace && !s->fault && !(s->wbt && ios_wbt_is_flush(req))) {
 			req->arrival_ns = 0;
 			req->done(req, ios_execute(req));
 			return 0;
@@ -152,7 +154,9 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 		 * before done, so a completed request is already counted */
 		req->arrival_ns = ios_now_ns();
 		res = s->fault ? ios_fault_execute(s->fault, req) : ios_execute(req);
-		account(s, req, res, 0, ios_now_ns() - req->arrival_ns);
+		lat = ios_now_ns() - req->arrival_ns;
+		account(s, req, res, 0, lat);
+		ios_wbt_observe(s->wbt, req, lat);
 		req->done(req, res);
 		return 0;
 	}
@@ -176,6 +180,7 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 
 static bool eligible(const struct ios_rq *rq);
 static void park(struct ios_sched *s, struct ios_rq *rq);
+static void ios_core_queue(struct ios_sched *s, struct ios_rq *rq);
 
 /* queued_insert() -- keep file->queued sorted by offset. */
 static void queued_insert(struct ios_file *f, struct ios_rq *rq)
@@ -241,7 +246,7 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 }
 
 /* ios_core_queue() -- hand an arrived read or write to the policy. */
-void ios_core_queue(struct ios_sched *s, struct ios_rq *rq)
+static void ios_core_queue(struct ios_sched *s, struct ios_rq *rq)
 {
 	queued_insert(rq->file, rq);
 	s->nr_queued++;
@@ -251,7 +256,7 @@ void ios_core_queue(struct ios_sched *s, struct ios_rq *rq)
 /* ios_core_submit_internal() -- a request of the scheduler's own (flags
  * IOS_F_INTERNAL), arriving now, on the dispatcher thread; NULL if out of
  * memory (nothing was done). */
-struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req)
+static struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req)
 {
 	struct ios_rq *rq = calloc(1, sizeof(*rq));
 
@@ -267,7 +272,7 @@ struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req
 
 /* ios_core_finish() -- complete arrived @rq without a transfer (readahead
  * served it from its cache): all of its latency is service time. */
-void ios_core_finish(struct ios_sched *s, struct ios_rq *rq, ssize_t res)
+static void ios_core_finish(struct ios_sched *s, struct ios_rq *rq, ssize_t res)
 {
 	uint64_t now = s->clock(s);
 	struct ios_req *req = rq->req;
@@ -581,6 +586,8 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 	ios_list_add_tail(&s->inflight, &head->anode);
 	s->nr_inflight += head->nreq;
 	s->nr_xfers_inflight++;
+	if (ios_wbt_is_writeback(head->req))
+		s->nr_wb_inflight++;
 	s->bytes_inflight += xlen;
 	if (s->bytes_inflight > s->cnt.peak_bytes_inflight)
 		s->cnt.peak_bytes_inflight = s->bytes_inflight;
@@ -605,6 +612,7 @@ void ios_core_dispatch(struct ios_sched *s)
 {
 	uint64_t now = s->clock(s);
 
+	ios_wbt_round(s);
 	for (;;) {
 		struct ios_rq *rq;
 		bool from_ready = !ios_list_empty(&s->ready);
@@ -674,6 +682,8 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 	ios_list_del(&head->anode);
 	s->nr_inflight -= head->nreq;
 	s->nr_xfers_inflight--;
+	if (ios_wbt_is_writeback(head->req))
+		s->nr_wb_inflight--;
 	s->bytes_inflight -= head->len;
 	s->pol_ops->completed(s, head, now);
 	for (p = head->merged.next; p != &head->merged; p = n) {
@@ -692,6 +702,7 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 		account(s, req, r,
 			head->dispatch_ns > m->arrival_ns ? head->dispatch_ns - m->arrival_ns : 0,
 			now > head->dispatch_ns ? now - head->dispatch_ns : 0);
+		ios_wbt_observe(s->wbt, req, now > m->arrival_ns ? now - m->arrival_ns : 0);
 		req->done(req, r);
 		if (m != head) {
 			file_put(s, m->file);
@@ -780,9 +791,17 @@ static const struct ios_policy_ops *const policies[IOS_NPOLICY] = {
     [IOS_POLICY_DBAWARE] = &ios_policy_dbaware,
 };
 
-static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
+/* What readahead issues its reads through (struct ios_ra_core). */
+static const struct ios_ra_core ra_core = {
+    .submit = ios_core_submit_internal,
+    .queue = ios_core_queue,
+    .finish = ios_core_finish,
+};
+
+struct ios_sched *ios_core_create(const struct ios_settings *set, const struct ios_backend_ops *be)
 {
 	struct ios_sched *s;
+	bool virt = be->virtual_clock;
 	int ret;
 
 	if ((unsigned)set->policy >= IOS_NPOLICY ||
@@ -820,16 +839,19 @@ static struct ios_sched *sched_new(const struct ios_settings *set, bool virt)
 	if (set->wal_inline && !s->dev && !virt)
 		s->inline_classes = 1u << IOS_CLASS_WAL | 1u << IOS_CLASS_XACT;
 	if (set->ra_window_kb > 0 && set->policy != IOS_POLICY_DIRECT) { /* as in the daemon */
-		s->ra = ios_ra_create(set);
+		s->ra = ios_ra_create(set, &ra_core);
 		if (!s->ra)
 			goto fail;
 	}
+	if (set->policy == IOS_POLICY_DBAWARE && set->wal_target_us > 0 &&
+	    !(s->wbt = ios_wbt_create(set)))
+		goto fail;
 	ret = s->pol_ops->init(s);
 	if (ret < 0) {
 		errno = -ret;
 		goto fail;
 	}
-	s->be_ops = virt ? &ios_backend_virtual : &ios_backend_uring;
+	s->be_ops = be;
 	if (!virt) {
 		s->wake_fd = eventfd(0, EFD_CLOEXEC);
 		if (s->wake_fd < 0)
@@ -847,36 +869,13 @@ fail:
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
 	ios_ra_destroy(s);
+	ios_wbt_destroy(s->wbt);
 	ios_device_destroy(s->dev);
 	ios_fault_destroy(s->fault);
 	free(s->files);
 	pthread_mutex_destroy(&s->sub_lock);
 	free(s);
 	return NULL;
-}
-
-struct ios_sched *ios_create_with(const struct ios_settings *set)
-{
-	return sched_new(set, false);
-}
-
-struct ios_sched *ios_create_virtual(const struct ios_settings *set)
-{
-	return sched_new(set, true);
-}
-
-struct ios_sched *ios_create(const char *name)
-{
-	struct ios_settings set;
-	int p = name ? ios_policy_by_name(name) : -EINVAL;
-
-	if (p < 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	conf_defaults(&ios_conf, &set);
-	set.policy = p;
-	return ios_create_with(&set);
 }
 
 void ios_destroy(struct ios_sched *s)
@@ -890,6 +889,7 @@ void ios_destroy(struct ios_sched *s)
 		if (s->wake_fd >= 0)
 			close(s->wake_fd);
 		ios_device_destroy(s->dev);
+		ios_wbt_destroy(s->wbt);
 		free(s->files);
 	}
 	ios_fault_destroy(s->fault);
@@ -917,6 +917,7 @@ bool ios_is_async(const struct ios_sched *s)
 void ios_attach_stats(struct ios_sched *s, struct ios_stats *st)
 {
 	s->stats = st;
+	ios_wbt_publish(s, NULL); /* this scheduler's throttle, or none */
 }
 
 void ios_attach_trace(struct ios_sched *s, struct ios_trace_writer *w)

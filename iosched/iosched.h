@@ -14,6 +14,11 @@
  * or later on a dispatcher thread (queueing policies): callers must not touch
  * the request or its buffers after submitting it, except from done.
  *
+ * Conventions: functions return >= 0 on success and -errno on failure;
+ * constructors return the object, or NULL with errno set (the trace writer
+ * and reader also store -errno in *err, if not NULL); destroy and close
+ * functions accept NULL.
+ *
  * Invariants every policy keeps:
  *   - no request is lost, duplicated or completed twice;
  *   - a sync is issued only after every write to the same file submitted
@@ -52,6 +57,9 @@ enum ios_dir { IOS_READ, IOS_WRITE, IOS_SYNC, IOS_NDIR };
 /* virtual schedulers only: execute nothing, succeed with the full length
  * (a trace replay) */
 #define IOS_F_NOEXEC 0x2
+/* IOS_WRITE: the caller made it synchronous (O_DSYNC on the descriptor):
+ * for WAL it is a commit's flush, which the writeback throttle times */
+#define IOS_F_DSYNC 0x4
 
 /* A backing file's identity: its device and inode number, as stat(2) gives
  * them (st_dev, st_ino).  An inode number is unique within one filesystem
@@ -126,9 +134,11 @@ struct ios_settings {
 	int64_t xact_expire_ms;
 	int64_t data_write_expire_ms; /* heap, index, fsm, vm, meta, other */
 	int64_t temp_expire_ms;
-	int64_t ra_window_kb; /* largest readahead window (0: no readahead) */
-	bool wal_inline;      /* WAL and commit-status requests run at arrival */
-	int64_t ra_cache_mb;  /* read-ahead data held at most */
+	int64_t wal_target_us;	    /* dbaware: WAL flush latency the throttle aims at (0: off) */
+	int64_t throttle_window_ms; /* dbaware: how often the throttle decides */
+	int64_t ra_window_kb;	    /* largest readahead window (0: no readahead) */
+	bool wal_inline;	    /* WAL and commit-status requests run at arrival */
+	int64_t ra_cache_mb;	    /* read-ahead data held at most */
 	/* [device] */
 	int device_model;      /* enum ios_device_model */
 	double seq_mb_s;       /* hdd/ssd transfer rate */
@@ -153,7 +163,7 @@ struct ios_settings {
 extern const struct conf_table ios_conf;
 /* ios_conf's rows, a constant so that a table including them (pgiofs's)
  * has its size at compile time; iosched/conf.c checks it */
-#define IOS_CONF_NROWS 38
+#define IOS_CONF_NROWS 40
 extern const char *const ios_policy_names[]; /* NULL-terminated */
 
 /* ios_fault_configured() -- whether any [fault] setting differs from its
@@ -163,6 +173,69 @@ bool ios_fault_configured(const struct ios_settings *set);
 
 /* ios_policy_by_name() -- enum ios_policy for @name, or -EINVAL. */
 int ios_policy_by_name(const char *name);
+
+/* ---- the disk model ---------------------------------------------------------
+ * One model of a disk (device.c), with the [device] settings: the
+ * scheduler's emulated device holds completions back by it, and pgdisk (the
+ * modelled block device, disk/) holds every request of a loop device back by
+ * it.  The caller owns the clock: it says when a request reaches the disk
+ * (any nanosecond clock, real or virtual, that does not go back); the model
+ * says when the disk starts it and when it completes it.
+ *
+ *   hdd   One head, no command queueing: requests are served one at a time,
+ *         in the order they reach the model, each starting when the one
+ *         before it is done.  A read or write moves the head from where the
+ *         last transfer ended to its address: nothing when it continues
+ *         there; a track switch (1 ms, or seek_ms if that is less) when the
+ *         jump is shorter than track_kb; otherwise a track switch plus a
+ *         part of the rest of a full stroke that grows with the square root
+ *         of the distance, plus half a revolution at rpm (the mean
+ *         rotational delay).  The full stroke is calibrated so that seeks
+ *         between addresses drawn uniformly across the span average exactly
+ *         seek_ms (about 1.8 times it).  Then the transfer at seq_mb_s.  A
+ *         command that moves no data (IOS_SYNC: a cache flush, a discard)
+ *         costs a track switch and leaves the head where it is.
+ *   ssd   A transfer takes len / seq_mb_s on the one channel (transfers
+ *         follow one another) plus ssd_latency_us, which overlaps with
+ *         other requests' latency and transfers.
+ *   none  Takes no time.
+ *
+ * Every model completes requests in the order they reach it. */
+
+/* What one request cost on the model; done_ns - start_ns is its service
+ * time, the sum of the parts. */
+struct ios_disk_time {
+	uint64_t start_ns;    /* the disk begins it (the request before it is done) */
+	uint64_t done_ns;     /* the disk has completed it */
+	uint64_t seek_ns;     /* hdd: head movement (track switch or seek) */
+	uint64_t rotation_ns; /* hdd: rotational delay after a seek */
+	uint64_t transfer_ns; /* len at seq_mb_s */
+	uint64_t latency_ns;  /* ssd: per-request latency; hdd: a flush or discard */
+};
+
+struct ios_disk;
+
+/* ios_disk_create() -- a disk of @span_bytes (> 0) with the [device]
+ * settings of @set (model, seq_mb_s, seek_ms, rpm, ssd_latency_us,
+ * track_kb), idle, its head at address 0.  NULL with errno set (EINVAL for
+ * a zero span or an unknown model, ENOMEM). */
+struct ios_disk *ios_disk_create(const struct ios_settings *set, uint64_t span_bytes);
+
+/* ios_disk_destroy() -- free.  Accepts NULL. */
+void ios_disk_destroy(struct ios_disk *d);
+
+/* ios_disk_serve() -- a request of @len bytes at byte address @addr in
+ * direction @dir (IOS_READ, IOS_WRITE; IOS_SYNC: a command that moves no
+ * data) reaches the disk at @now_ns: returns when the disk completes it and,
+ * if @t is not NULL, fills @t.  Calls must come in the order requests reach
+ * the disk, with @now_ns never going back.  Addresses beyond the span seek
+ * no further than a full stroke. */
+uint64_t ios_disk_serve(struct ios_disk *d, uint64_t addr, uint64_t len, enum ios_dir dir,
+			uint64_t now_ns, struct ios_disk_time *t);
+
+/* ios_disk_full_stroke_ns() -- the hdd's calibrated full-stroke seek (from
+ * one end of the span to the other, without rotation); 0 for other models. */
+uint64_t ios_disk_full_stroke_ns(const struct ios_disk *d);
 
 struct ios_sched;
 
@@ -271,6 +344,10 @@ uint64_t ios_now_ns(void);
 
 #include <stdio.h>
 
+/* Whether a class's read and write counters cover all of its data: not
+ * when some of its files were opened in FUSE passthrough. */
+enum ios_bytes_seen { IOS_SEEN_ALL, IOS_SEEN_PARTIAL, IOS_SEEN_NONE };
+
 /* Latency histogram: values below 16 ns have a bucket each; above, every
  * power of two is split into 16 sub-buckets, so a bucket is at most 1/16
  * (6.25%) of its lower bound wide.  Covers the whole uint64_t range. */
@@ -289,6 +366,11 @@ struct ios_stats_class {
 	uint64_t merges;		 /* requests merged into another */
 	uint64_t ra_hit_bytes;		 /* readahead bytes later read */
 	uint64_t ra_wasted_bytes;	 /* readahead bytes never read */
+	/* opens of the class's files through the mount, and of those, the ones
+	 * in FUSE passthrough, whose reads and writes bypass pgiofs and are in
+	 * none of the counters above (their fsyncs are); passthrough_files:
+	 * files that went into passthrough (for WAL, a segment taken into use) */
+	uint64_t opens, passthrough_opens, passthrough_files;
 	/* latency = queue wait + service time, over every accounted request */
 	uint64_t lat_count;	 /* requests in the histogram */
 	uint64_t queue_sum_ns;	 /* total queue wait */
@@ -301,7 +383,24 @@ struct ios_stats_class {
 	/* derived (ios_stats_snapshot() and ios_stats_snapshot_diff() fill them) */
 	uint64_t lat_avg_ns, lat_p50_ns, lat_p99_ns, lat_p999_ns;
 	double over_2s_pct, over_10s_pct; /* percent of lat_count */
+	enum ios_bytes_seen bytes_seen;	  /* from the cumulative open counts */
 	uint64_t hist[IOS_STATS_NBUCKETS];
+};
+
+/* The writeback throttle of dbaware (docs/iosched.md), as the statistics
+ * see it: counters since creation (or in the interval, for a diff), and the
+ * running scheduler's settings and depth at its last decision. */
+struct ios_stats_throttle {
+	uint64_t windows;	 /* decisions taken */
+	uint64_t windows_cut;	 /* of which cut the writeback depth */
+	uint64_t windows_raised; /* of which raised it */
+	uint64_t wal_flushes;	 /* WAL flushes (syncs, O_DSYNC writes) timed */
+	uint64_t wal_slow;	 /* of which slower than the target */
+	uint64_t throttled_ns;	 /* time the depth was below its maximum */
+	uint64_t held;		 /* dispatch rounds in which writeback waited for the depth */
+	/* gauges */
+	uint64_t target_ns; /* 0: no throttle (another policy, or wal_target_us 0) */
+	uint64_t depth, max_depth;
 };
 
 /* A snapshot: about 80 KiB, so allocate it rather than put it on the stack
@@ -313,6 +412,7 @@ struct ios_stats_snapshot {
 	int cumulative;	   /* 1: since creation; 0: an interval (a diff) */
 	struct ios_stats_class cls[IOS_NCLASS];
 	struct ios_stats_class total; /* sum of the classes */
+	struct ios_stats_throttle throttle;
 };
 
 struct ios_stats;
@@ -341,6 +441,16 @@ void ios_stats_note_merge(struct ios_stats *s, enum ios_class cls, uint64_t n);
  * ahead and then used, @wasted_bytes read ahead and dropped unused. */
 void ios_stats_note_readahead(struct ios_stats *s, enum ios_class cls, uint64_t hit_bytes,
 			      uint64_t wasted_bytes);
+
+/* ios_stats_note_open() -- a file of class @cls was opened, in FUSE
+ * passthrough if @passthrough, which took a file into passthrough if
+ * @new_file. */
+void ios_stats_note_open(struct ios_stats *s, enum ios_class cls, int passthrough, int new_file);
+
+/* ios_stats_note_throttle() -- one decision of the writeback throttle: its
+ * counters (windows, windows_cut, windows_raised, wal_flushes, wal_slow,
+ * throttled_ns, held) are added, its gauges replace the last ones. */
+void ios_stats_note_throttle(struct ios_stats *s, const struct ios_stats_throttle *t);
 
 /* ios_stats_snapshot() -- copy the counters into @out and derive average,
  * percentiles and shares.  Each counter is exact; a snapshot taken while

@@ -16,6 +16,7 @@
 #define PGIOFS_IOSCHED_I_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -186,6 +187,7 @@ extern const struct ios_policy_ops ios_policy_noop, ios_policy_elevator24, ios_p
 
 struct ios_backend_ops {
 	const char *name;
+	bool virtual_clock; /* time is the replay's clock, not the real one */
 	int (*init)(struct ios_sched *s);
 	void (*exit)(struct ios_sched *s);
 	/* start() -- begin @rq's transfer; completion is reported later
@@ -218,19 +220,21 @@ struct ios_sched {
 	size_t nfiles_tab, nfiles;
 	struct ios_list ready; /* parked rqs that became eligible */
 	struct ios_list inflight;
-	struct ios_list held;  /* emulated device: done, not yet due */
-	int nr_inflight;       /* requests (not transfers) in flight */
-	int nr_xfers_inflight; /* transfers in flight */
+	struct ios_list held;	 /* emulated device: done, not yet due */
+	int nr_inflight;	 /* requests (not transfers) in flight */
+	int nr_xfers_inflight;	 /* transfers in flight */
+	unsigned nr_wb_inflight; /* of which writeback (ios_wbt_is_writeback()) */
 	size_t bytes_inflight;
 	size_t nr_queued; /* requests in the policy */
 	struct ios_counters cnt;
 	void *pol;			/* policy state */
 	void *be;			/* back-end state */
-	struct ios_device *dev;		/* emulated device, or NULL */
+	struct ios_disk *dev;		/* emulated device, or NULL */
 	struct ios_stats *stats;	/* optional */
 	struct ios_trace_writer *trace; /* optional */
 	struct ios_fault *fault;	/* fault injection, or NULL */
 	struct ios_ra *ra;		/* readahead, or NULL (ra_window_kb 0, direct) */
+	struct ios_wbt *wbt;		/* writeback throttle (dbaware), or NULL */
 	bool ra_flush_all;		/* under sub_lock: a control node could not be
 					 * allocated, drop all read-ahead data */
 	pthread_t thread;
@@ -244,6 +248,10 @@ extern const struct ios_backend_ops ios_backend_uring, ios_backend_virtual;
  * perform and complete those due */
 uint64_t ios_virtual_due(const struct ios_sched *s);
 void ios_virtual_step(struct ios_sched *s);
+
+/* ios_core_create() -- a scheduler with settings @set on back end @be (the
+ * public constructors in create.c choose it).  NULL with errno set. */
+struct ios_sched *ios_core_create(const struct ios_settings *set, const struct ios_backend_ops *be);
 
 /* direct.c: synchronous execution.  ios_execute() -- perform @r: its
  * full length (less only for a read at EOF), 0 for a sync, or -errno. */
@@ -272,15 +280,21 @@ void ios_fault_destroy(struct ios_fault *f);
 int ios_fault_pick(struct ios_fault *f, const struct ios_req *req, uint64_t *delay_ns);
 /* ios_fault_execute() -- ios_execute() with the fault picked for @req. */
 ssize_t ios_fault_execute(struct ios_fault *f, struct ios_req *req);
-/* core.c: used by readahead.c */
-void ios_core_queue(struct ios_sched *s, struct ios_rq *rq);
-void ios_core_finish(struct ios_sched *s, struct ios_rq *rq, ssize_t res);
-struct ios_rq *ios_core_submit_internal(struct ios_sched *s, struct ios_req *req);
-
 /* readahead.c: sequential streams, async windows and the readahead cache
  * (dispatcher only, like the rest of the core) */
 struct ios_ra;
-struct ios_ra *ios_ra_create(const struct ios_settings *set);
+/* What readahead needs of the core, which gives it these (core.c) rather
+ * than readahead.c calling back into core.c: */
+struct ios_ra_core {
+	/* submit() -- a request of the scheduler's own (a window's read): it
+	 * arrives like a submitted one; NULL if out of memory */
+	struct ios_rq *(*submit)(struct ios_sched *s, struct ios_req *req);
+	/* queue() -- hand an arrived read to the policy after all */
+	void (*queue)(struct ios_sched *s, struct ios_rq *rq);
+	/* finish() -- complete arrived @rq without a transfer (served) */
+	void (*finish)(struct ios_sched *s, struct ios_rq *rq, ssize_t res);
+};
+struct ios_ra *ios_ra_create(const struct ios_settings *set, const struct ios_ra_core *core);
 void ios_ra_destroy(struct ios_sched *s);
 /* ios_ra_read() -- a read arrived: true if readahead took it over (served
  * from the cache, or waiting for a window); false: queue it as usual. */
@@ -291,12 +305,48 @@ void ios_ra_release(struct ios_sched *s, struct ios_file_id fid);
 void ios_ra_flush(struct ios_sched *s);
 void ios_ra_counters(const struct ios_sched *s, struct ios_counters *out);
 
-/* device.c: the emulated disk */
-struct ios_device;
-struct ios_device *ios_device_create(const struct ios_settings *set);
-void ios_device_destroy(struct ios_device *d);
+/* wbt.c: dbaware's writeback throttle (see there) */
+struct ios_wbt {
+	/* tunables */
+	uint64_t target_ns, window_ns;
+	unsigned max_depth;
+	/* observations: any thread */
+	_Atomic uint64_t flushes, slow; /* WAL flushes in this window, over the target */
+	/* dispatcher only */
+	unsigned depth; /* writeback transfers in flight at most */
+	uint64_t window_start, window_end;
+	uint64_t held; /* dispatch rounds in this window that held writeback */
+	bool held_round;
+};
+/* ios_wbt_create() -- a throttle for @set, or NULL: off (wal_target_us 0)
+ * or out of memory. */
+struct ios_wbt *ios_wbt_create(const struct ios_settings *set);
+void ios_wbt_destroy(struct ios_wbt *w);
+/* ios_wbt_is_flush() -- @req is a WAL flush, which the throttle times. */
+bool ios_wbt_is_flush(const struct ios_req *req);
+/* ios_wbt_is_writeback() -- @req is writeback, which the throttle holds. */
+bool ios_wbt_is_writeback(const struct ios_req *req);
+/* ios_wbt_observe() -- @req completed @lat_ns after it arrived (any
+ * thread; ignores what is not a WAL flush; @w may be NULL). */
+void ios_wbt_observe(struct ios_wbt *w, const struct ios_req *req, uint64_t lat_ns);
+/* ios_wbt_allows() -- one more writeback transfer may start now. */
+bool ios_wbt_allows(struct ios_sched *s);
+/* ios_wbt_round() -- a dispatch round begins. */
+void ios_wbt_round(struct ios_sched *s);
+/* ios_wbt_tick() -- decide if a window ended by @now; when to ask next. */
+uint64_t ios_wbt_tick(struct ios_sched *s, uint64_t now);
+/* ios_wbt_open() -- no throttle, or at its maximum depth. */
+bool ios_wbt_open(const struct ios_sched *s);
+/* ios_wbt_publish() -- @counters (NULL: none) and the throttle's gauges
+ * (none without a throttle) into the statistics. */
+void ios_wbt_publish(struct ios_sched *s, const struct ios_stats_throttle *counters);
+
+/* device.c: the emulated device, a disk model (iosched.h) of 64 GiB on
+ * which each file starts at a spread-out place */
+struct ios_disk *ios_device_create(const struct ios_settings *set);
+void ios_device_destroy(struct ios_disk *dev);
 /* ios_device_service() -- when a transfer started at @now completes on the
  * modelled device (one head: transfers are served one after another). */
-uint64_t ios_device_service(struct ios_device *d, const struct ios_rq *rq, uint64_t now);
+uint64_t ios_device_service(struct ios_disk *dev, const struct ios_rq *rq, uint64_t now);
 
 #endif

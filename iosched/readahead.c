@@ -99,6 +99,7 @@ struct ios_ra {
 	size_t cap;	     /* ra_cache_mb */
 	size_t max_window;   /* ra_window_kb, whole pages */
 	struct ios_counters cnt;
+	const struct ios_ra_core *core;
 };
 
 /* ---- files --------------------------------------------------------------------- */
@@ -357,7 +358,7 @@ static bool start_window(struct ios_sched *s, struct ra_file *rf, off_t off, siz
 	ra->cnt.ra_windows++;
 	if (!waiter)
 		ra->cnt.ra_async++;
-	b->rq = ios_core_submit_internal(s, &b->r);
+	b->rq = s->ra->core->submit(s, &b->r);
 	if (b->rq)
 		return true;
 	/* out of memory: as if it had never been */
@@ -438,7 +439,7 @@ static void sub_done(struct ios_req *r, ssize_t res)
 
 	if (res >= 0)
 		total = (size_t)res < r->len ? (ssize_t)(r->off - o->off) + res : (ssize_t)o->len;
-	ios_core_finish(sub->s, sub->orig, total);
+	sub->s->ra->core->finish(sub->s, sub->orig, total);
 	if (sub->iov != sub->iov_inline)
 		free(sub->iov);
 	free(sub);
@@ -470,7 +471,7 @@ static bool sub_read(struct ios_sched *s, struct ios_rq *rq, off_t lo, off_t hi)
 	sub->r.iovcnt = cnt;
 	sub->r.done = sub_done;
 	sub->r.priv = sub;
-	if (ios_core_submit_internal(s, &sub->r))
+	if (s->ra->core->submit(s, &sub->r))
 		return true;
 	if (sub->iov != sub->iov_inline)
 		free(sub->iov);
@@ -581,7 +582,7 @@ static bool serve(struct ios_sched *s, struct ra_file *rf, struct ios_rq *rq)
 			buf_free(s, b);
 	}
 	if (done)
-		ios_core_finish(s, rq, (ssize_t)(e - a));
+		s->ra->core->finish(s, rq, (ssize_t)(e - a));
 	return true;
 }
 
@@ -653,7 +654,7 @@ static void ra_done(struct ios_req *r, ssize_t res)
 		while (!ios_list_empty(&waiters)) {
 			p = waiters.next;
 			ios_list_del(p);
-			ios_core_queue(s, ios_container_of(p, struct ios_rq, anode));
+			s->ra->core->queue(s, ios_container_of(p, struct ios_rq, anode));
 		}
 		buf_free(s, b); /* what it read is wasted */
 		if (rf->released && ios_list_empty(&rf->bufs))
@@ -672,7 +673,7 @@ static void ra_done(struct ios_req *r, ssize_t res)
 		ios_list_del(p);
 		w = ios_container_of(p, struct ios_rq, anode);
 		if (!serve(s, rf, w))
-			ios_core_queue(s, w);
+			s->ra->core->queue(s, w);
 	}
 }
 
@@ -718,12 +719,13 @@ void ios_ra_flush(struct ios_sched *s)
 
 /* ---- creation ------------------------------------------------------------------ */
 
-struct ios_ra *ios_ra_create(const struct ios_settings *set)
+struct ios_ra *ios_ra_create(const struct ios_settings *set, const struct ios_ra_core *core)
 {
 	struct ios_ra *ra = calloc(1, sizeof(*ra));
 
 	if (!ra)
 		return NULL;
+	ra->core = core;
 	ios_list_init(&ra->lru);
 	ra->max_window = (size_t)set->ra_window_kb * 1024 / RA_PAGE * RA_PAGE;
 	if (ra->max_window < RA_PAGE)

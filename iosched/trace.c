@@ -296,6 +296,7 @@ struct ios_trace_writer *ios_trace_writer_create_opts(const char *path,
 	*err = 0;
 	if (!path && (!opts || opts->fd < 0)) {
 		*err = -EINVAL;
+		errno = -*err;
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));
@@ -303,6 +304,7 @@ struct ios_trace_writer *ios_trace_writer_create_opts(const char *path,
 		*err = -ENOMEM;
 		if (!path)
 			close(opts->fd);
+		errno = -*err;
 		return NULL;
 	}
 	pthread_mutex_init(&w->lock, NULL);
@@ -386,6 +388,7 @@ fail:
 		unlink(path);
 	writer_free(w);
 	*err = ret;
+	errno = -*err;
 	return NULL;
 }
 
@@ -394,6 +397,7 @@ struct ios_trace_writer *ios_trace_writer_create(const char *path, int *err)
 	if (!path) {
 		if (err)
 			*err = -EINVAL;
+		errno = EINVAL;
 		return NULL;
 	}
 	return ios_trace_writer_create_opts(path, NULL, err);
@@ -677,17 +681,20 @@ struct ios_trace_reader *ios_trace_reader_open(const char *path, int *err)
 	*err = 0;
 	if (!path) {
 		*err = -EINVAL;
+		errno = -*err;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		*err = -ENOMEM;
+		errno = -*err;
 		return NULL;
 	}
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0) {
 		*err = -errno;
 		free(r);
+		errno = -*err;
 		return NULL;
 	}
 	r->hint = LZ4F_HEADER_SIZE_MIN; /* the first unit: the frame header */
@@ -698,6 +705,7 @@ struct ios_trace_reader *ios_trace_reader_open(const char *path, int *err)
 	    LZ4F_isError(LZ4F_createDecompressionContext(&r->dctx, LZ4F_VERSION))) {
 		ios_trace_reader_close(r);
 		*err = -ENOMEM;
+		errno = -*err;
 		return NULL;
 	}
 	return r;

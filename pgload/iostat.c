@@ -14,17 +14,13 @@
  * does not know are ignored, as the schema's compatibility rules require.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "pgload_i.h"
 
 const char *const pgl_io_class_names[PGL_IO_NCLASS] = {
@@ -38,9 +34,9 @@ const char *const pgl_lat_field_names[PGL_LAT_N] = {
     "avg", "p99", "max", "over_2s_pct", "over_10s_pct",
 };
 
-#define MAX_OUTPUT   (1 << 20) /* bytes of `pgiofs stat --json` accepted */
-#define STAT_TIMEOUT 10.0      /* s */
-#define STATS_SCHEMA "pgiofs.stats/1"
+#define MAX_OUTPUT	(1 << 20) /* bytes of `pgiofs stat --json` accepted */
+#define STAT_TIMEOUT_MS 10000	  /* a `pgiofs stat` that takes longer is killed */
+#define STATS_SCHEMA	"pgiofs.stats/1"
 
 /* ---- reading the JSON (jansson) ------------------------------------------- */
 
@@ -153,82 +149,20 @@ int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct
 
 /* ---- finding the mount and the binary ------------------------------------- */
 
-/* unescape() -- mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *o = s;
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 4;
-		} else {
-			*o++ = *s++;
-		}
-	}
-	*o = '\0';
-}
-
-/* under() -- PATH is MNT or below it. */
-static bool under(const char *path, const char *mnt)
-{
-	size_t n = strlen(mnt);
-	if (strcmp(mnt, "/") == 0)
-		return path[0] == '/';
-	return strncmp(path, mnt, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 int pgl_io_find_mount(const char *path, const char *mountinfo, char *mnt, size_t cap)
 {
 	char *real = realpath(path, NULL);
-	const char *p = real ? real : path;
-	FILE *f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "r");
-	char *line = NULL;
-	size_t lcap = 0;
-	char best[4096] = "";
-	bool best_pgiofs = false;
-	size_t bestlen = 0;
-	int ret = 0;
-	if (!f) {
-		ret = -errno;
-		free(real);
-		return ret;
-	}
-	while (getline(&line, &lcap, f) > 0) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE ... */
-		char *save = NULL, *tok, *mp = NULL, *fstype = NULL;
-		int i = 0;
-		bool sep = false;
-		line[strcspn(line, "\n")] = '\0';
-		for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save), i++) {
-			if (i == 4)
-				mp = tok;
-			else if (sep) {
-				fstype = tok;
-				break;
-			} else if (i > 5 && strcmp(tok, "-") == 0)
-				sep = true;
-		}
-		if (!mp || !fstype)
-			continue;
-		unescape(mp);
-		size_t n = strlen(mp);
-		/* the deepest mount point wins; of equal ones the later (on top) */
-		if (under(p, mp) && n >= bestlen && n < sizeof(best)) {
-			memcpy(best, mp, n + 1);
-			bestlen = n;
-			best_pgiofs = strcmp(fstype, "fuse.pgiofs") == 0;
-		}
-	}
-	free(line);
-	fclose(f);
+	struct mountinfo *m = malloc(sizeof(*m));
+	int ret = m ? mountinfo_find(mountinfo, real ? real : path, false, m) : -ENOMEM;
+
 	free(real);
-	if (best_pgiofs) {
-		if (strlen(best) >= cap)
-			return -ENAMETOOLONG;
-		snprintf(mnt, cap, "%s", best);
-		ret = 1;
-	}
+	if (ret > 0 && strcmp(m->fstype, "fuse.pgiofs") != 0)
+		ret = 0;
+	else if (ret > 0 && strlen(m->point) >= cap)
+		ret = -ENAMETOOLONG;
+	else if (ret > 0)
+		snprintf(mnt, cap, "%s", m->point);
+	free(m);
 	return ret;
 }
 
@@ -250,144 +184,47 @@ int pgl_io_find_bin(const char *given, char *out, size_t cap)
 				return 0;
 		}
 	}
-	const char *env = getenv("PATH");
-	char *dup = strdup(env ? env : "/usr/bin:/bin"), *save = NULL;
-	if (!dup)
-		return -ENOMEM;
-	for (char *d = strtok_r(dup, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(out, cap, "%s/pgiofs", d);
-		if (access(out, X_OK) == 0) {
-			free(dup);
-			return 0;
-		}
-	}
-	free(dup);
-	return -ENOENT;
+	return pgl_which("pgiofs", out, cap);
 }
 
 /* ---- running `pgiofs stat` ------------------------------------------------ */
 
 int pgl_io_sample(const char *bin, const char *mnt, struct pgl_io *out, char *err, size_t errcap)
 {
-	int po[2], pe[2];
 	char *argv[] = {(char *)bin, "stat", (char *)mnt, "--json", NULL};
-	char *buf = malloc(MAX_OUTPUT);
-	char ebuf[512];
-	size_t n = 0, en = 0;
-	int ret = 0;
+	char *buf = malloc(MAX_OUTPUT + 1), ebuf[512];
+	struct pgl_proc p = {.argv = argv,
+			     .out = buf,
+			     .outcap = MAX_OUTPUT + 1,
+			     .err = ebuf,
+			     .errcap = sizeof(ebuf),
+			     .timeout_ms = STAT_TIMEOUT_MS};
+	int ret, st;
+
 	if (!buf) {
 		snprintf(err, errcap, "out of memory");
 		return -ENOMEM;
 	}
-	if (pipe2(po, O_CLOEXEC) < 0) {
-		ret = -errno;
-		snprintf(err, errcap, "pipe: %s", strerror(-ret));
-		free(buf);
-		return ret;
-	}
-	if (pipe2(pe, O_CLOEXEC) < 0) {
-		ret = -errno;
-		snprintf(err, errcap, "pipe: %s", strerror(-ret));
-		close(po[0]);
-		close(po[1]);
-		free(buf);
-		return ret;
-	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		execv(bin, argv);
-		_exit(127);
-	}
-	int e = errno;
-	close(po[1]);
-	close(pe[1]);
-	if (pid < 0) {
-		snprintf(err, errcap, "fork: %s", strerror(e));
-		close(po[0]);
-		close(pe[0]);
-		free(buf);
-		return -e;
-	}
-	struct pollfd pfd[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
-	double t0 = pgl_now();
-	bool big = false, timeout = false, broken = false;
-	while (pfd[0].fd >= 0 || pfd[1].fd >= 0) {
-		double left = STAT_TIMEOUT - (pgl_now() - t0);
-		if (left <= 0) {
-			timeout = true;
-			break;
-		}
-		int r = poll(pfd, 2, (int)(left * 1000) + 1);
-		if (r < 0 && errno != EINTR) {
-			e = errno;
-			broken = true;
-			break;
-		}
-		for (int i = 0; i < 2 && r > 0; i++) {
-			if (pfd[i].fd < 0 || !pfd[i].revents)
-				continue;
-			char scratch[4096];
-			char *dst = i == 0 ? (n < MAX_OUTPUT ? buf + n : scratch)
-					   : (en < sizeof(ebuf) - 1 ? ebuf + en : scratch);
-			size_t room = i == 0 ? (n < MAX_OUTPUT ? MAX_OUTPUT - n : sizeof(scratch))
-					     : (en < sizeof(ebuf) - 1 ? sizeof(ebuf) - 1 - en
-								      : sizeof(scratch));
-			ssize_t got = read(pfd[i].fd, dst, room);
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0) {
-				close(pfd[i].fd);
-				pfd[i].fd = -1;
-				continue;
-			}
-			if (dst == scratch) {
-				big |= i == 0;
-				continue;
-			}
-			if (i == 0)
-				n += (size_t)got;
-			else
-				en += (size_t)got;
-		}
-	}
-	for (int i = 0; i < 2; i++)
-		if (pfd[i].fd >= 0)
-			close(pfd[i].fd);
-	if (timeout || broken)
-		kill(pid, SIGKILL);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	ebuf[en] = '\0';
+	st = pgl_proc_run(&p);
 	ebuf[strcspn(ebuf, "\n")] = '\0';
-	if (timeout) {
-		snprintf(err, errcap, "no answer within %.0f s", STAT_TIMEOUT);
-		ret = -ETIMEDOUT;
-	} else if (broken) {
-		snprintf(err, errcap, "poll: %s", strerror(e));
-		ret = -EIO;
-	} else if (WIFSIGNALED(st)) {
-		snprintf(err, errcap, "killed by signal %d", WTERMSIG(st));
+	if (st == -ETIMEDOUT) {
+		snprintf(err, errcap, "no answer within %d s", STAT_TIMEOUT_MS / 1000);
+		ret = st;
+	} else if (st < 0) {
+		snprintf(err, errcap, "could not run it: %s", strerror(-st));
+		ret = st;
+	} else if (p.signal) {
+		snprintf(err, errcap, "killed by signal %d", p.signal);
 		ret = -ECHILD;
-	} else if (WEXITSTATUS(st) != 0) {
-		snprintf(err, errcap, "exit status %d%s%s", WEXITSTATUS(st), ebuf[0] ? ": " : "",
-			 ebuf);
+	} else if (st != 0) {
+		snprintf(err, errcap, "exit status %d%s%s", st, ebuf[0] ? ": " : "", ebuf);
 		ret = -ECHILD;
-	} else if (big) {
+	} else if (p.cut) {
 		snprintf(err, errcap, "output larger than %d bytes", MAX_OUTPUT);
 		ret = -E2BIG;
 	} else {
 		char why[200];
-		ret = pgl_io_parse(buf, n, out, why, sizeof(why));
+		ret = pgl_io_parse(buf, p.outlen, out, why, sizeof(why));
 		if (ret < 0)
 			snprintf(err, errcap, "unexpected output: %s", why);
 	}

@@ -16,9 +16,12 @@
  *   - compare:    `pgload compare`, many runs on back ends x profiles.
  *
  * Conventions: functions return >= 0 on success and -errno on failure;
- * opaque objects come in create/destroy pairs whose destroy accepts NULL;
- * objects that can fail in ways errno cannot describe keep a message that
- * names the thing and the reason (pgl_*_error()).
+ * opaque objects come in create/destroy pairs whose destroy accepts NULL
+ * (a stream's pair is pgl_input_open/pgl_input_close), and a constructor
+ * returns 0 with the object in *out, or -errno; objects that can fail in
+ * ways errno cannot describe keep a message that names the thing and the
+ * reason (pgl_*_error()).  The commands return an exit status instead: 0
+ * success, 1 error, 2 aborted (interrupted, or the server went away).
  */
 #ifndef PGLOAD_H
 #define PGLOAD_H

@@ -1,6 +1,6 @@
 /*
- * report.c -- what `pgload run` prints: the summary on stdout, --json and
- * --csv files, and the progress line on stderr.
+ * report.c -- what `pgload run` reports: the summary on stdout, the --json
+ * and --csv files.
  *
  * The summary starts with the line users of `time psql` know
  * ("real 1m0.467s user 0m3.290s sys 0m1.646s", means over the measured
@@ -19,40 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "pgload.h"
 #include "run_i.h"
+#include "stats.h"
 
 #define MB 1e6
-
-struct stat_acc {
-	double sum, sumsq, min, max;
-	int n;
-};
-
-static void acc_add(struct stat_acc *a, double v)
-{
-	if (a->n == 0 || v < a->min)
-		a->min = v;
-	if (a->n == 0 || v > a->max)
-		a->max = v;
-	a->sum += v;
-	a->sumsq += v * v;
-	a->n++;
-}
-
-static double acc_mean(const struct stat_acc *a)
-{
-	return a->n ? a->sum / a->n : 0;
-}
-
-static double acc_sd(const struct stat_acc *a)
-{
-	if (a->n < 2)
-		return 0;
-	double m = acc_mean(a);
-	double var = (a->sumsq - a->n * m * m) / (a->n - 1);
-	return var > 0 ? sqrt(var) : 0;
-}
 
 enum metric { M_REAL, M_USER, M_SYS, M_ROWS_S, M_MB_S, M_WAL, M_NMETRIC };
 static const char *const metric_names[M_NMETRIC] = {
@@ -200,9 +172,15 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 	uint64_t errors = 0;
 	struct pgl_phase_result tot;
 	const int NROW = PGL_NPHASE + 1; /* phases, then total */
-	struct stat_acc acc[PGL_NPHASE + 1][M_NMETRIC];
-	memset(acc, 0, sizeof(acc));
+	struct stats_summary sum[PGL_NPHASE + 1][M_NMETRIC];
+	/* the values of each row and metric over the measured runs */
+	size_t nval[PGL_NPHASE + 1][M_NMETRIC] = {{0}};
+	double *val = malloc(sizeof(*val) * (size_t)(NROW * M_NMETRIC) * (size_t)(c->nresults + 1));
 
+	if (!val) {
+		fprintf(f, "pgload: out of memory for the summary\n");
+		return;
+	}
 	for (int i = 0; i < c->nresults; i++) {
 		const struct pgl_run_result *rr = &c->results[i];
 		if (rr->warmup)
@@ -215,12 +193,18 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 			if (!r->present)
 				continue;
 			for (int m = 0; m < M_NMETRIC; m++) {
-				double v;
-				if (metric_value(r, (enum metric)m, &v))
-					acc_add(&acc[row][m], v);
+				double *v =
+				    val + (size_t)(row * M_NMETRIC + m) * (size_t)c->nresults;
+				if (metric_value(r, (enum metric)m, &v[nval[row][m]]))
+					nval[row][m]++;
 			}
 		}
 	}
+	for (int row = 0; row < NROW; row++)
+		for (int m = 0; m < M_NMETRIC; m++)
+			stats_summarize(val + (size_t)(row * M_NMETRIC + m) * (size_t)c->nresults,
+					nval[row][m], &sum[row][m]);
+	free(val);
 	if (nmeasured == 0) {
 		fprintf(f, "pgload: no measured run completed\n");
 		return;
@@ -233,14 +217,14 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 		o->label ? o->label : "", o->jobs, o->pipeline ? ", pipeline" : "");
 	fprintf(f, "\n");
 	/* the `time` lines: means over the measured runs */
-	int nphases = (acc[0][M_REAL].n != 0) + (acc[1][M_REAL].n != 0) + (acc[2][M_REAL].n != 0);
+	int nphases = (sum[0][M_REAL].n != 0) + (sum[1][M_REAL].n != 0) + (sum[2][M_REAL].n != 0);
 	for (int row = 0; row < NROW; row++) {
-		if (acc[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
+		if (sum[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
 			continue;
 		char r[32], u[32], s[32];
-		pgl_fmt_time(r, sizeof(r), acc_mean(&acc[row][M_REAL]));
-		pgl_fmt_time(u, sizeof(u), acc_mean(&acc[row][M_USER]));
-		pgl_fmt_time(s, sizeof(s), acc_mean(&acc[row][M_SYS]));
+		pgl_fmt_time(r, sizeof(r), sum[row][M_REAL].mean);
+		pgl_fmt_time(u, sizeof(u), sum[row][M_USER].mean);
+		pgl_fmt_time(s, sizeof(s), sum[row][M_SYS].mean);
 		fprintf(f, "%-7s real %s user %s sys %s\n",
 			row < PGL_NPHASE ? pgl_phase_names[row] : "total", r, u, s);
 	}
@@ -251,27 +235,26 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 	put_padded(f, "min … max", 28);
 	fprintf(f, "%6s %4s\n", "CV", "n");
 	for (int row = 0; row < NROW; row++) {
-		if (acc[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
+		if (sum[row][M_REAL].n == 0 || (row == PGL_NPHASE && nphases < 2))
 			continue;
 		for (int m = 0; m < M_NMETRIC; m++) {
-			const struct stat_acc *a = &acc[row][m];
+			const struct stats_summary *a = &sum[row][m];
 			if (a->n == 0)
 				continue;
 			char mean[32], sd[32], mn[32], mx[32], ms[72], range[72];
 			double d;
-			const char *unit = scale_for((enum metric)m, acc_mean(a), &d);
-			fmt_num(mean, sizeof(mean), acc_mean(a) / d, unit);
-			fmt_num(sd, sizeof(sd), acc_sd(a) / d, unit);
+			const char *unit = scale_for((enum metric)m, a->mean, &d);
+			fmt_num(mean, sizeof(mean), a->mean / d, unit);
+			fmt_num(sd, sizeof(sd), a->sd / d, unit);
 			fmt_num(mn, sizeof(mn), a->min / d, unit);
 			fmt_num(mx, sizeof(mx), a->max / d, unit);
 			snprintf(ms, sizeof(ms), "%s ± %s", mean, sd);
 			snprintf(range, sizeof(range), "%s … %s", mn, mx);
-			double cv = acc_mean(a) != 0 ? 100.0 * acc_sd(a) / fabs(acc_mean(a)) : 0;
 			put_padded(f, row < PGL_NPHASE ? pgl_phase_names[row] : "total", 8);
 			put_padded(f, metric_names[m], 8);
 			put_padded(f, ms, 26);
 			put_padded(f, range, 28);
-			fprintf(f, "%5.1f%% %4d\n", cv, a->n);
+			fprintf(f, "%5.1f%% %4zu\n", a->cv_pct, a->n);
 		}
 	}
 
@@ -308,36 +291,6 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-void pgl_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
-}
-
 static void json_phase(FILE *f, const struct pgl_phase_result *r)
 {
 	fprintf(f,
@@ -349,7 +302,7 @@ static void json_phase(FILE *f, const struct pgl_phase_result *r)
 		(unsigned long long)r->errors);
 	for (struct pgl_table_stat *e = r->tables.first; e; e = e->order) {
 		fprintf(f, "%s{\"name\": ", e == r->tables.first ? "" : ", ");
-		pgl_json_str(f, e->name);
+		json_str_write(f, e->name);
 		fprintf(f, ", \"rows\": %llu, \"bytes\": %llu}", (unsigned long long)e->rows,
 			(unsigned long long)e->bytes);
 	}
@@ -397,44 +350,44 @@ int pgl_report_json(struct pgl_ctx *c, const char *path)
 	if (!f)
 		return -errno;
 	fprintf(f, "{\n  \"tool\": \"pgload\",\n  \"label\": ");
-	pgl_json_str(f, o->label);
+	json_str_write(f, o->label);
 	fprintf(f,
 		",\n  \"settings\": {\"runs\": %d, \"warmup\": %d, \"jobs\": %d, "
 		"\"pipeline\": %s, \"continue_on_error\": %s, \"db\": ",
 		o->runs, o->warmup, o->jobs, o->pipeline ? "true" : "false",
 		o->cont ? "true" : "false");
-	pgl_json_str(f, o->db);
+	json_str_write(f, o->db);
 	for (int ph = 0; ph < PGL_NPHASE; ph++) {
 		fprintf(f, ", \"%s_file\": ", pgl_phase_names[ph]);
 		if (o->file[ph])
-			pgl_json_str(f, o->file[ph]);
+			json_str_write(f, o->file[ph]);
 		else
 			fprintf(f, "null");
 	}
 	fprintf(f, "},\n  \"server\": {\"version\": ");
-	pgl_json_str(f, c->server_version);
+	json_str_write(f, c->server_version);
 	fprintf(f, ", \"embedded\": %s, \"data_directory\": ", c->server ? "true" : "false");
-	pgl_json_str(f, c->datadir);
+	json_str_write(f, c->datadir);
 	fprintf(f, ", \"fstype\": ");
-	pgl_json_str(f, c->fstype);
+	json_str_write(f, c->fstype);
 	fprintf(f, ", \"on_pgiofs\": %s, \"pgiofs_profile\": ", o->on_pgiofs ? "true" : "false");
 	if (o->on_pgiofs)
-		pgl_json_str(f, o->profile ? o->profile : "default");
+		json_str_write(f, o->profile ? o->profile : "default");
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"pgiofs_mount\": ");
 	if (c->io_mnt[0])
-		pgl_json_str(f, c->io_mnt);
+		json_str_write(f, c->io_mnt);
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"kernel\": ");
-	pgl_json_str(f, c->kernel);
+	json_str_write(f, c->kernel);
 	fprintf(f, ", \"settings\": {");
 	for (int i = 0; i < c->nsettings; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		pgl_json_str(f, c->setting_name[i]);
+		json_str_write(f, c->setting_name[i]);
 		fprintf(f, ": ");
-		pgl_json_str(f, c->setting_val[i]);
+		json_str_write(f, c->setting_val[i]);
 	}
 	struct rusage ru;
 	fprintf(f, "}},\n  \"client_peak_rss_kb\": %ld,\n  \"runs\": [",
@@ -457,6 +410,21 @@ int pgl_report_json(struct pgl_ctx *c, const char *path)
 	return close_out(f, path);
 }
 
+void pgl_csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 int pgl_report_csv(struct pgl_ctx *c, const char *path)
 {
 	FILE *f = open_out(path);
@@ -477,14 +445,8 @@ int pgl_report_csv(struct pgl_ctx *c, const char *path)
 			const struct pgl_phase_result *r = &rr->ph[ph];
 			if (!r->present)
 				continue;
-			/* quote the label CSV style */
-			fputc('"', f);
-			for (const char *s = label; *s; s++) {
-				if (*s == '"')
-					fputc('"', f);
-				fputc(*s, f);
-			}
-			fprintf(f, "\",%d,%d,%s,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu", i + 1,
+			pgl_csv_field(f, label);
+			fprintf(f, ",%d,%d,%s,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu", i + 1,
 				rr->warmup ? 1 : 0, pgl_phase_names[ph], r->real, r->user, r->sys,
 				(unsigned long long)r->rows, (unsigned long long)r->bytes,
 				(unsigned long long)r->wal, (unsigned long long)r->statements,
@@ -501,154 +463,4 @@ int pgl_report_csv(struct pgl_ctx *c, const char *path)
 		}
 	}
 	return close_out(f, path);
-}
-
-/* ---- progress ----------------------------------------------------------- */
-
-struct pgl_progress {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool stop;
-};
-
-/* input_total() -- size of FILE and whether it is an lz4 frame stream. */
-static int64_t input_total(const char *file, bool *lz4)
-{
-	struct stat st;
-	*lz4 = false;
-	/* not a FIFO: opening one would wait for its writer, reading steal its data */
-	if (!file || strcmp(file, "-") == 0 || stat(file, &st) < 0 || !S_ISREG(st.st_mode))
-		return -1;
-	FILE *fp = fopen(file, "r");
-	if (!fp)
-		return -1;
-	unsigned char m[4];
-	if (fread(m, 1, 4, fp) == 4 && m[0] == 0x04 && m[1] == 0x22 && m[2] == 0x4D && m[3] == 0x18)
-		*lz4 = true;
-	fseek(fp, 0, SEEK_END);
-	int64_t total = ftell(fp);
-	fclose(fp);
-	return total;
-}
-
-static void *progress_thread(void *arg)
-{
-	struct pgl_ctx *c = arg;
-	struct pgl_progress *pr = c->progress;
-	int lastph = -1, lastrun = -1;
-	double t0 = pgl_now(), tprev = t0;
-	uint64_t sprev = 0, rprev = 0;
-	double mbs = 0, rps = 0;
-	int64_t total = -1;
-	bool lz4 = false;
-	pthread_mutex_lock(&pr->lock);
-	while (!pr->stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 500000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&pr->cond, &pr->lock, &ts);
-		if (pr->stop)
-			break;
-		int ph = atomic_load(&c->progress_phase), run = atomic_load(&c->progress_run);
-		double now = pgl_now();
-		uint64_t sent = atomic_load(&c->progress_bytes);
-		uint64_t rows = atomic_load(&c->progress_rows);
-		if (ph != lastph || run != lastrun || sent < sprev) {
-			lastph = ph;
-			lastrun = run;
-			t0 = tprev = now;
-			sprev = sent;
-			rprev = rows;
-			mbs = rps = 0;
-			total = input_total(c->o->file[ph], &lz4);
-			continue;
-		}
-		/* rates over the last interval, smoothed */
-		double dt = now - tprev;
-		if (dt > 0) {
-			double m = (double)(sent - sprev) / MB / dt,
-			       r = (double)(rows - rprev) / dt;
-			mbs = mbs == 0 ? m : 0.7 * mbs + 0.3 * m;
-			rps = rps == 0 ? r : 0.7 * rps + 0.3 * r;
-		}
-		tprev = now;
-		sprev = sent;
-		rprev = rows;
-		/* done: COPY bytes with --jobs (the reader runs ahead), else input read */
-		uint64_t done = c->o->jobs > 1 ? sent : atomic_load(&c->progress_pos);
-		if (c->o->jobs > 1 && lz4)
-			total = -1; /* uncompressed bytes against a compressed size */
-		char eta[32] = "", tot[32] = "";
-		double el = now - t0;
-		if (total > 0) {
-			snprintf(tot, sizeof(tot), "/%.1f", (double)total / MB);
-			if (done > 0 && el > 2 && (uint64_t)total > done) {
-				double rem = el * (double)((uint64_t)total - done) / (double)done;
-				snprintf(eta, sizeof(eta), ", ETA %d:%02d", (int)rem / 60,
-					 (int)rem % 60);
-			}
-		}
-		fprintf(stderr, "\r\033[Krun %d/%d %s: %.1f%s MB, %.0f rows/s, %.1f MB/s%s",
-			run + 1, c->o->runs + c->o->warmup, pgl_phase_names[ph], (double)done / MB,
-			tot, rps, mbs, eta);
-	}
-	pthread_mutex_unlock(&pr->lock);
-	fprintf(stderr, "\r\033[K");
-	return NULL;
-}
-
-void pgl_progress_start(struct pgl_ctx *c)
-{
-	struct pgl_progress *pr = calloc(1, sizeof(*pr));
-	if (!pr)
-		return;
-	pthread_mutex_init(&pr->lock, NULL);
-	pthread_cond_init(&pr->cond, NULL);
-	c->progress = pr;
-	if (pthread_create(&pr->thread, NULL, progress_thread, c) != 0) {
-		free(pr);
-		c->progress = NULL;
-	}
-}
-
-void pgl_progress_stop(struct pgl_ctx *c)
-{
-	struct pgl_progress *pr = c->progress;
-	if (!pr)
-		return;
-	pthread_mutex_lock(&pr->lock);
-	pr->stop = true;
-	pthread_cond_signal(&pr->cond);
-	pthread_mutex_unlock(&pr->lock);
-	pthread_join(pr->thread, NULL);
-	pthread_mutex_destroy(&pr->lock);
-	pthread_cond_destroy(&pr->cond);
-	free(pr);
-	c->progress = NULL;
-}
-
-void pgl_progress_run_done(struct pgl_ctx *c, int run)
-{
-	const struct pgl_run_result *rr = &c->results[run];
-	char r[32];
-	double real = 0;
-	for (int ph = 0; ph < PGL_NPHASE; ph++)
-		real += rr->ph[ph].real;
-	pgl_fmt_time(r, sizeof(r), real);
-	if (c->progress)
-		fprintf(stderr, "\r\033[K");
-	fprintf(stderr, "pgload: run %d/%d%s done: real %s", run + 1, c->o->runs + c->o->warmup,
-		rr->warmup ? " (warmup)" : "", r);
-	for (int ph = 0; ph < PGL_NPHASE; ph++) {
-		if (!rr->ph[ph].present)
-			continue;
-		pgl_fmt_time(r, sizeof(r), rr->ph[ph].real);
-		fprintf(stderr, ", %s %s", pgl_phase_names[ph], r);
-	}
-	fprintf(stderr, "\n");
 }

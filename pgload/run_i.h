@@ -1,6 +1,9 @@
 /*
- * run_i.h -- internals of `pgload run` shared by run.c, parallel.c and
- * report.c (not installed).
+ * run_i.h -- the run engine of pgload: the options and context of a run,
+ * the executor (exec.c) and its worker pool (pool.c), the steps of a run
+ * (runner.c), its report (report.c) and progress line (progress.c).  The
+ * commands `pgload run` and `pgload compare` drive it.  Errors follow
+ * pgload_i.h.
  */
 #ifndef PGLOAD_RUN_I_H
 #define PGLOAD_RUN_I_H
@@ -11,14 +14,6 @@
 #include <libpq-fe.h>
 
 #include "pgload_i.h"
-
-/* Outcome of executing a statement, a script or a phase. */
-enum {
-	ST_OK = 0,     /* done */
-	ST_SQLERR = 1, /* a statement failed and the script goes on */
-	ST_FAIL = -1,  /* stopped by an error: exit status 1 */
-	ST_ABORT = -2, /* interrupted or lost the server: exit status 2 */
-};
 
 #define PGL_MAXSETTINGS 16
 
@@ -68,79 +63,114 @@ struct pgl_ctx {
 	struct pgl_progress *progress;
 };
 
-PGconn *pgl_connect(struct pgl_ctx *c, const char *dbname, const char *user, bool quiet);
-void pgl_disconnect(PGconn *conn);
-void pgl_first_line(const char *text, char *buf, size_t cap);
-void pgl_report_error(const char *fname, const char *text, unsigned long line,
-		      unsigned long copy_line0, const PGresult *res, const char *connmsg);
-void pgl_lost_connection(struct pgl_ctx *c, const char *fname, unsigned long line, PGconn *conn);
-/*
- * pgl_report_copy_cancelled() -- after an input error inside the data of
- * COPY statement TEXT: which COPY, and that it is cancelled (CHUNKED: the
- * block was loaded in --chunk-mb chunks, the earlier ones are in).
- */
-void pgl_report_copy_cancelled(const char *text, unsigned long line, bool chunked);
+/* ---- the executor (exec.c) ---------------------------------------------- */
 
 /*
- * pgl_exec_file() -- run one script (run.c); with PARALLEL and --jobs > 1,
- * COPY blocks and table-bound statements go to a pool of connections.
+ * pgl_exec_file() -- run script PATH on a new connection to DBNAME,
+ * accumulating into RES; with PARALLEL and --jobs > 1, COPY blocks and
+ * table-bound statements go to a pool of connections.  Returns 0 (errors
+ * may have been counted in RES with --continue-on-error), or -errno.
  */
 int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 		  struct pgl_phase_result *res, bool parallel);
 
-/* parallel.c: the worker pool (see there for the ordering rules) */
+/* ---- the worker pool of --jobs (pool.c; see there for the ordering rules) - */
+
 struct pgl_pool;
+
+/*
+ * pgl_pool_create() -- NWORKERS threads that connect to DBNAME as they get
+ * their first job from script PATH.  Returns 0 and sets *out, or -errno.
+ */
+int pgl_pool_create(struct pgl_ctx *c, const char *path, const char *dbname, int nworkers,
+		    struct pgl_pool **out);
+
+/* What the pool may do with a statement (pgl_pool_classify()). */
 enum { PGL_CL_OTHER, PGL_CL_SESSION, PGL_CL_TABLE, PGL_CL_TABLE_FK };
-struct pgl_pool *pgl_pool_create(struct pgl_ctx *c, const char *path, const char *dbname,
-				 int nworkers);
+
+/*
+ * pgl_pool_classify() -- PGL_CL_SESSION for a session setting every worker
+ * replays, PGL_CL_TABLE(_FK) for a statement bound to one table (adding a
+ * foreign key), whose name as written goes to NAME; PGL_CL_OTHER for a
+ * barrier the dispatcher runs itself once the pool is idle.
+ */
 int pgl_pool_classify(const char *text, char *name, size_t cap);
+
+/*
+ * pgl_pool_copy() -- queue COPY statement TEXT (at LINE) whose data begins
+ * at byte OFFSET, line DATALINE of the script, up to byte END (0: its \.
+ * line); SAME_BLOCK: a further chunk of the block queued last.  STOP: an
+ * error stops the run.  MAIN resolves the table.  Returns 0 or the pool's
+ * first error.
+ */
 int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigned long line,
 		  uint64_t offset, unsigned long dataline, uint64_t end, bool same_block,
 		  bool stop);
+
 /* pgl_pool_splittable() -- may COPY statement TEXT's block load in chunks? */
 bool pgl_pool_splittable(PGconn *main, const char *text);
+
+/* pgl_pool_sql() -- queue statement TEXT bound to table NAME (FK: adds a foreign key). */
 int pgl_pool_sql(struct pgl_pool *pool, PGconn *main, const char *text, unsigned long line,
 		 const char *name, bool fk, bool stop);
+
+/* pgl_pool_preamble() -- a session setting every worker applies before its next job. */
 int pgl_pool_preamble(struct pgl_pool *pool, const char *text);
+
+/* pgl_pool_wait() -- wait until every job is done; 0 or the pool's first error. */
 int pgl_pool_wait(struct pgl_pool *pool);
+
+/*
+ * pgl_pool_destroy() -- finish, stop the workers, add what they loaded to
+ * RES (if not NULL) and free.  Accepts NULL.  Returns 0 or the first error.
+ */
 int pgl_pool_destroy(struct pgl_pool *pool, struct pgl_phase_result *res);
 
-/*
- * pgl_put_copy() -- send LEN bytes of COPY data as CopyData messages of at
- * most PGL_COPY_MSG bytes: large enough to keep per-message costs out of
- * the way, small enough that the server starts parsing while the rest of a
- * parser span is still on its way.  Returns 1, or -1 (see PQerrorMessage).
- */
-#define PGL_COPY_MSG (128 * 1024)
+/* ---- the steps of a run (runner.c) --------------------------------------- */
 
-/* pgl_count_lines() -- newlines in BUF (rows, for the progress line). */
-uint64_t pgl_count_lines(const char *buf, size_t len);
-int pgl_put_copy(PGconn *conn, const char *buf, size_t len);
-
-/*
- * The steps of a run, also used by `pgload compare` (compare.c), which
- * drives several servers, each with its own context:
- *   pgl_server_info()  -- version and settings of c->admin's server;
- *   pgl_io_setup()     -- find the pgiofs mount of the data directory;
- *   pgl_prepare_db()   -- drop and create c->o->db, then CHECKPOINT;
- *   pgl_run_phase()    -- one timed phase into R;
- *   pgl_admin_exec()   -- SQL on c->admin (first value of the result into OUT).
- * They return ST_OK, ST_FAIL or ST_ABORT (after printing why).
- */
+/* pgl_server_info() -- version and settings of c->admin's server, for the report. */
 void pgl_server_info(struct pgl_ctx *c);
-void pgl_io_setup(struct pgl_ctx *c);
-int pgl_prepare_db(struct pgl_ctx *c);
-int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result *r);
-int pgl_admin_exec(struct pgl_ctx *c, const char *sql, char *out, size_t cap);
 
-/* report.c */
+/*
+ * pgl_io_setup() -- if the data directory is on a pgiofs mount (as
+ * /proc/self/mountinfo says; --on-pgiofs makes one), find the pgiofs binary
+ * whose `stat` gives the per-class I/O of each phase.
+ */
+void pgl_io_setup(struct pgl_ctx *c);
+
+/* pgl_prepare_db() -- drop c->o->db (if ours or --force), create it, CHECKPOINT. */
+int pgl_prepare_db(struct pgl_ctx *c);
+
+/* pgl_run_phase() -- run and time phase PH of a run into R. */
+int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result *r);
+
+/*
+ * pgl_drop_run_db() -- after an interrupt, drop the database this process
+ * created on a --dsn server (never one it did not create: c->db_created).
+ * The admin connection is no longer cancelled by signals (the step is
+ * "cleanup"), and the drop is bounded in time.
+ */
+void pgl_drop_run_db(struct pgl_ctx *c);
+
+/* ---- what a run reports (report.c, progress.c) ---------------------------- */
+
+/* pgl_report_summary() -- the `time` lines and the statistics of the measured runs. */
 void pgl_report_summary(struct pgl_ctx *c, FILE *f);
+
+/* pgl_report_json(), pgl_report_csv() -- every run into PATH ("-": stdout). */
 int pgl_report_json(struct pgl_ctx *c, const char *path);
 int pgl_report_csv(struct pgl_ctx *c, const char *path);
-/* pgl_json_str() -- S (NULL: "") as a JSON string literal on F. */
-void pgl_json_str(FILE *f, const char *s);
-void pgl_progress_start(struct pgl_ctx *c);
+
+/* pgl_csv_field() -- S as a CSV field on F, quoted only if it must be. */
+void pgl_csv_field(FILE *f, const char *s);
+
+/* pgl_progress_start() -- the progress line on stderr, twice a second.  0 or -errno. */
+int pgl_progress_start(struct pgl_ctx *c);
+
+/* pgl_progress_stop() -- end the progress line; nothing if there is none. */
 void pgl_progress_stop(struct pgl_ctx *c);
+
+/* pgl_progress_run_done() -- say on stderr that run RUN is done, and its times. */
 void pgl_progress_run_done(struct pgl_ctx *c, int run);
 
 #endif /* PGLOAD_RUN_I_H */

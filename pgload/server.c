@@ -1,9 +1,10 @@
 /*
  * server.c -- the embedded PostgreSQL server of `pgload run` without --dsn.
  *
- * Layout: a private directory from mkdtemp("/tmp/pgload.XXXXXX") holds the
- * Unix socket ("sock/"), the server log ("server.log") and, unless --pgdata
- * names another place, the cluster ("data/").  The server listens on no TCP
+ * Layout: a private directory from mkdtemp("$TMPDIR/pgload.XXXXXX")
+ * (pgl_tmpdir(): /tmp if TMPDIR is unset) holds the Unix socket ("sock/"),
+ * the server log ("server.log") and, unless --pgdata names another place,
+ * the cluster ("data/").  The server listens on no TCP
  * address.  As root, the directories are given to the "postgres" user and
  * initdb and postgres run as that user.
  *
@@ -63,7 +64,14 @@ struct pgl_server {
 /* find_bindir() -- --pgbin, `pg_config --bindir`, PATH, in that order. */
 static int find_bindir(const char *pgbin, char *out, size_t cap)
 {
-	char path[600];
+	char path[600], line[512], err[256];
+	char *argv[] = {"pg_config", "--bindir", NULL};
+	struct pgl_proc p = {.argv = argv,
+			     .out = line,
+			     .outcap = sizeof(line),
+			     .err = err,
+			     .errcap = sizeof(err),
+			     .timeout_ms = -1};
 	if (pgbin) {
 		snprintf(path, sizeof(path), "%s/initdb", pgbin);
 		if (access(path, X_OK) < 0) {
@@ -74,31 +82,22 @@ static int find_bindir(const char *pgbin, char *out, size_t cap)
 		snprintf(out, cap, "%s", pgbin);
 		return 0;
 	}
-	FILE *f = popen("pg_config --bindir 2>/dev/null", "r");
-	if (f) {
-		char line[512];
-		if (fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(path, sizeof(path), "%s/initdb", line);
-			if (access(path, X_OK) == 0) {
-				snprintf(out, cap, "%s", line);
-				pclose(f);
-				return 0;
-			}
-		}
-		pclose(f);
-	}
-	const char *env = getenv("PATH");
-	char *dup = strdup(env ? env : "/usr/bin:/bin"), *save = NULL;
-	for (char *d = strtok_r(dup, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(path, sizeof(path), "%s/initdb", d);
+	if (pgl_proc_run(&p) == 0) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(path, sizeof(path), "%s/initdb", line);
 		if (access(path, X_OK) == 0) {
-			snprintf(out, cap, "%s", d);
-			free(dup);
+			snprintf(out, cap, "%s", line);
 			return 0;
 		}
 	}
-	free(dup);
+	if (pgl_which("initdb", path, sizeof(path)) == 0) {
+		size_t n = (size_t)(strrchr(path, '/') - path);
+		if (n < cap) {
+			memcpy(out, path, n);
+			out[n] = '\0';
+			return 0;
+		}
+	}
 	fprintf(stderr, "pgload: cannot find the PostgreSQL server binaries: no initdb in "
 			"`pg_config --bindir` or PATH (use --pgbin DIR)\n");
 	return -ENOENT;
@@ -354,23 +353,14 @@ static int mount_pgiofs(struct pgl_server *s, const struct pgl_server_opts *o)
 /* umount_pgiofs() -- unmount and wait for the daemon to let go. */
 static int umount_pgiofs(struct pgl_server *s)
 {
+	char *fusermount[] = {"fusermount3", "-u", s->mnt, NULL};
+	char *umount[] = {"umount", s->mnt, NULL};
+	struct pgl_proc p = {.argv = fusermount, .timeout_ms = -1};
 	if (!s->mounted)
 		return 0;
-	pid_t pid = fork();
-	if (pid == 0) {
-		int nul = open("/dev/null", O_WRONLY);
-		if (nul >= 0) {
-			dup2(nul, 1);
-			dup2(nul, 2);
-		}
-		execlp("fusermount3", "fusermount3", "-u", s->mnt, (char *)NULL);
-		execlp("umount", "umount", s->mnt, (char *)NULL);
-		_exit(127);
-	}
-	if (pid > 0) {
-		int st;
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
+	if (pgl_proc_run(&p) == 127) {
+		p.argv = umount;
+		pgl_proc_run(&p);
 	}
 	for (int i = 0; i < 500 && is_fuse_mount(s->mnt); i++)
 		usleep(10000);
@@ -414,7 +404,12 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 		free(s);
 		return ret;
 	}
-	const char *parent = o->tmp_parent ? o->tmp_parent : "/tmp";
+	const char *parent = o->tmp_parent;
+
+	if (!parent && (ret = pgl_tmpdir(&parent)) < 0) {
+		free(s);
+		return ret;
+	}
 	snprintf(s->tmpdir, sizeof(s->tmpdir), "%s/pgload.XXXXXX", parent);
 	if (!mkdtemp(s->tmpdir)) {
 		ret = -errno;

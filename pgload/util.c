@@ -1,286 +1,40 @@
 /*
- * util.c -- interrupt handling and small helpers shared by pgload's files.
+ * util.c -- the small helpers under every part of pgload: the clock,
+ * removing a tree, the file system type of a path, `time`'s format, finding
+ * a program, and running one to completion.
  *
- * Signals: every thread blocks SIGINT, SIGTERM, SIGHUP; one thread waits for
- * them with sigwait() and does the work a handler could not do safely
- * (taking a mutex, calling PQcancel on each registered connection).  The
- * main flow sees the cancelled queries and pgl_interrupted, cleans up (the
- * embedded server, temporary files) and exits 2.
- *
- * What must stay true: nothing pgload waits on can keep it from seeing an
- * interrupt.  Queries are cancelled (and cancelled again every second until
- * the clean-up starts, for one sent just after the signal); a child is
- * terminated; reads of pipes and connection attempts poll the interrupt
- * descriptor beside their own.  The clean-up itself is never interrupted: a
- * second signal only says that it is under way.
+ * What must stay true: a program pgl_proc_run() starts never outlives
+ * pgload (PR_SET_PDEATHSIG), reads nothing from pgload's stdin, gets the
+ * default signal dispositions, and is waited for whatever happens; one that
+ * says too much is read to the end, not left blocked on a full pipe.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pgload_i.h"
-
-atomic_int pgl_interrupted;
-
-#define MAXCANCEL	   256
-#define RECANCEL_EVERY_S   1
-#define TEST_INTERRUPT_ENV "PGLOAD_TEST_INTERRUPT_AT"
-
-/* cancel_lock protects everything below it */
-static pthread_mutex_t cancel_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	PGconn *conn;
-	PGcancel *cancel;
-} cancels[MAXCANCEL];
-static pid_t child_pid;
-static char step_desc[256], step_ctx[160], intr_step[448];
-static bool cleaning; /* the step "cleanup" began: cancel nothing more */
-static int nsignals;  /* signals handled */
-
-static int wake_pipe[2] = {-1, -1};
-
-void pgl_cancel_register(PGconn *conn)
-{
-	PGcancel *c = PQgetCancel(conn);
-	if (!c)
-		return;
-	pthread_mutex_lock(&cancel_lock);
-	for (int i = 0; i < MAXCANCEL; i++) {
-		if (!cancels[i].conn) {
-			cancels[i].conn = conn;
-			cancels[i].cancel = c;
-			c = NULL;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&cancel_lock);
-	if (c)
-		PQfreeCancel(c);
-}
-
-void pgl_cancel_unregister(PGconn *conn)
-{
-	pthread_mutex_lock(&cancel_lock);
-	for (int i = 0; i < MAXCANCEL; i++) {
-		if (cancels[i].conn == conn) {
-			PQfreeCancel(cancels[i].cancel);
-			cancels[i].conn = NULL;
-			cancels[i].cancel = NULL;
-		}
-	}
-	pthread_mutex_unlock(&cancel_lock);
-}
-
-void pgl_child_register(pid_t pid)
-{
-	pthread_mutex_lock(&cancel_lock);
-	child_pid = pid;
-	pthread_mutex_unlock(&cancel_lock);
-}
-
-/* describe__() -- the current step as one phrase.  Lock held. */
-static void describe__(char *buf, size_t cap)
-{
-	if (!step_desc[0])
-		snprintf(buf, cap, "starting");
-	else if (step_ctx[0])
-		snprintf(buf, cap, "%s, %s", step_desc, step_ctx);
-	else
-		snprintf(buf, cap, "%s", step_desc);
-}
-
-/* cancel_all__() -- cancel every registered query, stop the child.  Lock held. */
-static void cancel_all__(void)
-{
-	for (int i = 0; i < MAXCANCEL; i++) {
-		char err[256];
-		if (cancels[i].cancel)
-			PQcancel(cancels[i].cancel, err, sizeof(err));
-	}
-	if (child_pid > 0)
-		kill(child_pid, SIGTERM);
-}
-
-static sigset_t termsigs;
-
-static void *signal_thread(void *arg)
-{
-	for (;;) {
-		struct timespec ts = {.tv_sec = RECANCEL_EVERY_S};
-		int sig = sigtimedwait(&termsigs, NULL, &ts);
-		pthread_mutex_lock(&cancel_lock);
-		if (sig < 0) {
-			/* no signal: cancel again what started after the last one */
-			if (atomic_load(&pgl_interrupted) && !cleaning)
-				cancel_all__();
-			pthread_mutex_unlock(&cancel_lock);
-			continue;
-		}
-		if (nsignals++ == 0) {
-			describe__(intr_step, sizeof(intr_step));
-			fprintf(stderr, "pgload: %s received while %s; %s\n", strsignal(sig),
-				intr_step, cleaning ? "finishing it first" : "aborting the run");
-			atomic_store(&pgl_interrupted, sig);
-			if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0) {
-				/* the pipe is never read: one byte always fits */
-			}
-		} else {
-			fprintf(stderr, "pgload: %s received again: cleaning up, please wait\n",
-				strsignal(sig));
-		}
-		if (!cleaning)
-			cancel_all__();
-		pthread_mutex_unlock(&cancel_lock);
-	}
-	return NULL;
-}
-
-int pgl_signals_start(void)
-{
-	static bool started;
-	pthread_t t;
-	if (started)
-		return 0;
-	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
-	sigemptyset(&termsigs);
-	sigaddset(&termsigs, SIGINT);
-	sigaddset(&termsigs, SIGTERM);
-	sigaddset(&termsigs, SIGHUP);
-	int ret = pthread_sigmask(SIG_BLOCK, &termsigs, NULL);
-	if (ret != 0)
-		return -ret;
-	ret = pthread_create(&t, NULL, signal_thread, NULL);
-	if (ret != 0)
-		return -ret;
-	pthread_detach(t);
-	started = true;
-	return 0;
-}
-
-void pgl_child_signals(void)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
-	sigset_t none;
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-int pgl_interrupt_fd(void)
-{
-	return wake_pipe[0];
-}
-
-int pgl_wait_fd(int fd, short events, int timeout_ms)
-{
-	struct pollfd pfd[2] = {{.fd = fd, .events = events},
-				{.fd = wake_pipe[0], .events = POLLIN}};
-	for (;;) {
-		if (atomic_load(&pgl_interrupted))
-			return -EINTR;
-		int n = poll(pfd, wake_pipe[0] >= 0 ? 2 : 1, timeout_ms);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		if (pfd[1].revents)
-			return -EINTR;
-		return 1;
-	}
-}
-
-/* test_point() -- does PGLOAD_TEST_INTERRUPT_AT name this start of step ID? */
-static bool test_point(const char *id, int nth)
-{
-	const char *env = getenv(TEST_INTERRUPT_ENV);
-	size_t idlen = strlen(id);
-	for (const char *s = env; s && *s; s += strcspn(s, ","), s += *s == ',') {
-		size_t n = strcspn(s, ",#");
-		if (n != idlen || strncmp(s, id, n) != 0)
-			continue;
-		if (s[n] != '#' || atoi(s + n + 1) == nth)
-			return true;
-	}
-	return false;
-}
-
-bool pgl_step(const char *id, const char *fmt, ...)
-{
-	static struct {
-		char id[32];
-		int n;
-	} seen[32];
-	int nth = 0;
-	va_list ap;
-	pthread_mutex_lock(&cancel_lock);
-	va_start(ap, fmt);
-	vsnprintf(step_desc, sizeof(step_desc), fmt, ap);
-	va_end(ap);
-	if (strcmp(id, "cleanup") == 0)
-		cleaning = true;
-	for (int i = 0; i < 32; i++) {
-		if (!seen[i].id[0])
-			snprintf(seen[i].id, sizeof(seen[i].id), "%s", id);
-		if (strcmp(seen[i].id, id) == 0) {
-			nth = ++seen[i].n;
-			break;
-		}
-	}
-	int before = nsignals;
-	pthread_mutex_unlock(&cancel_lock);
-	if (test_point(id, nth)) {
-		/* as if a user pressed Ctrl-C just now: wait until it is handled */
-		kill(getpid(), SIGINT);
-		for (int i = 0; i < 5000; i++) {
-			pthread_mutex_lock(&cancel_lock);
-			bool done = nsignals > before;
-			pthread_mutex_unlock(&cancel_lock);
-			if (done)
-				break;
-			usleep(1000);
-		}
-	}
-	return atomic_load(&pgl_interrupted) != 0;
-}
-
-void pgl_step_context(const char *fmt, ...)
-{
-	va_list ap;
-	pthread_mutex_lock(&cancel_lock);
-	step_ctx[0] = '\0';
-	if (fmt) {
-		va_start(ap, fmt);
-		vsnprintf(step_ctx, sizeof(step_ctx), fmt, ap);
-		va_end(ap);
-	}
-	pthread_mutex_unlock(&cancel_lock);
-}
-
-void pgl_interrupted_step(char *buf, size_t cap)
-{
-	pthread_mutex_lock(&cancel_lock);
-	snprintf(buf, cap, "%s", intr_step[0] ? intr_step : "an unknown step");
-	pthread_mutex_unlock(&cancel_lock);
-}
 
 double pgl_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double pgl_seconds(struct timeval t)
+{
+	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -297,6 +51,35 @@ int pgl_rmtree(const char *path)
 	if (nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS) < 0)
 		return -errno;
 	return access(path, F_OK) == 0 ? -ENOTEMPTY : 0;
+}
+
+int pgl_tmpdir(const char **out)
+{
+	const char *t = getenv("TMPDIR");
+	struct stat st;
+
+	*out = "/tmp";
+	if (!t || !*t)
+		return 0;
+	if (t[0] != '/' || strlen(t) > PGL_TMPDIR_MAX) {
+		fprintf(stderr,
+			"pgload: TMPDIR \"%s\" is not usable: it must be an absolute path of at "
+			"most %d bytes (a server socket is made below it)\n",
+			t, PGL_TMPDIR_MAX);
+		return -EINVAL;
+	}
+	if (stat(t, &st) < 0) {
+		int e = errno;
+
+		fprintf(stderr, "pgload: TMPDIR \"%s\" is not usable: %s\n", t, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "pgload: TMPDIR \"%s\" is not usable: not a directory\n", t);
+		return -ENOTDIR;
+	}
+	*out = t;
+	return 0;
 }
 
 const char *pgl_fstype(const char *path)
@@ -334,4 +117,168 @@ void pgl_fmt_time(char *buf, size_t cap, double secs)
 		secs = 0;
 	long ms = (long)(secs * 1000.0 + 0.5);
 	snprintf(buf, cap, "%ldm%ld.%03lds", ms / 60000, (ms / 1000) % 60, ms % 1000);
+}
+
+int pgl_which(const char *prog, char *out, size_t cap)
+{
+	const char *env = getenv("PATH");
+	char *dirs, *save = NULL;
+	int ret = -ENOENT;
+
+	/* mkfs and losetup live in sbin, which a user's PATH may lack */
+	if (asprintf(&dirs, "%s:/sbin:/usr/sbin", env ? env : "/usr/bin:/bin") < 0)
+		return -ENOMEM;
+	for (char *d = strtok_r(dirs, ":", &save); d && ret < 0; d = strtok_r(NULL, ":", &save)) {
+		snprintf(out, cap, "%s/%s", d, prog);
+		if (access(out, X_OK) == 0)
+			ret = 0;
+	}
+	free(dirs);
+	return ret;
+}
+
+/* drain() -- read what FD has into BUF (CAP bytes with the NUL) at *LEN;
+ * what does not fit is read and dropped, and sets *CUT.  false at its end. */
+static bool drain(int fd, char *buf, size_t cap, size_t *len, bool *cut)
+{
+	char scratch[4096];
+	bool room = buf && *len + 1 < cap;
+	ssize_t got =
+	    read(fd, room ? buf + *len : scratch, room ? cap - 1 - *len : sizeof(scratch));
+
+	if (got < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (got <= 0)
+		return false;
+	if (room)
+		*len += (size_t)got;
+	else
+		*cut = true;
+	return true;
+}
+
+int pgl_proc_run(struct pgl_proc *p)
+{
+	int po[2] = {-1, -1}, pe[2] = {-1, -1}, st = 0, e = 0;
+	char path[4096];
+	const char *prog = p->argv[0];
+	size_t elen = 0;
+	bool timeout = false;
+
+	p->outlen = 0;
+	p->cut = false;
+	p->signal = 0;
+	if (!strchr(prog, '/') && pgl_which(prog, path, sizeof(path)) == 0)
+		prog = path;
+	if (pipe2(po, O_CLOEXEC) < 0 || (p->err && pipe2(pe, O_CLOEXEC) < 0)) {
+		e = errno;
+		goto out;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		e = errno;
+		goto out;
+	}
+	if (pid == 0) {
+		pgl_child_signals();
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0)
+			dup2(nul, 0);
+		dup2(po[1], 1);
+		dup2(p->err ? pe[1] : po[1], 2);
+		execv(prog, p->argv);
+		fprintf(stderr, "cannot run %s: %s\n", p->argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	po[1] = -1;
+	if (p->err) {
+		close(pe[1]);
+		pe[1] = -1;
+	}
+	if (p->interruptible)
+		pgl_child_register(pid);
+	struct pollfd pfd[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
+	double t0 = pgl_now();
+	while (pfd[0].fd >= 0 || pfd[1].fd >= 0) {
+		int wait_ms = -1;
+		if (p->timeout_ms >= 0) {
+			wait_ms = p->timeout_ms - (int)((pgl_now() - t0) * 1000);
+			if (wait_ms <= 0) {
+				timeout = true;
+				break;
+			}
+		}
+		int r = poll(pfd, 2, wait_ms);
+		if (r < 0 && errno != EINTR) {
+			e = errno;
+			break;
+		}
+		bool cut_err = false;
+		if (r > 0 && pfd[0].revents &&
+		    !drain(pfd[0].fd, p->out, p->outcap, &p->outlen, &p->cut))
+			pfd[0].fd = -1;
+		if (r > 0 && pfd[1].revents &&
+		    !drain(pfd[1].fd, p->err, p->errcap, &elen, &cut_err))
+			pfd[1].fd = -1;
+	}
+	if (timeout || e)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			e = e ? e : errno;
+			break;
+		}
+	if (p->interruptible)
+		pgl_child_register(0);
+out:
+	for (int i = 0; i < 2; i++) {
+		if (po[i] >= 0)
+			close(po[i]);
+		if (pe[i] >= 0)
+			close(pe[i]);
+	}
+	if (p->out && p->outcap)
+		p->out[p->outlen] = '\0';
+	if (p->err && p->errcap)
+		p->err[elen] = '\0';
+	if (timeout)
+		return -ETIMEDOUT;
+	if (e)
+		return -e;
+	if (WIFSIGNALED(st)) {
+		p->signal = WTERMSIG(st);
+		return 128 + p->signal;
+	}
+	return WEXITSTATUS(st);
+}
+
+int pgl_run_cmd(char *const argv[], char *out, size_t cap)
+{
+	struct pgl_proc p = {
+	    .argv = argv, .out = out, .outcap = cap, .timeout_ms = -1, .interruptible = true};
+	return pgl_proc_run(&p);
+}
+
+int pgl_run_ok(const char *what, char *const argv[], char *out, size_t cap)
+{
+	char buf[4096];
+	if (!out) {
+		out = buf;
+		cap = sizeof(buf);
+	}
+	int st = pgl_run_cmd(argv, out, cap);
+	if (st == 0)
+		return 0;
+	if (atomic_load(&pgl_interrupted))
+		return -EINTR;
+	fprintf(stderr, "pgload: %s: `%s", what, argv[0]);
+	for (int i = 1; argv[i]; i++)
+		fprintf(stderr, " %s", argv[i]);
+	if (st < 0)
+		fprintf(stderr, "` could not run: %s\n", strerror(-st));
+	else
+		fprintf(stderr, "` failed (exit status %d)%s%s", st, out[0] ? ":\n" : "\n", out);
+	return -EIO;
 }

@@ -19,6 +19,10 @@ _cleanup_cmds=()
 TEST_TMP=$(mktemp -d /tmp/pgiofs-test.XXXXXX) || exit 1
 chmod 755 "$TEST_TMP"
 _cleanup_paths+=("$TEST_TMP")
+# what the programs under test make in $TMPDIR (pgload's servers and
+# compare work directories) goes there too, so that a test judges only
+# what it made itself, even with other test runs on the machine
+export TMPDIR=$TEST_TMP
 
 # is_mounted DIR -- DIR is a mount point (read from mountinfo: root may not
 # stat another user's FUSE mount made without allow_other).

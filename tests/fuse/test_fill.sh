@@ -15,7 +15,7 @@
 # profile in config/profiles/, each with a heap file (queued, io_uring,
 # O_DIRECT), a WAL file (inline) and a plain file (queued, buffered); the
 # default configuration without the write-back cache (the writer's own
-# write gets the error); and WAL write-behind (files.wal_direct_io: the
+# write gets the error); and WAL write-behind (files.wal_mode = direct: the
 # next fsync gets it).
 source "$(dirname "$0")/../lib.sh"
 need_root
@@ -101,5 +101,5 @@ for f in base/1/16384 pg_wal/000000010000000000000001 plain.dat; do
 done
 round "no write-back cache" base/1/16384 --set fuse.writeback_cache=no
 round "no write-back cache" plain.dat --set fuse.writeback_cache=no
-round "WAL write-behind" pg_wal/000000010000000000000001 --set files.wal_direct_io=yes
+round "WAL write-behind" pg_wal/000000010000000000000001 --set files.wal_mode=direct
 echo ok

@@ -8,7 +8,11 @@ T=$(mktempdir)
 mkdir -p "$T/backing" "$T/mnt" "$T/full" "$T/inner/mnt"
 touch "$T/file" "$T/full/x"
 
-mounts_before=$(grep -c ' fuse' /proc/mounts)
+# our_mounts -- the FUSE mounts below this test's directory (other tests may
+# be mounting elsewhere meanwhile)
+our_mounts() { awk -v t="$T/" '$3 ~ /^fuse/ && index($2, t) == 1' /proc/mounts; }
+
+mounts_before=$(our_mounts | wc -l)
 
 # refuse EXPECTED_TEXT ARGS... -- pgiofs ARGS must fail saying EXPECTED_TEXT.
 refuse() {
@@ -18,8 +22,8 @@ refuse() {
 	rc=$?
 	[ $rc -ne 0 ] || fail "pgiofs $* succeeded; expected a refusal ($want)"
 	grep -qF -- "$want" <<<"$out" || fail "pgiofs $*: message \"$out\" does not say \"$want\""
-	[ "$(grep -c ' fuse' /proc/mounts)" -eq "$mounts_before" ] ||
-		fail "pgiofs $* left a mount behind: $(grep ' fuse' /proc/mounts)"
+	[ "$(our_mounts | wc -l)" -eq "$mounts_before" ] ||
+		fail "pgiofs $* left a mount behind: $(our_mounts)"
 	echo "ok: pgiofs $* -> $out"
 }
 
@@ -77,7 +81,7 @@ chown root "$T/backing" "$T/mnt"
 # a backing directory that is itself on a pgiofs mount
 pgiofs_mount "$T/backing" "$T/mnt"
 mkdir "$T/mnt/sub" "$T/mnt2"
-mounts_before=$(grep -c ' fuse' /proc/mounts)
+mounts_before=$(our_mounts | wc -l)
 refuse "is already on the pgiofs mount \"$T/mnt\"" "$T/mnt/sub" "$T/mnt2"
 
 # -o nonempty does mount over a non-empty directory, which is then hidden

@@ -15,7 +15,8 @@ inst() {
 }
 inst
 for f in usr/bin/pgiofs usr/bin/pgload etc/pgiofs/pgiofs.conf usr/share/pgiofs/pgiofs.conf \
-	usr/share/man/man1/pgiofs.1 usr/share/man/man1/pgload.1 usr/lib/systemd/system/pgiofs@.service; do
+	usr/share/man/man1/pgiofs.1 usr/share/man/man1/pgload.1 usr/share/man/man1/pgdisk.1 \
+	usr/lib/systemd/system/pgiofs@.service; do
 	[ -f "$D/$f" ] || fail "make install did not install /$f"
 done
 for p in "$TOP"/config/profiles/*.conf; do
@@ -24,7 +25,7 @@ done
 echo "ok: layout (PREFIX=/usr puts the configuration in /etc)"
 
 # man pages render without warnings
-for m in pgiofs pgload; do
+for m in pgiofs pgload pgdisk; do
 	w=$(groff -man -ww -z -Tutf8 "$D/usr/share/man/man1/$m.1" 2>&1)
 	[ -z "$w" ] || fail "$m(1) has roff warnings: $w"
 done

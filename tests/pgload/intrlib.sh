@@ -3,7 +3,7 @@
 # A case starts pgload in the background, waits until it is in the step
 # under test, sends SIGINT (once or twice), and checks: exit status 2, the
 # step named in pgload's messages, and nothing of the run left -- no new
-# /tmp/pgload.* or /tmp/pgload-compare.* directory, no process naming one,
+# $TMPDIR/pgload.* or $TMPDIR/pgload-compare.* directory, no process naming one,
 # no mount under one, no loop device backed by a file in one.
 #
 # Steps are reached for real where they take long enough: the SQL writes a
@@ -31,7 +31,7 @@ EOF
 }
 
 # snap -- pgload's temporary directories, one a line.
-snap() { ls -d /tmp/pgload.* /tmp/pgload-compare.* 2>/dev/null | sort; }
+snap() { ls -d "$TMPDIR"/pgload.* "$TMPDIR"/pgload-compare.* 2>/dev/null | sort; }
 
 # start ARGS... -- `pgload ARGS` in the background: $pid, stderr in $W/err,
 # stdin from $STDIN (a background job's is /dev/null otherwise).
@@ -79,7 +79,7 @@ finish() {
 # loop devices naming a pgload directory that is not an older one.
 # ours -- the pgload directories named on stdin that are not older ones.
 ours() {
-	grep -oE '/tmp/pgload(-compare)?\.[A-Za-z0-9]{6}' | sort -u | comm -23 - "$W/before"
+	grep -oE "$TMPDIR/pgload(-compare)?\\.[A-Za-z0-9]{6}" | sort -u | comm -23 - "$W/before"
 }
 
 left() {
@@ -87,8 +87,8 @@ left() {
 	new=$(comm -13 "$W/before" <(snap))
 	[ -n "$new" ] && echo "directories: $new"
 	[ -n "$(ps -eo args= | grep -v grep | ours)" ] &&
-		echo "processes: $(ps -eo pid=,args= | grep -E '/tmp/pgload(-compare)?\.' | grep -v grep)"
-	[ -n "$(ours </proc/mounts)" ] && echo "mounts: $(grep -E ' /tmp/pgload(-compare)?\.' /proc/mounts)"
+		echo "processes: $(ps -eo pid=,args= | grep -E "$TMPDIR/pgload(-compare)?\\." | grep -v grep)"
+	[ -n "$(ours </proc/mounts)" ] && echo "mounts: $(grep -E " $TMPDIR/pgload(-compare)?\\." /proc/mounts)"
 	[ -n "$(losetup -a 2>/dev/null | ours)" ] && echo "loop devices: $(losetup -a | grep pgload)"
 	return 0
 }

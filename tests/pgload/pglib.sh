@@ -72,11 +72,11 @@ has() { grep -qF -- "$1" "$W/err" || { cat "$W/err" >&2; fail "stderr lacks \"$1
 # assert_clean -- no server or temp directory of pgload is left.
 assert_clean() {
 	local left
-	left=$(pgrep -f "postgres -D /tmp/pgload\." || true)
+	left=$(pgrep -f "postgres -D $TMPDIR/pgload\." || true)
 	[ -z "$left" ] || fail "pgload left a server running: $left"
-	left=$(ls -d /tmp/pgload.* 2>/dev/null | grep -v -f <(printf '%s\n' "${PGLOAD_PREEXISTING[@]:-none}") || true)
+	left=$(ls -d "$TMPDIR"/pgload.* 2>/dev/null | grep -v -f <(printf '%s\n' "${PGLOAD_PREEXISTING[@]:-none}") || true)
 	[ -z "$left" ] || fail "pgload left temporary directories: $left"
 }
 
 # Directories of concurrently running pgloads are not ours to judge.
-PGLOAD_PREEXISTING=($(ls -d /tmp/pgload.* 2>/dev/null))
+PGLOAD_PREEXISTING=($(ls -d "$TMPDIR"/pgload.* 2>/dev/null))

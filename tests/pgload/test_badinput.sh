@@ -107,7 +107,7 @@ pg_dump -d src -Fc -f "$W/dump.custom" || fail "pg_dump -Fc"
 pg_dump -d src -Ft -f "$W/dump.tar" || fail "pg_dump -Ft"
 pg_dump -d src -Fd -f "$W/dump.dir" || fail "pg_dump -Fd"
 gzip -c "$W/dump.sql" >"$W/dump.sql.gz"
-before=$(ls -d /tmp/pgload.* 2>/dev/null | wc -l)
+before=$(ls -d "$TMPDIR"/pgload.* 2>/dev/null | wc -l)
 expect 1 "dump.custom: looks like a pg_dump custom-format archive (-Fc), not SQL; convert it with \`pg_restore -f FILE.sql $W/dump.custom\`" \
 	"$PGLOAD" run --data "$W/dump.custom"
 expect 1 "dump.tar: looks like a tar archive (pg_dump -Ft?), not SQL; convert it with \`pg_restore -f FILE.sql" \
@@ -117,12 +117,23 @@ expect 1 "dump.dir: looks like a pg_dump directory-format archive (-Fd), not SQL
 expect 1 "dump.sql.gz: is gzip-compressed; pgload reads plain and lz4 input" \
 	"$PGLOAD" run --schema "$W/dump.sql" --data "$W/dump.sql.gz"
 grep -q 'initdb' "$W/err" && fail "a server was started for a gzip file"
-[ "$(ls -d /tmp/pgload.* 2>/dev/null | wc -l)" = "$before" ] || fail "a temporary directory was made"
+[ "$(ls -d "$TMPDIR"/pgload.* 2>/dev/null | wc -l)" = "$before" ] || fail "a temporary directory was made"
 # from a pipe the archive is found when the phase reads it
 pg_dump -d src -Fc | "$PGLOAD" run -q --dsn "$DSN" --db pipe --data - >/dev/null 2>"$W/err"
 [ $? = 1 ] || fail "-Fc from a pipe: not exit status 1"
 has "<stdin>: looks like a pg_dump custom-format archive (-Fc), not SQL"
 echo "ok: custom, tar, directory and gzip dumps refused with what to do"
+
+# ---- an unusable TMPDIR: said, before anything is made
+printf 'SELECT 1;\n' >"$W/one.sql"
+expect 1 'TMPDIR "relative/dir" is not usable: it must be an absolute path' \
+	env TMPDIR=relative/dir "$PGLOAD" run --schema "$W/one.sql"
+expect 1 "TMPDIR \"$W/one.sql\" is not usable: not a directory" \
+	env TMPDIR="$W/one.sql" "$PGLOAD" run --schema "$W/one.sql"
+expect 1 "TMPDIR \"$W/none\" is not usable: No such file or directory" \
+	env TMPDIR="$W/none" "$PGLOAD" compare --gen 1 --backends tmpfs --profiles native
+grep -q 'initdb' "$W/err" && fail "a server was started with an unusable TMPDIR"
+echo "ok: an unusable TMPDIR is refused, naming it"
 
 # ---- a truncated .lz4 dump ---------------------------------------------------
 lz4 -q -B4 -f "$W/dump.sql" "$W/dump.sql.lz4" || fail "lz4"

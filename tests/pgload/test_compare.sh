@@ -20,7 +20,7 @@ mkdir "$W/d"
 
 # work_dir ERRFILE -- the work directory a run named on stderr.
 work_dir() {
-	sed -n 's/.*work directory \(\/tmp\/pgload-compare\.[A-Za-z0-9]*\).*/\1/p' "$1" | head -n 1
+	sed -n "s|.*work directory \\($TMPDIR/pgload-compare\\.[A-Za-z0-9]*\\).*|\\1|p" "$1" | head -n 1
 }
 
 # assert_clean WD -- nothing of the run with work directory WD remains.
@@ -110,7 +110,7 @@ grep -q '<pre>pgload compare: 2 runs per cell' "$W/out/index.html" || fail "inde
 echo "ok: tiny matrix: table, JSON, CSV, SVG, HTML; nothing left"
 
 # ---- bad arguments: clear errors, nothing created ---------------------------
-before=$(ls -d /tmp/pgload-compare.* 2>/dev/null | wc -l)
+before=$(ls -d "$TMPDIR"/pgload-compare.* 2>/dev/null | wc -l)
 bad() { # bad MESSAGE ARGS... -- pgload compare ARGS fails saying MESSAGE
 	local msg=$1
 	shift
@@ -136,7 +136,7 @@ grep -qF 'back end "xfs" needs root (it makes a file system image and loop-mount
 	{ cat "$W/err"; fail "not-root message"; }
 [ -e "$W/bad" ] && fail "--out created without root"
 chmod 755 "$W"
-[ "$(ls -d /tmp/pgload-compare.* 2>/dev/null | wc -l)" = "$before" ] || fail "a work directory was created"
+[ "$(ls -d "$TMPDIR"/pgload-compare.* 2>/dev/null | wc -l)" = "$before" ] || fail "a work directory was created"
 [ -z "$(ls -A "$W/d")" ] || fail "a bad run touched the dir: back end"
 echo "ok: bad arguments refused, nothing created"
 

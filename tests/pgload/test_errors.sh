@@ -77,8 +77,8 @@ echo "ok: embedded server removed after an error"
 pid=$!
 pm=""
 for i in $(seq 100); do
-	pm=$(pgrep -f "postgres -D /tmp/pgload\.[^ ]*/data" -P "$pid" || true)
-	[ -n "$pm" ] && psql -X -At -h "$(ls -d /tmp/pgload.*/sock 2>/dev/null | head -1)" -d postgres \
+	pm=$(pgrep -f "postgres -D $TMPDIR/pgload\.[^ ]*/data" -P "$pid" || true)
+	[ -n "$pm" ] && psql -X -At -h "$(ls -d "$TMPDIR"/pgload.*/sock 2>/dev/null | head -1)" -d postgres \
 		-p "$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$W/err" | head -1)" -c "SELECT 1 FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%'" 2>/dev/null | grep -q 1 && break
 	sleep 0.1
 done
@@ -97,7 +97,7 @@ echo "ok: server killed mid-run"
 pid=$!
 for i in $(seq 100); do
 	pgrep -f "postgres: .* pgload .*SELECT" >/dev/null && break
-	pgrep -f "postgres -D /tmp/pgload\." -P "$pid" >/dev/null && [ "$i" -gt 30 ] && break
+	pgrep -f "postgres -D $TMPDIR/pgload\." -P "$pid" >/dev/null && [ "$i" -gt 30 ] && break
 	sleep 0.1
 done
 sleep 0.5

@@ -12,8 +12,9 @@
 
 W=$(mktempdir)
 FUZZ=$W/fuzz_parser
-# (util.c: input.c waits for pipes beside pgload's interrupt descriptor)
-SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP/pgload/parser.c" "$TOP/pgload/input.c" "$TOP/pgload/util.c")
+# (intr.c: input.c waits for pipes beside pgload's interrupt descriptor)
+SRC=("$TOP/tests/pgload/fuzz_parser.c" "$TOP"/pgload/parser*.c "$TOP/pgload/input.c" "$TOP/pgload/intr.c"
+	"$TOP/pgload/sqllex.c")
 PQ_CFLAGS=$(pkg-config --cflags libpq)
 PQ_LIBS=$(pkg-config --libs libpq)
 # libFuzzer (clang); the seeded mutation driver under gcc only when asked for
@@ -53,8 +54,9 @@ echo "ok: fuzzed ${FUZZ_SECONDS:-20} s with $ENGINE"
 # truncations and mutations under any compiler)
 [ $ENGINE = libfuzzer ] ||
 	fail "the pgiofs stat reader was not fuzzed: its target needs libFuzzer (clang), FUZZ_ENGINE=$ENGINE"
-ISRC=("$TOP/tests/pgload/fuzz_iostat.c" "$TOP/pgload/iostat.c" "$TOP/pgload/util.c")
-clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I"$TOP/pgload" \
+ISRC=("$TOP/tests/pgload/fuzz_iostat.c" "$TOP/pgload/iostat.c" "$TOP/pgload/util.c"
+	"$TOP/pgload/intr.c" "$TOP/common/mountinfo.c")
+clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -I"$TOP/pgload" -I"$TOP/common" \
 	$(pkg-config --cflags libpq jansson) "${ISRC[@]}" $(pkg-config --libs libpq jansson) -o "$W/fuzz_iostat" \
 	2>"$W/cc.log" || { cat "$W/cc.log"; fail "iostat fuzzer build failed"; }
 mkdir "$W/icorpus"

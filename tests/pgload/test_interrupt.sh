@@ -40,7 +40,7 @@ start run --pgbin "$W/slow" --schema "$W/fast.sql"
 wait_mark initdb
 kill -INT "$pid"
 finish
-check "embedded: SIGINT during initdb" "running initdb of /tmp/pgload." "; $EMB"
+check "embedded: SIGINT during initdb" "running initdb of $TMPDIR/pgload." "; $EMB"
 
 ln -sf "$PGBIN/initdb" "$W/slow/initdb" # the real initdb; a slow postgres
 start run --pgbin "$W/slow" --schema "$W/fast.sql"
@@ -186,8 +186,8 @@ nodb i_cl
 # ---- on pgiofs -------------------------------------------------------------------
 if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && [ -x "$BIN/pgiofs" ]; then
 	FINAL="; $EMB"
-	hook pgiofs "mounting pgiofs at /tmp/pgload." run --on-pgiofs --schema "$W/fast.sql"
-	hook initdb "running initdb of /tmp/pgload." run --on-pgiofs --schema "$W/fast.sql"
+	hook pgiofs "mounting pgiofs at $TMPDIR/pgload." run --on-pgiofs --schema "$W/fast.sql"
+	hook initdb "running initdb of $TMPDIR/pgload." run --on-pgiofs --schema "$W/fast.sql"
 	start run --on-pgiofs $(phase_args data)
 	wait_mark data
 	kill -INT "$pid"

@@ -78,23 +78,23 @@ ONE=(--backends ext2 --profiles dbaware --load read_load)
 CELL="cell 1 ext2/dbaware"
 chook gen "generating the workload" "${ONE[@]}"
 chook backend "preparing the ext2 back end, $CELL" "${ONE[@]}"
-chook mkfs "running mkfs.ext2 on /tmp/pgload-compare." "${ONE[@]}"
-chook losetup "attaching /tmp/pgload-compare." "${ONE[@]}"
+chook mkfs "running mkfs.ext2 on $TMPDIR/pgload-compare." "${ONE[@]}"
+chook losetup "attaching $TMPDIR/pgload-compare." "${ONE[@]}"
 chook mount "mounting /dev/loop" "${ONE[@]}"
-chook mount "mounting a tmpfs at /tmp/pgload-compare." --backends tmpfs --profiles native
-chook loadfile "writing the read_load file in /tmp/pgload-compare." "${ONE[@]}"
-chook pgiofs "mounting pgiofs at /tmp/pgload-compare." "${ONE[@]}"
-chook initdb "running initdb of /tmp/pgload-compare." "${ONE[@]}"
+chook mount "mounting a tmpfs at $TMPDIR/pgload-compare." --backends tmpfs --profiles native
+chook loadfile "writing the read_load file in $TMPDIR/pgload-compare." "${ONE[@]}"
+chook pgiofs "mounting pgiofs at $TMPDIR/pgload-compare." "${ONE[@]}"
+chook initdb "running initdb of $TMPDIR/pgload-compare." "${ONE[@]}"
 chook postmaster "starting the server, $CELL" "${ONE[@]}"
 chook connect "connecting to the server, $CELL" "${ONE[@]}"
 chook createdb "creating the database \"pgload\", round 1/1, $CELL" "${ONE[@]}"
 for ph in schema data post; do
-	chook $ph "running the $ph phase of /tmp/pgload-compare." "${ONE[@]}"
+	chook $ph "running the $ph phase of $TMPDIR/pgload-compare." "${ONE[@]}"
 done
 chook checkpoint "checkpointing after the run, round 1/1, $CELL" "${ONE[@]}"
 chook latency "reading the latency of $CELL" "${ONE[@]}"
 chook cleanup "cleaning up" "${ONE[@]}"
-chook data,cleanup "running the data phase of /tmp/pgload-compare." "${ONE[@]}"
+chook data,cleanup "running the data phase of $TMPDIR/pgload-compare." "${ONE[@]}"
 grep -qF 'Interrupt received again' "$W/err" || { cat "$W/err"; fail "data,cleanup: second SIGINT not seen"; }
 
 # the report: it is finished and kept, nothing else is

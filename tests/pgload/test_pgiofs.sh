@@ -35,15 +35,15 @@ csv_col() {
 	--json "$W/r.json" --csv "$W/r.csv" >"$W/out" 2>"$W/err" || { cat "$W/err"; fail "run --on-pgiofs"; }
 grep -q '"fstype": "fuse"' "$W/r.json" || fail "data directory not on a FUSE mount"
 grep -q '"pgiofs_profile": "default"' "$W/r.json" || fail "profile not reported"
-grep -q '"pgiofs_mount": "/tmp/pgload\.[^"]*/mnt"' "$W/r.json" || fail "pgiofs mount not reported"
+grep -q "\"pgiofs_mount\": \"$TMPDIR/pgload\\.[^\"]*/mnt\"" "$W/r.json" || fail "pgiofs mount not reported"
 grep -q '^data    real ' "$W/out" || fail "no summary"
 [ -s "$W/err" ] && { cat "$W/err"; fail "messages on stderr with -q"; }
-grep -q " /tmp/pgload\.[^ ]*/mnt fuse" /proc/mounts && fail "pgiofs mount left behind"
+grep -q " $TMPDIR/pgload\.[^ ]*/mnt fuse" /proc/mounts && fail "pgiofs mount left behind"
 assert_clean
 echo "ok: --on-pgiofs"
 
 # per-class I/O: the data phase wrote heap pages and WAL, in all three reports
-grep -q '^I/O of the data phase on pgiofs (/tmp/pgload\.[^ ]*/mnt, mean of 1 run)$' "$W/out" ||
+grep -q "^I/O of the data phase on pgiofs ($TMPDIR/pgload\\.[^ ]*/mnt, mean of 1 run)\$" "$W/out" ||
 	{ cat "$W/out"; fail "no I/O table in the summary"; }
 awk '/^I\/O of the data phase/ { t = 1; next } t && /^(heap|wal) / && $5 > 0 { n++ } t && /^$/ { t = 0 }
 	END { exit n != 2 }' "$W/out" || { cat "$W/out"; fail "summary: no heap and wal write MB"; }
@@ -76,7 +76,7 @@ chmod 755 "$W/fake-pgiofs"
 	-d "$W/g/data.sql" --json "$W/f.json" --csv "$W/f.csv" >"$W/out" 2>"$W/err" ||
 	{ cat "$W/err"; fail "run with a failing pgiofs stat"; }
 [ "$(grep -c 'going on without per-class I/O' "$W/err")" -eq 1 ] || { cat "$W/err"; fail "not said exactly once"; }
-grep -q 'fake-pgiofs stat /tmp/pgload\.[^ ]*/mnt --json` failed (exit status 3: fake: statistics unavailable)' "$W/err" ||
+grep -q "fake-pgiofs stat $TMPDIR/pgload\\.[^ ]*/mnt --json\` failed (exit status 3: fake: statistics unavailable)" "$W/err" ||
 	{ cat "$W/err"; fail "failure message"; }
 grep -q '^I/O of the data phase' "$W/out" && fail "I/O table without figures"
 grep -q '"io":' "$W/f.json" && fail "JSON has io without figures"

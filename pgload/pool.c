@@ -1,7 +1,7 @@
 /*
- * parallel.c -- the worker pool of `pgload run --jobs N`.
+ * pool.c -- the worker pool of `pgload run --jobs N`.
  *
- * The script is still read once, in order, by the dispatcher (run.c), which
+ * The script is still read once, in order, by the dispatcher (exec.c), which
  * keeps the main connection.  It hands the pool:
  *   - COPY ... FROM stdin blocks: a worker opens the script itself, skips to
  *     the block's data (lseek for plain files, decompression for lz4) and
@@ -19,7 +19,7 @@
  *     referenced keys and the data must exist);
  *   - a COPY into a table waits for the COPY jobs of the tables its foreign
  *     keys reference (read from pg_constraint), so inline REFERENCES work;
- *   - the chunks of one COPY block (run.c cuts large blocks at line
+ *   - the chunks of one COPY block (exec.c cuts large blocks at line
  *     boundaries) are one group: they run side by side, and later jobs on
  *     the table wait for all of them;
  *   - a deadlock between two jobs (SQLSTATE 40P01) retries the victim.
@@ -78,7 +78,7 @@ struct pgl_pool {
 	char **pre;	      /* session preamble */
 	size_t npre;
 	bool closing; /* no more jobs will come */
-	int status;   /* ST_OK, ST_FAIL or ST_ABORT */
+	int status;   /* 0, or the first error (-errno), unless a later one aborts */
 	int running;
 
 	struct fkdep *fks; /* foreign keys between tables */
@@ -90,84 +90,6 @@ struct pgl_pool {
 
 /* ---- statement classification ------------------------------------------- */
 
-/* A token of a statement: a bare word (lowercased) or a quoted identifier. */
-struct tok {
-	const char *start; /* in the statement text */
-	size_t len;
-	char word[32]; /* lowercased bare word, "" otherwise */
-	bool ident;    /* an identifier (bare or quoted) */
-};
-
-/* next_tok() -- the token at *S, skipping whitespace and comments. */
-static bool next_tok(const char **sp, struct tok *t)
-{
-	const char *s = *sp;
-	for (;;) {
-		while (isspace((unsigned char)*s))
-			s++;
-		if (s[0] == '-' && s[1] == '-')
-			s += strcspn(s, "\n");
-		else if (s[0] == '/' && s[1] == '*') {
-			const char *e = strstr(s + 2, "*/");
-			s = e ? e + 2 : s + strlen(s);
-		} else
-			break;
-	}
-	if (!*s)
-		return false;
-	memset(t, 0, sizeof(*t));
-	t->start = s;
-	if (*s == '"') {
-		for (s++; *s; s++) {
-			if (*s == '"' && s[1] == '"')
-				s++;
-			else if (*s == '"')
-				break;
-		}
-		if (*s)
-			s++;
-		t->ident = true;
-	} else if (isalpha((unsigned char)*s) || *s == '_' || (unsigned char)*s >= 0x80) {
-		size_t n = 0;
-		while (isalnum((unsigned char)*s) || *s == '_' || *s == '$' ||
-		       (unsigned char)*s >= 0x80) {
-			if (n + 1 < sizeof(t->word))
-				t->word[n++] = (char)tolower((unsigned char)*s);
-			s++;
-		}
-		t->ident = true;
-	} else {
-		s++;
-	}
-	t->len = (size_t)(s - t->start);
-	*sp = s;
-	return true;
-}
-
-/* qualified_name() -- a dotted identifier chain at *S, copied raw into BUF. */
-static bool qualified_name(const char **sp, char *buf, size_t cap)
-{
-	struct tok t;
-	const char *s = *sp, *start = NULL, *end = NULL;
-	for (;;) {
-		if (!next_tok(&s, &t) || !t.ident)
-			return false;
-		if (!start)
-			start = t.start;
-		end = s;
-		if (*s != '.')
-			break;
-		s++;
-	}
-	size_t n = (size_t)(end - start);
-	if (n + 1 > cap)
-		return false;
-	memcpy(buf, start, n);
-	buf[n] = '\0';
-	*sp = s;
-	return true;
-}
-
 enum cls { CL_OTHER, CL_SESSION, CL_TABLE, CL_TABLE_FK };
 
 /*
@@ -177,13 +99,13 @@ enum cls { CL_OTHER, CL_SESSION, CL_TABLE, CL_TABLE_FK };
 static enum cls classify(const char *text, char *name, size_t cap)
 {
 	const char *s = text;
-	struct tok t, t2;
-	if (!next_tok(&s, &t))
+	struct pgl_sql_tok t, t2;
+	if (!pgl_sql_token(&s, &t))
 		return CL_OTHER;
 	if (!strcmp(t.word, "set") || !strcmp(t.word, "reset")) {
 		const char *s2 = s;
 		/* SET CONSTRAINTS / SET TRANSACTION are not session settings */
-		if (next_tok(&s2, &t2) &&
+		if (pgl_sql_token(&s2, &t2) &&
 		    (!strcmp(t2.word, "constraints") || !strcmp(t2.word, "transaction") ||
 		     !strcmp(t2.word, "local")))
 			return CL_OTHER;
@@ -197,14 +119,14 @@ static enum cls classify(const char *text, char *name, size_t cap)
 	}
 	if (!strcmp(t.word, "create")) {
 		/* CREATE [UNIQUE] INDEX [CONCURRENTLY] [[IF NOT EXISTS] name] ON [ONLY] t */
-		if (!next_tok(&s, &t))
+		if (!pgl_sql_token(&s, &t))
 			return CL_OTHER;
-		if (!strcmp(t.word, "unique") && !next_tok(&s, &t))
+		if (!strcmp(t.word, "unique") && !pgl_sql_token(&s, &t))
 			return CL_OTHER;
 		if (strcmp(t.word, "index") != 0)
 			return CL_OTHER;
 		for (int i = 0; i < 8; i++) {
-			if (!next_tok(&s, &t))
+			if (!pgl_sql_token(&s, &t))
 				return CL_OTHER;
 			if (!strcmp(t.word, "concurrently"))
 				return CL_OTHER; /* cannot run in our job's way; keep it serial */
@@ -214,28 +136,28 @@ static enum cls classify(const char *text, char *name, size_t cap)
 		if (strcmp(t.word, "on") != 0)
 			return CL_OTHER;
 		const char *s2 = s;
-		if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
+		if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "only"))
 			s = s2;
-		return qualified_name(&s, name, cap) ? CL_TABLE : CL_OTHER;
+		return pgl_sql_raw_name(&s, name, cap) ? CL_TABLE : CL_OTHER;
 	}
 	if (!strcmp(t.word, "alter")) {
 		/* ALTER TABLE [IF EXISTS] [ONLY] t ... */
-		if (!next_tok(&s, &t) || strcmp(t.word, "table") != 0)
+		if (!pgl_sql_token(&s, &t) || strcmp(t.word, "table") != 0)
 			return CL_OTHER;
 		const char *s2 = s;
-		if (next_tok(&s2, &t) && !strcmp(t.word, "if")) {
-			if (!next_tok(&s2, &t) || !next_tok(&s2, &t))
+		if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "if")) {
+			if (!pgl_sql_token(&s2, &t) || !pgl_sql_token(&s2, &t))
 				return CL_OTHER;
 			s = s2;
 		}
 		s2 = s;
-		if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
+		if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "only"))
 			s = s2;
-		if (!qualified_name(&s, name, cap))
+		if (!pgl_sql_raw_name(&s, name, cap))
 			return CL_OTHER;
 		/* a second command after a comma, or RENAME, keeps it serial */
 		bool fk = false;
-		while (next_tok(&s, &t)) {
+		while (pgl_sql_token(&s, &t)) {
 			if (!strcmp(t.word, "foreign") || !strcmp(t.word, "references"))
 				fk = true;
 			if (!strcmp(t.word, "rename") || !strcmp(t.word, "attach") ||
@@ -251,12 +173,14 @@ static enum cls classify(const char *text, char *name, size_t cap)
 
 static void *worker_main(void *arg);
 
-struct pgl_pool *pgl_pool_create(struct pgl_ctx *c, const char *path, const char *dbname,
-				 int nworkers)
+int pgl_pool_create(struct pgl_ctx *c, const char *path, const char *dbname, int nworkers,
+		    struct pgl_pool **out)
 {
 	struct pgl_pool *pool = calloc(1, sizeof(*pool));
+	int ret = -ENOMEM;
+	*out = NULL;
 	if (!pool)
-		return NULL;
+		return -ENOMEM;
 	pool->c = c;
 	pool->path = strdup(path);
 	pool->dbname = strdup(dbname);
@@ -267,16 +191,17 @@ struct pgl_pool *pgl_pool_create(struct pgl_ctx *c, const char *path, const char
 	if (!pool->path || !pool->dbname || !pool->threads)
 		goto fail;
 	for (int i = 0; i < nworkers; i++) {
-		if (pthread_create(&pool->threads[i], NULL, worker_main, pool) != 0) {
+		if ((ret = -pthread_create(&pool->threads[i], NULL, worker_main, pool)) < 0) {
 			pool->nworkers = i;
 			goto fail;
 		}
 	}
-	return pool;
+	*out = pool;
+	return 0;
 fail:
-	fprintf(stderr, "pgload: cannot start %d worker threads\n", nworkers);
+	fprintf(stderr, "pgload: cannot start %d worker threads: %s\n", nworkers, strerror(-ret));
 	pgl_pool_destroy(pool, NULL);
-	return NULL;
+	return ret;
 }
 
 /* runnable__() -- may job I start now?  Caller holds the lock. */
@@ -307,10 +232,10 @@ static void advance__(struct pgl_pool *pool)
 		pool->first_open++;
 }
 
-/* fail__() -- record an outcome; ST_ABORT outranks ST_FAIL.  Lock held. */
+/* fail__() -- record error ST: the first, unless a later one aborts.  Lock held. */
 static void fail__(struct pgl_pool *pool, int st)
 {
-	if (st == ST_ABORT || pool->status == ST_OK)
+	if (pool->status == 0 || (pgl_aborts(st) && !pgl_aborts(pool->status)))
 		pool->status = st;
 }
 
@@ -322,7 +247,7 @@ static int apply_preamble(struct pgl_pool *pool, PGconn *conn, size_t *applied, 
 		char *sql = strdup(pool->pre[*applied]);
 		pthread_mutex_unlock(&pool->lock);
 		if (!sql)
-			return ST_FAIL;
+			return -ENOMEM;
 		PGresult *res = PQexec(conn, sql);
 		int st = PQresultStatus(res);
 		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
@@ -330,13 +255,13 @@ static int apply_preamble(struct pgl_pool *pool, PGconn *conn, size_t *applied, 
 				PQresultErrorMessage(res));
 			PQclear(res);
 			free(sql);
-			return PQstatus(conn) == CONNECTION_BAD ? ST_ABORT : ST_FAIL;
+			return PQstatus(conn) == CONNECTION_BAD ? -ECONNRESET : -EIO;
 		}
 		PQclear(res);
 		free(sql);
 		(*applied)++;
 	}
-	return ST_OK;
+	return 0;
 }
 
 /* count__() -- rows of a finished job into the pool's totals.  Lock held. */
@@ -357,19 +282,18 @@ static void count__(struct pgl_pool *pool, const struct job *j, PGresult *res, u
 static int job_error(struct pgl_pool *pool, const struct job *j, PGconn *conn, PGresult *res,
 		     unsigned long copyline)
 {
-	if (PQstatus(conn) == CONNECTION_BAD) {
-		if (!atomic_load(&pgl_interrupted))
-			pgl_lost_connection(pool->c, pool->path, j->line, conn);
-		return ST_ABORT;
-	}
 	if (atomic_load(&pgl_interrupted))
-		return ST_ABORT;
+		return -EINTR;
+	if (PQstatus(conn) == CONNECTION_BAD) {
+		pgl_lost_connection(pool->c->server, pool->path, j->line, conn);
+		return -ECONNRESET;
+	}
 	pthread_mutex_lock(&pool->lock);
 	pgl_report_error(pool->path, j->text, j->line, copyline, res,
 			 res ? NULL : PQerrorMessage(conn));
 	pool->acc.errors++;
 	pthread_mutex_unlock(&pool->lock);
-	return j->stop ? ST_FAIL : ST_SQLERR;
+	return j->stop ? -EIO : PGL_WENT_ON;
 }
 
 /* run_copy() -- stream one COPY block from the script on CONN. */
@@ -379,23 +303,23 @@ static int run_copy(struct pgl_pool *pool, const struct job *j, PGconn *conn)
 	struct pgl_parser *p = NULL;
 	struct pgl_item it;
 	char err[256];
-	int ret = ST_OK, r;
+	int ret = 0, r;
 	uint64_t bytes = 0;
 
-	if (pgl_input_open(pool->path, &in, err) < 0) {
+	if ((r = pgl_input_open(pool->path, &in, err)) < 0) {
 		fprintf(stderr, "pgload: %s\n", err);
-		return ST_FAIL;
+		return r;
 	}
 	if ((r = pgl_input_skip(in, j->offset)) < 0) {
 		fprintf(stderr, "pgload: %s\n", pgl_input_error(in));
 		pgl_input_close(in);
-		return ST_FAIL;
+		return r;
 	}
-	if (pgl_parser_create(in, pool->path, &p) < 0 ||
-	    pgl_parser_begin_copy(p, j->offset, j->dataline) < 0) {
+	if ((r = pgl_parser_create(in, pool->path, &p)) < 0 ||
+	    (r = pgl_parser_begin_copy(p, j->offset, j->dataline)) < 0) {
 		pgl_parser_destroy(p);
 		pgl_input_close(in);
-		return ST_FAIL;
+		return r;
 	}
 	PGresult *res = PQexec(conn, j->text);
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
@@ -433,7 +357,7 @@ static int run_copy(struct pgl_pool *pool, const struct job *j, PGconn *conn)
 		if (!intr && r != -EBADMSG && r != -E2BIG)
 			fprintf(stderr, "pgload: %s\n", pgl_parser_error(p));
 		PQputCopyEnd(conn, intr ? "pgload was interrupted" : "pgload: input error");
-		ret = intr ? ST_ABORT : ST_FAIL;
+		ret = intr ? -EINTR : r == -ECONNRESET ? -EIO : r;
 	} else if (!failed) {
 		PQputCopyEnd(conn, NULL);
 	}
@@ -442,17 +366,20 @@ static int run_copy(struct pgl_pool *pool, const struct job *j, PGconn *conn)
 			pthread_mutex_lock(&pool->lock);
 			count__(pool, j, res, bytes);
 			pthread_mutex_unlock(&pool->lock);
-		} else if (PQresultStatus(res) == PGRES_FATAL_ERROR && ret == ST_OK) {
+		} else if (PQresultStatus(res) == PGRES_FATAL_ERROR && ret == 0) {
 			ret = job_error(pool, j, conn, res, j->dataline);
 		}
 		PQclear(res);
 		if (PQstatus(conn) == CONNECTION_BAD)
 			break;
 	}
-	if (PQstatus(conn) == CONNECTION_BAD && ret != ST_ABORT) {
-		if (!atomic_load(&pgl_interrupted))
-			pgl_lost_connection(pool->c, pool->path, j->line, conn);
-		ret = ST_ABORT;
+	if (PQstatus(conn) == CONNECTION_BAD && !pgl_aborts(ret)) {
+		if (atomic_load(&pgl_interrupted)) {
+			ret = -EINTR;
+		} else {
+			pgl_lost_connection(pool->c->server, pool->path, j->line, conn);
+			ret = -ECONNRESET;
+		}
 	}
 out:
 	pgl_parser_destroy(p);
@@ -468,7 +395,7 @@ static int run_sql(struct pgl_pool *pool, const struct job *j, PGconn *conn)
 		int st = PQresultStatus(res);
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK || st == PGRES_EMPTY_QUERY) {
 			PQclear(res);
-			return ST_OK;
+			return 0;
 		}
 		const char *code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		if (code && strcmp(code, "40P01") == 0 && attempt < DEADLOCK_RETRIES &&
@@ -493,7 +420,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		size_t i;
 		bool found = false;
-		if (pool->status == ST_OK || pool->status == ST_SQLERR) {
+		if (pool->status >= 0) {
 			for (i = pool->first_open; i < pool->njobs; i++) {
 				if (runnable__(pool, i)) {
 					found = true;
@@ -502,8 +429,7 @@ static void *worker_main(void *arg)
 			}
 		}
 		if (!found) {
-			if (pool->closing && (pool->first_open == pool->njobs ||
-					      (pool->status != ST_OK && pool->status != ST_SQLERR)))
+			if (pool->closing && (pool->first_open == pool->njobs || pool->status < 0))
 				break;
 			pthread_cond_wait(&pool->cond, &pool->lock);
 			continue;
@@ -514,16 +440,16 @@ static void *worker_main(void *arg)
 		struct job copy = *j; /* the array may move while we work */
 		pthread_mutex_unlock(&pool->lock);
 
-		int ret = ST_OK;
+		int ret = 0;
 		if (!conn) {
-			conn =
-			    pgl_connect(pool->c, pool->dbname, NULL, atomic_load(&pgl_interrupted));
+			conn = pgl_connect(pool->c->base, pool->dbname, NULL,
+					   atomic_load(&pgl_interrupted), !pool->c->o->quiet);
 			if (!conn)
-				ret = atomic_load(&pgl_interrupted) ? ST_ABORT : ST_FAIL;
+				ret = atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 		}
-		if (ret == ST_OK)
+		if (ret == 0)
 			ret = apply_preamble(pool, conn, &applied, copy.npre);
-		if (ret == ST_OK)
+		if (ret == 0)
 			ret = copy.kind == JOB_COPY ? run_copy(pool, &copy, conn)
 						    : run_sql(pool, &copy, conn);
 
@@ -532,11 +458,11 @@ static void *worker_main(void *arg)
 		j->running = false;
 		j->done = true;
 		pool->running--;
-		if (ret == ST_FAIL || ret == ST_ABORT)
+		if (ret < 0)
 			fail__(pool, ret);
 		advance__(pool);
 		pthread_cond_broadcast(&pool->cond);
-		if (ret == ST_ABORT && conn && PQstatus(conn) == CONNECTION_BAD) {
+		if (pgl_aborts(ret) && conn && PQstatus(conn) == CONNECTION_BAD) {
 			pgl_disconnect(conn);
 			conn = NULL;
 		}
@@ -551,23 +477,22 @@ static int add_job(struct pgl_pool *pool, struct job *j)
 {
 	pthread_mutex_lock(&pool->lock);
 	int st = pool->status;
-	if (st == ST_FAIL || st == ST_ABORT) {
+	struct job *nj = pool->jobs;
+	size_t nc = pool->capjobs;
+	if (st >= 0 && pool->njobs == pool->capjobs) {
+		nc = nc ? nc * 2 : 64;
+		nj = realloc(pool->jobs, nc * sizeof(*nj));
+		st = nj ? 0 : -ENOMEM;
+	}
+	if (st < 0) {
 		pthread_mutex_unlock(&pool->lock);
 		free(j->text);
 		free(j->key);
 		free(j->deps);
 		return st;
 	}
-	if (pool->njobs == pool->capjobs) {
-		size_t nc = pool->capjobs ? pool->capjobs * 2 : 64;
-		struct job *nj = realloc(pool->jobs, nc * sizeof(*nj));
-		if (!nj) {
-			pthread_mutex_unlock(&pool->lock);
-			return ST_FAIL;
-		}
-		pool->jobs = nj;
-		pool->capjobs = nc;
-	}
+	pool->jobs = nj;
+	pool->capjobs = nc;
 	j->npre = pool->npre;
 	if (j->fk)
 		j->after = pool->last_nonfk;
@@ -576,7 +501,7 @@ static int add_job(struct pgl_pool *pool, struct job *j)
 		pool->last_nonfk = pool->njobs;
 	pthread_cond_broadcast(&pool->cond);
 	pthread_mutex_unlock(&pool->lock);
-	return ST_OK;
+	return 0;
 }
 
 /* resolve() -- the oid of table NAME (as written) on CONN, 0 if unknown. */
@@ -624,7 +549,7 @@ int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigne
 {
 	char name[512] = "";
 	const char *s = text;
-	struct tok t;
+	struct pgl_sql_tok t;
 	struct job j = {.kind = JOB_COPY,
 			.line = line,
 			.offset = offset,
@@ -634,11 +559,11 @@ int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigne
 	pthread_mutex_lock(&pool->lock);
 	j.group = same_block ? pool->groups : ++pool->groups;
 	pthread_mutex_unlock(&pool->lock);
-	next_tok(&s, &t); /* COPY */
+	pgl_sql_token(&s, &t); /* COPY */
 	const char *s2 = s;
-	if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
+	if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "only"))
 		s = s2;
-	if (qualified_name(&s, name, sizeof(name)))
+	if (pgl_sql_raw_name(&s, name, sizeof(name)))
 		j.oid = resolve(main, name);
 	load_fks(pool, main);
 	if (j.oid) {
@@ -666,7 +591,7 @@ int pgl_pool_copy(struct pgl_pool *pool, PGconn *main, const char *text, unsigne
 		free(j.text);
 		free(j.key);
 		free(j.deps);
-		return ST_FAIL;
+		return -ENOMEM;
 	}
 	return add_job(pool, &j);
 }
@@ -675,12 +600,12 @@ bool pgl_pool_splittable(PGconn *main, const char *text)
 {
 	char name[512] = "";
 	const char *s = text;
-	struct tok t;
-	next_tok(&s, &t); /* COPY */
+	struct pgl_sql_tok t;
+	pgl_sql_token(&s, &t); /* COPY */
 	const char *s2 = s;
-	if (next_tok(&s2, &t) && !strcmp(t.word, "only"))
+	if (pgl_sql_token(&s2, &t) && !strcmp(t.word, "only"))
 		s = s2;
-	if (!qualified_name(&s, name, sizeof(name)))
+	if (!pgl_sql_raw_name(&s, name, sizeof(name)))
 		return false;
 	/* rows of one chunk may reference rows of another: keep self-referencing
 	 * tables whole; user triggers may depend on row order: keep those too */
@@ -712,7 +637,7 @@ int pgl_pool_sql(struct pgl_pool *pool, PGconn *main, const char *text, unsigned
 	if (!j.text || !j.key) {
 		free(j.text);
 		free(j.key);
-		return ST_FAIL;
+		return -ENOMEM;
 	}
 	return add_job(pool, &j);
 }
@@ -722,22 +647,22 @@ int pgl_pool_preamble(struct pgl_pool *pool, const char *text)
 	char *s = strdup(text);
 	pthread_mutex_lock(&pool->lock);
 	char **np = realloc(pool->pre, (pool->npre + 1) * sizeof(*np));
+	if (np)
+		pool->pre = np;
 	if (!s || !np) {
 		pthread_mutex_unlock(&pool->lock);
 		free(s);
-		return ST_FAIL;
+		return -ENOMEM;
 	}
-	pool->pre = np;
 	pool->pre[pool->npre++] = s;
 	pthread_mutex_unlock(&pool->lock);
-	return ST_OK;
+	return 0;
 }
 
 int pgl_pool_wait(struct pgl_pool *pool)
 {
 	pthread_mutex_lock(&pool->lock);
-	while (pool->running > 0 || (pool->first_open < pool->njobs &&
-				     (pool->status == ST_OK || pool->status == ST_SQLERR)))
+	while (pool->running > 0 || (pool->first_open < pool->njobs && pool->status >= 0))
 		pthread_cond_wait(&pool->cond, &pool->lock);
 	int st = pool->status;
 	pthread_mutex_unlock(&pool->lock);
@@ -747,7 +672,7 @@ int pgl_pool_wait(struct pgl_pool *pool)
 int pgl_pool_destroy(struct pgl_pool *pool, struct pgl_phase_result *res)
 {
 	if (!pool)
-		return ST_OK;
+		return 0;
 	pthread_mutex_lock(&pool->lock);
 	pool->closing = true;
 	pthread_cond_broadcast(&pool->cond);

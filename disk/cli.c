@@ -1,0 +1,453 @@
+/*
+ * cli.c -- the `pgdisk` command: options, the refusals made before anything
+ * is set up, the memory rules of a block-device server, and a clean stop on
+ * SIGTERM/SIGINT.
+ *
+ * What must stay true: a refused or failed start leaves nothing behind (no
+ * mount, no process, the image untouched); in the background the command
+ * returns only once the mount exists; every thread of the daemon runs in
+ * locked memory and, where the system grants it (CAP_SYS_RESOURCE), with
+ * PR_SET_IO_FLUSHER (its allocations never wait for writeback, which may
+ * need the very device it serves); a stop never pulls the
+ * disk from under a loop device: while the disk file is open the mount is
+ * only detached, and pgdisk serves on until its last user closes it.
+ */
+#include "pgdisk_i.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#ifndef PR_SET_IO_FLUSHER
+#define PR_SET_IO_FLUSHER 57
+#endif
+
+/* The sanitizers intercept mlockall() and do nothing, and reserve terabytes
+ * of shadow memory: under them, the system call itself, locking pages as
+ * they are touched rather than populating all of it. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define lock_all(flags) syscall(SYS_mlockall, (flags) | MCL_ONFAULT)
+#else
+#define lock_all(flags) mlockall(flags)
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* settings: iosched's [device] rows, the one tunables table */
+
+#define MAX_ROWS 32
+
+static struct conf_tunable device_rows[MAX_ROWS];
+static struct conf_table device_conf;
+
+/* device_table() -- the [device] rows of ios_conf, but queue_depth (the
+ * modelled disk has no command queueing: one request at a time) and with
+ * hdd as the default model. */
+static const struct conf_table *device_table(void)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ios_conf.nrows && n < MAX_ROWS; i++) {
+		const struct conf_tunable *r = &ios_conf.rows[i];
+
+		if (strcmp(r->section, "device") != 0 || strcmp(r->name, "queue_depth") == 0)
+			continue;
+		device_rows[n] = *r;
+		if (strcmp(r->name, "model") == 0)
+			device_rows[n].def = "hdd";
+		n++;
+	}
+	device_conf = (struct conf_table){
+	    .rows = device_rows, .nrows = n, .settings_size = sizeof(struct ios_settings)};
+	return &device_conf;
+}
+
+static void usage(FILE *out, const struct conf_table *t)
+{
+	fprintf(
+	    out,
+	    "Usage: pgdisk [OPTIONS] IMAGE MOUNTPOINT\n"
+	    "\n"
+	    "Serve the disk image IMAGE as the file MOUNTPOINT/" PGDISK_DISK_NAME
+	    ", every request held back\n"
+	    "by a model of a disk: hdd (one head, seek by distance, rotation, transfer, one\n"
+	    "request at a time; the defaults are a 2004 disk: 54 MB/s, 8.5 ms, 7200 rpm),\n"
+	    "ssd (per-request latency plus transfer) or none.  Put a block device on it:\n"
+	    "\n"
+	    "    losetup --direct-io=on --find --show MOUNTPOINT/" PGDISK_DISK_NAME "\n"
+	    "\n"
+	    "MOUNTPOINT/" PGDISK_STATS_NAME
+	    " shows the model and counters.  IMAGE must be a regular file\n"
+	    "of whole 512-byte sectors (truncate -s 2G IMAGE makes one); MOUNTPOINT an\n"
+	    "empty directory.  Runs as root.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -f, --foreground        stay in the foreground (default: daemonize once mounted)\n"
+	    "  -m, --model MODEL       hdd, ssd or none (the same as --set model=MODEL)\n"
+	    "  -c, --config FILE       read [device] settings from an INI file\n"
+	    "  -s, --set NAME=VALUE    set one setting (after --config); NAME may be\n"
+	    "                          device.NAME\n"
+	    "      --print-config      print the effective settings as INI and exit\n"
+	    "  -h, --help              this help, with every setting\n"
+	    "  -V, --version           print the version\n"
+	    "\n"
+	    "SIGTERM or SIGINT unmounts; while the disk is open (a loop device on it) the\n"
+	    "mount is detached and pgdisk serves on until its last user closes it\n"
+	    "(losetup -d), then exits.\n"
+	    "\n"
+	    "Settings (section.name, default, range):\n");
+	conf_print_help(out, t);
+}
+
+struct cli {
+	bool foreground, print_config;
+	const char *config;
+	const char *overrides[64];
+	int noverrides;
+	const char *image, *mountpoint;
+};
+
+/* parse_args() -- 0, or the exit status: 1 for a usage error, -1 when
+ * --help or --version was printed (exit 0). */
+static int parse_args(struct cli *c, const struct conf_table *t, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"foreground", no_argument, NULL, 'f'},   {"model", required_argument, NULL, 'm'},
+	    {"config", required_argument, NULL, 'c'}, {"set", required_argument, NULL, 's'},
+	    {"print-config", no_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+	};
+	static char model_arg[64];
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+fm:c:s:hV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			c->foreground = true;
+			break;
+		case 'm':
+			snprintf(model_arg, sizeof(model_arg), "model=%s", optarg);
+			optarg = model_arg;
+			/* fall through */
+		case 's':
+			if (c->noverrides >=
+			    (int)(sizeof(c->overrides) / sizeof(c->overrides[0]))) {
+				fprintf(stderr, "pgdisk: too many --set options\n");
+				return 1;
+			}
+			c->overrides[c->noverrides++] = optarg;
+			break;
+		case 'c':
+			c->config = optarg;
+			break;
+		case 'P':
+			c->print_config = true;
+			break;
+		case 'h':
+			usage(stdout, t);
+			return -1;
+		case 'V':
+			printf("pgdisk %s (libfuse %s)\n", PGDISK_VERSION, fuse_pkgversion());
+			return -1;
+		default:
+			if (optopt)
+				fprintf(stderr,
+					"pgdisk: option -%c needs an argument or is unknown\n",
+					optopt);
+			else
+				fprintf(stderr, "pgdisk: unknown option \"%s\"\n",
+					argv[optind - 1]);
+			fprintf(stderr, "Try 'pgdisk --help'.\n");
+			return 1;
+		}
+	}
+	if (c->print_config && argc == optind)
+		return 0;
+	if (argc - optind != 2) {
+		fprintf(stderr,
+			"pgdisk: expected IMAGE and MOUNTPOINT, got %d argument%s\n"
+			"Try 'pgdisk --help'.\n",
+			argc - optind, argc - optind == 1 ? "" : "s");
+		return 1;
+	}
+	c->image = argv[optind];
+	c->mountpoint = argv[optind + 1];
+	return 0;
+}
+
+/* load_settings() -- defaults, the config file, then the overrides.
+ * 0, or -1 after a message naming the file or option and the reason. */
+static int load_settings(const struct cli *c, const struct conf_table *t, struct ios_settings *s)
+{
+	char why[CONF_ERR_MAX];
+	int i;
+
+	if (conf_defaults(t, s) < 0) {
+		fprintf(stderr, "pgdisk: internal error: invalid default in the settings table\n");
+		return -1;
+	}
+	if (c->config && conf_load_file(t, s, c->config, why, sizeof(why)) < 0) {
+		fprintf(stderr, "pgdisk: %s\n", why);
+		return -1;
+	}
+	for (i = 0; i < c->noverrides; i++)
+		if (conf_set_arg(t, s, c->overrides[i], why, sizeof(why)) < 0) {
+			fprintf(stderr, "pgdisk: option \"%s\": %s (see pgdisk --help)\n",
+				c->overrides[i], why);
+			return -1;
+		}
+	return 0;
+}
+
+/* check_mountpoint() -- an existing, empty directory.  0 or -1 after a
+ * message. */
+static int check_mountpoint(const char *path)
+{
+	struct stat st;
+	DIR *dir;
+	struct dirent *e;
+	int n = 0;
+
+	if (stat(path, &st) < 0) {
+		fprintf(stderr, "pgdisk: mount point \"%s\": %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "pgdisk: mount point \"%s\" is not a directory\n", path);
+		return -1;
+	}
+	dir = opendir(path);
+	if (!dir) {
+		fprintf(stderr, "pgdisk: mount point \"%s\": %s\n", path, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(dir)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(dir);
+	if (n) {
+		fprintf(stderr, "pgdisk: mount point \"%s\" is not empty\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* stopping on a signal */
+
+struct sigctx {
+	struct pgd *p;
+	sigset_t set;
+};
+
+static void *signal_thread(void *arg)
+{
+	struct sigctx *c = arg;
+	int sig;
+
+	for (;;) {
+		if (sigwait(&c->set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			log_msg(LOG_INFO, "SIGHUP: nothing to reload (settings apply at start)");
+			continue;
+		}
+		log_msg(LOG_INFO, "signal %d: unmounting %s", sig, c->p->mountpoint);
+		/* unmounted, the kernel ends the session and the loop returns */
+		if (umount2(c->p->mountpoint, UMOUNT_NOFOLLOW) == 0)
+			continue;
+		if (errno == EINVAL) { /* detached already */
+			log_msg(LOG_INFO, "serving until the last user closes the disk");
+			continue;
+		}
+		if (errno != EBUSY) {
+			log_msg(LOG_ERR, "cannot unmount %s: %s", c->p->mountpoint,
+				strerror(errno));
+			continue;
+		}
+		/* the disk is open (a loop device on it): pulling it would fail
+		 * the file system on top; detach the mount and serve on until the
+		 * last user closes the disk, which ends the session */
+		log_msg(LOG_WARNING,
+			"%s/%s is in use (a loop device on it?): detached the mount; serving until "
+			"its last user closes it (losetup -d)",
+			c->p->mountpoint, PGDISK_DISK_NAME);
+		if (umount2(c->p->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+			log_msg(LOG_ERR, "cannot detach %s: %s", c->p->mountpoint, strerror(errno));
+	}
+	return NULL;
+}
+
+/* The rules of a block-device server: its allocations must not wait on
+ * writeback, which may be writeback to the device it serves
+ * (PR_SET_IO_FLUSHER: the kernel allocates for it as GFP_NOIO), and none of
+ * its memory may need reclaim to be used again (mlockall).  The flag is
+ * inherited across fork and by threads: it is set before daemonizing, so a
+ * refusal is reported on the terminal; memory locks are not inherited by a
+ * fork: they are taken after. */
+static void io_flusher(void)
+{
+	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) < 0)
+		log_msg(LOG_WARNING,
+			"prctl(PR_SET_IO_FLUSHER): %s%s: its allocations may wait for writeback to "
+			"its own disk",
+			strerror(errno), errno == EPERM ? " (it needs CAP_SYS_RESOURCE)" : "");
+}
+
+static void lock_memory(void)
+{
+	if (lock_all(MCL_CURRENT | MCL_FUTURE) < 0)
+		log_msg(LOG_WARNING, "mlockall: %s: the daemon's memory may be paged out",
+			strerror(errno));
+}
+
+/* start_thread() -- a thread with a small stack (all memory is locked). */
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t a;
+	int ret;
+
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, PGD_STACK_SIZE);
+	ret = pthread_create(t, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	return -ret;
+}
+
+/* serve() -- everything after the checks; the exit status. */
+static int serve(struct pgd *p)
+{
+	char fsname[PATH_MAX + 64], opts[PATH_MAX + 128];
+	char *fargv[] = {"pgdisk", "-o", opts, NULL};
+	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
+	struct fuse_session *se;
+	struct sigctx sc;
+	pthread_t sigthr;
+	int ret = 1;
+
+	/* commas would split the option: fsname is informational */
+	snprintf(fsname, sizeof(fsname), "pgdisk:%s", p->image);
+	for (char *q = fsname; *q; q++)
+		if (*q == ',')
+			*q = '_';
+	snprintf(opts, sizeof(opts), "default_permissions,subtype=pgdisk,fsname=%s", fsname);
+	se = fuse_session_new(&args, &pgd_ops, sizeof(pgd_ops), p);
+	fuse_opt_free_args(&args);
+	if (!se) {
+		fprintf(stderr, "pgdisk: cannot start a FUSE session\n");
+		return 1;
+	}
+	if (fuse_session_mount(se, p->mountpoint) != 0) {
+		fprintf(stderr, "pgdisk: cannot mount \"%s\" (see the message above)\n",
+			p->mountpoint);
+		goto out_destroy;
+	}
+	io_flusher();
+	if (fuse_daemonize(p->foreground) != 0)
+		goto out_unmount;
+	if (!p->foreground) {
+		log_to_syslog();
+	}
+	lock_memory();
+	/* only the signal thread takes these */
+	memset(&sc, 0, sizeof(sc));
+	sc.p = p;
+	sigemptyset(&sc.set);
+	sigaddset(&sc.set, SIGTERM);
+	sigaddset(&sc.set, SIGINT);
+	sigaddset(&sc.set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sc.set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (pgd_dev_start(&p->dev) < 0 || start_thread(&sigthr, signal_thread, &sc) < 0) {
+		log_msg(LOG_ERR, "cannot start a thread");
+		goto out_stop;
+	}
+	pthread_detach(sigthr);
+	log_msg(LOG_INFO, "serving %s (%llu bytes) at %s/%s", p->image,
+		(unsigned long long)p->dev.size, p->mountpoint, PGDISK_DISK_NAME);
+	ret = fuse_session_loop(se) < 0 ? 1 : 0;
+out_stop:
+	pgd_dev_stop(&p->dev);
+out_unmount:
+	fuse_session_unmount(se);
+out_destroy:
+	fuse_session_destroy(se);
+	return ret;
+}
+
+int pgdisk_main(int argc, char **argv)
+{
+	const struct conf_table *t = device_table();
+	struct cli c;
+	struct pgd *p;
+	char err[PATH_MAX + 256];
+	int ret;
+
+	log_init("pgdisk");
+	memset(&c, 0, sizeof(c));
+	ret = parse_args(&c, t, argc, argv);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		fprintf(stderr, "pgdisk: out of memory\n");
+		return 1;
+	}
+	p->conf = t;
+	p->foreground = c.foreground;
+	p->dev.fd = p->dev.fd_cached = -1;
+	ret = 1;
+	if (load_settings(&c, t, &p->set) < 0)
+		goto out;
+	if (c.print_config) {
+		printf("; pgdisk settings (INI).  Use them with: pgdisk --config FILE ...\n"
+		       "; Every setting, its unit, range and default; printed by\n"
+		       "; `pgdisk --print-config`, which prints the effective values.\n\n");
+		conf_print_ini(stdout, t, &p->set);
+		ret = 0;
+		goto out;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr,
+			"pgdisk: must run as root: a block-device server needs "
+			"PR_SET_IO_FLUSHER and locked memory (and loop devices need root)\n");
+		goto out;
+	}
+	/* the daemon changes to "/": absolute paths from here on */
+	if (!realpath(c.image, p->image)) {
+		fprintf(stderr, "pgdisk: image \"%s\": %s\n", c.image, strerror(errno));
+		goto out;
+	}
+	if (check_mountpoint(c.mountpoint) < 0)
+		goto out;
+	if (!realpath(c.mountpoint, p->mountpoint)) {
+		fprintf(stderr, "pgdisk: mount point \"%s\": %s\n", c.mountpoint, strerror(errno));
+		goto out;
+	}
+	if (pgd_dev_open(&p->dev, p->image, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pgdisk: %s\n", err);
+		goto out;
+	}
+	fstat(p->dev.fd_cached, &p->image_st); /* owner and mode of the disk file */
+	if (pgd_dev_model(&p->dev, &p->set) < 0) {
+		fprintf(stderr, "pgdisk: cannot create the disk model: %s\n", strerror(errno));
+		goto out;
+	}
+	ret = serve(p);
+out:
+	pgd_dev_close(&p->dev);
+	free(p);
+	return ret;
+}

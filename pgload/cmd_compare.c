@@ -1,0 +1,378 @@
+/*
+ * cmd_compare.c -- `pgload compare`: a matrix of back ends x scheduler
+ * profiles (x swept pgiofs tunables), each cell a private PostgreSQL
+ * cluster on its own back end of the test bed (testbed.h), the same
+ * workload loaded N times into each, reported as a seed-style table,
+ * hyperfine-style ratios, a tiobench-style latency table, JSON, CSV, SVG
+ * charts and one HTML page (compare_report.c).
+ *
+ * This file is the command: the cells (back end, server through pgiofs
+ * unless native, admin connection), the rounds, and the clean-up.  The
+ * options are in compare_opts.c, the background loads in bgload.c.
+ *
+ * Measurement: runs are interleaved across cells (round 1: A B C, round 2:
+ * A B C, ...) so that drift of a shared machine falls on every cell alike;
+ * each run gets a fresh database (pgl_prepare_db(): drop, create,
+ * CHECKPOINT) and ends with an untimed CHECKPOINT so that an idle cell does
+ * not write behind the next one's back.
+ *
+ * What must stay true: at exit -- success, error, SIGINT/SIGTERM -- no
+ * mount, loop device, image, server, pgiofs daemon or directory made by the
+ * run remains: every cell is stopped, then the test bed is destroyed, which
+ * removes whatever a cell left.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compare_i.h"
+#include "pgload.h"
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static void say(const struct cmp *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct cmp *m, const char *fmt, ...)
+{
+	if (m->quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("pgload: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* cpu_busy() -- busy CPU seconds of the whole system (/proc/stat). */
+static double cpu_busy(void)
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return 0;
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		       &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 4)
+		return 0;
+	/* user nice system [idle iowait] irq softirq steal */
+	unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+	return (double)busy / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* ---- cells ---------------------------------------------------------------- */
+
+/* cell_start() -- back end, server (through pgiofs unless native), admin connection. */
+static int cell_start(struct cmp *m, struct cell *c)
+{
+	char name[32];
+	int ret;
+	snprintf(name, sizeof(name), "cell%d", c->idx + 1);
+	if ((ret = pgl_testbed_mkdir(m->tb, name, c->dir, sizeof(c->dir))) < 0 ||
+	    (ret = pgl_backend_up(m->tb, c->spec, c->dir, m->size, &c->be)) < 0)
+		return ret;
+	const char *root = pgl_backend_root(c->be);
+	if (m->load == LOAD_READ && pgl_step("loadfile", "writing the read_load file in %s", root))
+		return -EINTR;
+	if (m->load == LOAD_READ && (ret = pgl_cmp_load_file(m, root)) < 0) {
+		fprintf(stderr,
+			"pgload: compare: could not write the read_load file in \"%s\": %s\n", root,
+			strerror(-ret));
+		return ret;
+	}
+	char pgdata[1100], backing[1100];
+	snprintf(pgdata, sizeof(pgdata), "%s/data", root);
+	snprintf(backing, sizeof(backing), "%s/backing", root);
+	int na = 0;
+	for (int i = 0; i < m->nsets && c->profile; i++) {
+		snprintf(c->pgiofs_argbuf[i], sizeof(c->pgiofs_argbuf[i]), "%s=%s", m->sets[i].name,
+			 c->setv[i]);
+		c->pgiofs_argv[na++] = "--set";
+		c->pgiofs_argv[na++] = c->pgiofs_argbuf[i];
+	}
+	if (c->profile && m->device) {
+		snprintf(c->pgiofs_argbuf[MAX_SETS], sizeof(c->pgiofs_argbuf[0]), "device.model=%s",
+			 m->device);
+		c->pgiofs_argv[na++] = "--set";
+		c->pgiofs_argv[na++] = c->pgiofs_argbuf[MAX_SETS];
+	}
+	c->pgiofs_argv[na] = NULL;
+	struct pgl_server_opts so = {
+	    .pgbin = m->pgbin,
+	    .pgdata = c->profile ? NULL : pgdata,
+	    .quiet = true,
+	    .on_pgiofs = c->profile != NULL,
+	    .profile = c->profile,
+	    .pgiofs_bin = m->pgiofs,
+	    .pgiofs_args = (const char *const *)c->pgiofs_argv,
+	    .backing = c->profile ? backing : NULL,
+	    .tmp_parent = c->dir,
+	    .port = 20000 + (int)((getpid() + 97 * c->idx) % 30000),
+	};
+	say(m, "cell %d: %s: starting a cluster on %s", c->idx + 1, c->label, root);
+	if ((ret = pgl_server_start(&so, &c->server)) < 0)
+		return ret;
+	c->o = (struct pgl_opts){.runs = 1, .jobs = m->jobs, .db = "pgload", .quiet = true};
+	for (int ph = 0; ph < PGL_NPHASE; ph++)
+		c->o.file[ph] = m->files[ph][0] ? m->files[ph] : NULL;
+	c->c = (struct pgl_ctx){.o = &c->o, .server = c->server};
+	c->c.base = pgl_server_conninfo(c->server);
+	if (pgl_step("connect", "connecting to the server"))
+		return -EINTR;
+	c->c.admin = pgl_connect(c->c.base, "postgres", NULL, false, !c->o.quiet);
+	if (!c->c.admin)
+		return atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
+	pgl_server_info(&c->c);
+	if (!m->server_version[0])
+		snprintf(m->server_version, sizeof(m->server_version), "%s", c->c.server_version);
+	return 0;
+}
+
+/* cell_stop() -- undo cell_start(); safe on a half-started cell. */
+static int cell_stop(struct cell *c)
+{
+	int ret = 0;
+	pgl_disconnect(c->c.admin);
+	c->c.admin = NULL;
+	if (c->server && pgl_server_stop(c->server) < 0)
+		ret = -EIO;
+	c->server = NULL;
+	if (pgl_backend_down(c->be) < 0)
+		ret = -EIO;
+	c->be = NULL;
+	return ret;
+}
+
+/* cell_run() -- one timed run of cell C in round ROUND. */
+static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
+{
+	struct pgl_run_result rr;
+	struct sample *s = &c->s[c->ns];
+	int ret;
+	memset(&rr, 0, sizeof(rr));
+	memset(s, 0, sizeof(*s));
+	s->round = round + 1;
+	if ((ret = pgl_prepare_db(&c->c)) < 0)
+		return ret;
+	if (c->o.file[PGL_PH_SCHEMA] &&
+	    (ret = pgl_run_phase(&c->c, PGL_PH_SCHEMA, &rr.ph[PGL_PH_SCHEMA])) < 0)
+		goto out;
+	if ((ret = pgl_cmp_load_start(m, pgl_backend_root(c->be), l)) < 0) {
+		fprintf(stderr, "pgload: compare: could not start %s: %s\n",
+			pgl_load_names[m->load], strerror(-ret));
+		goto out;
+	}
+	double cpu0 = cpu_busy();
+	for (int ph = PGL_PH_DATA; ph < PGL_NPHASE && ret >= 0; ph++)
+		if (c->o.file[ph])
+			ret = pgl_run_phase(&c->c, (enum pgl_phase)ph, &rr.ph[ph]);
+	double cpu1 = cpu_busy(), lcpu;
+	pgl_cmp_load_stop(l, &s->load_mb, &lcpu);
+	if (ret < 0)
+		goto out;
+	s->schema = rr.ph[PGL_PH_SCHEMA].real;
+	s->data = rr.ph[PGL_PH_DATA].real;
+	s->post = rr.ph[PGL_PH_POST].real;
+	s->import = s->data + s->post;
+	s->cpu_pct = s->import > 0 ? 100.0 * (cpu1 - cpu0) / s->import : 0;
+	s->load_cpu_pct = s->import > 0 ? 100.0 * lcpu / s->import : 0;
+	for (int ph = 0; ph < PGL_NPHASE; ph++) {
+		s->wal += rr.ph[ph].wal;
+		s->rows += rr.ph[ph].rows;
+	}
+	c->ns++;
+	/* untimed: write back now, not during the next cell's run */
+	if (pgl_step("checkpoint", "checkpointing after the run"))
+		ret = -EINTR;
+	else
+		ret = pgl_admin_exec(c->c.admin, "CHECKPOINT", NULL, 0);
+out:
+	for (int ph = 0; ph < PGL_NPHASE; ph++)
+		pgl_tables_free(&rr.ph[ph].tables);
+	return ret;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+/* make_out() -- create --out (made tells whether it was not there before). */
+static int make_out(struct cmp *m, char *buf, size_t cap, bool *made)
+{
+	if (!m->out) {
+		time_t t = time(NULL);
+		struct tm tm;
+		localtime_r(&t, &tm);
+		strftime(buf, cap, "pgload-compare-%Y%m%d-%H%M%S", &tm);
+		m->out = buf;
+	}
+	*made = mkdir(m->out, 0755) == 0;
+	if (!*made && errno != EEXIST) {
+		int e = errno;
+		fprintf(stderr, "pgload: compare: could not create --out \"%s\": %s\n", m->out,
+			strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* run_matrix() -- start the cells, run the rounds, take the latency figures. */
+static int run_matrix(struct cmp *m)
+{
+	int ret;
+	_Atomic uint64_t *counter =
+	    mmap(NULL, sizeof(*counter), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (counter == MAP_FAILED)
+		return -errno;
+	struct load l = {.bytes = counter};
+	for (int i = 0; i < m->ncell; i++) {
+		pgl_step_context("cell %d %s", i + 1, m->cell[i].label);
+		if ((ret = cell_start(m, &m->cell[i])) < 0) {
+			if (atomic_load(&pgl_interrupted))
+				ret = -EINTR;
+			goto out;
+		}
+	}
+	for (int r = 0; r < m->runs; r++)
+		for (int i = 0; i < m->ncell; i++) {
+			struct cell *c = &m->cell[i];
+			pgl_step_context("round %d/%d, cell %d %s", r + 1, m->runs, i + 1,
+					 c->label);
+			if ((ret = cell_run(m, c, r, &l)) < 0) {
+				if (c->server && !pgl_server_alive(c->server)) {
+					char how[128];
+					pgl_server_describe_exit(c->server, how, sizeof(how));
+					fprintf(stderr, "pgload: compare: cell %s: %s\n", c->label,
+						how);
+					pgl_server_log_tail(c->server, 10);
+				}
+				if (atomic_load(&pgl_interrupted))
+					ret = -EINTR;
+				goto out;
+			}
+			const struct sample *s = &c->s[c->ns - 1];
+			say(m, "round %d/%d: %-28s import %.2f s (data %.2f, post %.2f)", r + 1,
+			    m->runs, c->label, s->import, s->data, s->post);
+		}
+	pgl_step_context(NULL);
+	for (int i = 0; i < m->ncell; i++) {
+		struct cell *c = &m->cell[i];
+		const char *mnt = c->server ? pgl_server_mount(c->server) : NULL;
+		char err[600];
+		if (!mnt)
+			continue;
+		if (pgl_step("latency", "reading the latency of cell %d %s", i + 1, c->label)) {
+			ret = -EINTR;
+			goto out;
+		}
+		if (pgl_io_sample(m->pgiofs, mnt, &c->lat, err, sizeof(err)) < 0)
+			fprintf(stderr, "pgload: compare: cell %s: `%s stat %s --json`: %s\n",
+				c->label, m->pgiofs, mnt, err);
+		else
+			c->has_lat = c->lat.has_lat;
+	}
+	ret = 0;
+out:
+	pgl_step_context(NULL);
+	munmap((void *)counter, sizeof(*counter));
+	return ret;
+}
+
+int pgl_cmd_compare(int argc, char **argv)
+{
+	struct cmp m = {0};
+	char outbuf[64];
+	int ret = pgl_cmp_args(&m, argc, argv), status = 0;
+	if (ret != 0)
+		return ret > 0 ? 0 : 1;
+	signal(SIGPIPE, SIG_IGN);
+	if (pgl_signals_start() < 0) {
+		fprintf(stderr, "pgload: cannot set up signal handling\n");
+		return 1;
+	}
+	bool out_made = false;
+	if (make_out(&m, outbuf, sizeof(outbuf), &out_made) < 0)
+		return 1;
+	if (pgl_testbed_create(&m.tb) < 0) {
+		if (out_made)
+			rmdir(m.out);
+		return 1;
+	}
+	say(&m, "%d cells x %d runs, interleaved; work directory %s", m.ncell, m.runs,
+	    pgl_testbed_dir(m.tb));
+	time_t t0 = time(NULL);
+	struct tm tm;
+	localtime_r(&t0, &tm);
+	strftime(m.started, sizeof(m.started), "%Y-%m-%dT%H:%M:%S%z", &tm);
+	struct utsname u;
+	if (uname(&u) == 0)
+		snprintf(m.kernel, sizeof(m.kernel), "%s %s %s", u.sysname, u.release, u.machine);
+	double start = pgl_now();
+	if (m.gen_scale > 0) {
+		char dir[128];
+		snprintf(dir, sizeof(dir), "%s/workload", pgl_testbed_dir(m.tb));
+		struct pgl_gen_opts g = {.scale = m.gen_scale, .seed = 1, .outdir = dir};
+		say(&m, "generating the workload (scale %g) in %s", m.gen_scale, dir);
+		if (pgl_step("gen", "generating the workload")) {
+			status = 2;
+			goto out;
+		}
+		if (pgl_gen(&g) < 0 || pgl_cmp_workload(&m, dir) < 0) {
+			status = 1;
+			goto out;
+		}
+		chmod(dir, 0755);
+	}
+	ret = run_matrix(&m);
+	if (ret < 0)
+		status = pgl_exit_status(ret);
+out:
+	pgl_step("cleanup", "cleaning up");
+	for (int i = m.ncell - 1; i >= 0; i--)
+		if (cell_stop(&m.cell[i]) < 0 && status == 0)
+			status = 1;
+	int left = pgl_testbed_destroy(m.tb);
+	if (left)
+		fprintf(stderr, "pgload: compare: %d thing%s left by the cells removed\n", left,
+			left == 1 ? " was" : "s were");
+	m.seconds = pgl_now() - start;
+	bool reported = false;
+	if (status == 0 && !atomic_load(&pgl_interrupted)) {
+		pgl_step("report", "writing the report");
+		pgl_cmp_summarize(&m);
+		if (pgl_cmp_report(&m) < 0)
+			status = 1;
+		reported = true;
+		say(&m, "done in %.0f s", m.seconds);
+	}
+	if (atomic_load(&pgl_interrupted)) {
+		char step[512];
+		pgl_interrupted_step(step, sizeof(step));
+		if (reported)
+			fprintf(stderr,
+				"pgload: compare: interrupted while %s: the report in %s is "
+				"complete; nothing else of the run is left\n",
+				step, m.out);
+		else
+			fprintf(stderr,
+				"pgload: compare: interrupted; everything it created is removed "
+				"(the signal came while %s)\n",
+				step);
+	}
+	if ((status != 0 || atomic_load(&pgl_interrupted)) && out_made)
+		rmdir(m.out); /* an --out it made goes too if it stayed empty */
+	for (int i = 0; i < m.ncell; i++)
+		free(m.cell[i].s);
+	free(m.cell);
+	for (int i = 0; i < m.nsets; i++)
+		free(m.sets[i].buf);
+	if (atomic_load(&pgl_interrupted))
+		status = 2;
+	return status;
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# test_loop.sh -- a block device on pgdisk works like a disk:
+#   - `losetup --direct-io=on` on MOUNTPOINT/disk gives a loop device using
+#     direct I/O whose queue accepts none, mq-deadline, kyber and bfq;
+#   - mkfs.ext4 and a mount on it work; a file written, synced, unmounted
+#     and mounted again reads back the same; the file system's flushes and
+#     mkfs's discards reach pgdisk;
+#   - what the loop device reads after a flush is what the image holds
+#     (acknowledged writes are on the image);
+#   - write-zeroes (blkdiscard -z) zeroes the range;
+#   - the disk's size is fixed: a truncate is refused (EPERM), a write past
+#     its end fails (ENOSPC) and writes nothing.
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/disklib.sh"
+need_root
+
+D=$(mktempdir)
+mkdir "$D/m" "$D/fs"
+disk_image "$D/img" 128M
+disk_start "$D/img" "$D/m"
+LOOP=$(loop_attach "$D/m/disk")
+loop_registered "$LOOP"
+[ "$(blockdev --getsize64 "$LOOP")" -eq $((128 << 20)) ] || fail "$LOOP has the wrong size"
+
+for e in none mq-deadline kyber bfq; do
+	set_scheduler "$LOOP" "$e"
+done
+echo "ok: the queue of $LOOP accepts none, mq-deadline, kyber and bfq"
+
+mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP" || fail "mkfs.ext4 on $LOOP failed"
+[ "$(stat_of "$D/m" discard_ops)" -gt 0 ] || fail "mkfs's discard did not reach pgdisk"
+fs_mount "$LOOP" "$D/fs"
+head -c $((16 << 20)) /dev/urandom >"$D/data"
+cp "$D/data" "$D/fs/data" && sync -f "$D/fs/data" || fail "cannot write to the file system"
+umount "$D/fs" || fail "umount"
+mount "$LOOP" "$D/fs" || fail "mount again"
+cmp -s "$D/data" "$D/fs/data" || fail "the file read back differs"
+umount "$D/fs"
+[ "$(stat_of "$D/m" flush_ops)" -gt 0 ] || fail "no flush reached pgdisk"
+echo "ok: ext4 on $LOOP: written, synced, remounted, read back"
+
+# the image holds what the loop device reads
+blockdev --flushbufs "$LOOP"
+cmp -s <(dd if="$LOOP" bs=1M count=128 iflag=direct status=none) "$D/img" ||
+	fail "the image differs from what $LOOP reads"
+echo "ok: the image holds what the device reads"
+
+# write-zeroes
+dd if=/dev/urandom of="$LOOP" bs=1M count=1 seek=100 oflag=direct conv=fsync status=none
+blkdiscard -f -z -o $((100 << 20)) -l $((1 << 20)) "$LOOP" || fail "blkdiscard -z failed"
+cmp -s <(dd if="$LOOP" bs=1M count=1 skip=100 iflag=direct status=none) <(head -c 1M /dev/zero) ||
+	fail "write-zeroes did not zero the range"
+[ "$(stat_of "$D/m" zero_ops)" -gt 0 ] || fail "no write-zeroes reached pgdisk"
+echo "ok: write-zeroes"
+
+# a fixed size
+out=$(truncate -s 1M "$D/m/disk" 2>&1) && fail "truncating the disk succeeded"
+echo "$out" | grep -q "Operation not permitted" || fail "truncate: $out"
+out=$(dd if=/dev/zero of="$D/m/disk" bs=512 count=2 seek=$((128 * 2048 - 1)) conv=notrunc \
+	status=none 2>&1) && fail "a write past the end succeeded"
+echo "$out" | grep -q "No space left on device" || fail "write past the end: $out"
+[ "$(stat -c %s "$D/img")" -eq $((128 << 20)) ] || fail "the image changed size"
+[ "$(stat_of "$D/m" errors)" -gt 0 ] || fail "the refused write was not counted"
+echo "ok: the disk's size is fixed"
+echo "ok"
