@@ -461,9 +461,11 @@ static void *signal_thread(void *arg)
 	}
 	pfs_log(LOG_INFO, "signal %d: unmounting %s", sig, c->mountpoint);
 	/* A plain unmount writes everything back through us, then ends the
-	 * connection, and the session loop returns. */
-	if (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
-		       : run_fusermount("-u", c->mountpoint) == 0)
+	 * connection, and the session loop returns.  WAL mounts first: the
+	 * mount is busy while they exist. */
+	if (pfs_walmounts_unmount(c->fs, false) == 0 &&
+	    (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
+			: run_fusermount("-u", c->mountpoint) == 0))
 		return NULL;
 	/* Busy: flush, detach, and end the session ourselves.  syncfs starts
 	 * the write-back of every dirty page, but on a FUSE mount it need not
@@ -480,6 +482,7 @@ static void *signal_thread(void *arg)
 		pfs_log(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
 	if (syncfs(c->backing_fd) < 0)
 		pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
+	pfs_walmounts_unmount(c->fs, true);
 	if (c->is_root)
 		umount2(c->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
 	else
@@ -712,6 +715,18 @@ static int run(struct cli *c, struct pfs *fs)
 	ret = 1;
 	if (fs->wal_note[0])
 		fprintf(stderr, "pgiofs: %s\n", fs->wal_note);
+	if (fs->wal_split) {
+		/* the mount's own options, and its fsname (from the user, or
+		 * each WAL mount's backing directory) */
+		char walopts[sizeof(c->fuse_opts) + 64];
+
+		snprintf(walopts, sizeof(walopts), "default_permissions,subtype=pgiofs%s%s",
+			 *c->fuse_opts ? "," : "", c->fuse_opts);
+		if (pfs_walmounts_create(fs, c->backing, c->mountpoint, walopts) < 0) {
+			fprintf(stderr, "pgiofs: out of memory\n");
+			goto out_unmount;
+		}
+	}
 	pfs_tune_bdi(fs, c->mountpoint);
 	/* bound now, served after daemonizing: ready when the command returns */
 	if (pfs_control_open(fs, c->mountpoint, c->backing, has_fuse_opt(c, "allow_other"), err,
@@ -779,8 +794,12 @@ static int run(struct cli *c, struct pfs *fs)
 		pfs_control_stop(fs);
 	}
 
+	pfs_walmounts_start(fs); /* they wait for the loop's workers */
 	ret = pfs_loop(se, &fs->set) < 0 ? 1 : 0;
 	atomic_store(&sc.loop_done, true);
+	/* the WAL sessions end with the mount's, and their requests complete
+	 * in the scheduler they share */
+	pfs_walmounts_destroy(fs);
 	/* requests still queued complete (their replies go nowhere now)
 	 * before the session they belong to goes away */
 	ios_destroy(fs->ios);
@@ -834,6 +853,7 @@ int pgiofs_main(int argc, char **argv)
 	raise_nofile();
 	umask(0); /* the kernel has applied the caller's umask already */
 	ret = run(&c, &fs);
+	pfs_walmounts_destroy(&fs); /* after a failed start */
 	pfs_control_stop(&fs);
 	ios_destroy(fs.ios);
 	close_trace(&fs, c.trace); /* after a failed start */

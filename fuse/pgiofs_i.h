@@ -80,8 +80,14 @@ struct pfs_wb_counters {
 	uint64_t errors;	     /* of which failed on the backing store */
 };
 
-/* The filesystem: one per mount. */
+struct pfs_walmounts;
+
+/* The filesystem: one per connection.  The daemon's mount has one; each
+ * WAL mount over a pg_wal directory of it (walmount.c) has its own, whose
+ * core is the mount's: one scheduler, write cache, statistics and trace. */
 struct pfs {
+	struct pfs *core; /* whose scheduler, write cache and statistics: itself,
+			   * or the mount a WAL mount is part of */
 	struct pfs_inode root;
 	pthread_mutex_t lock; /* inode table */
 	struct pfs_inode **tab;
@@ -95,9 +101,12 @@ struct pfs {
 	struct pfs_wire wire;
 	/* what the mount runs with, decided at INIT (passthrough.c); the
 	 * settings keep what was asked for */
-	bool writeback;	    /* the kernel's write-back cache is on */
-	int wal_mode;	    /* enum pgiofs_wal_mode in effect */
-	char wal_note[256]; /* why wal_mode differs from the setting, or "" */
+	bool writeback;			 /* the kernel's write-back cache is on */
+	int wal_mode;			 /* enum pgiofs_wal_mode in effect */
+	bool wal_split;			 /* passthrough on WAL mounts of their own: WAL files
+					  * reached through this connection are direct */
+	char wal_note[256];		 /* why wal_mode differs from the setting, or "" */
+	struct pfs_walmounts *walmounts; /* wal_split: the WAL mounts, else NULL */
 	/* the write cache (writebehind.c): memory of acknowledged writes */
 	struct {
 		pthread_mutex_t lock;
@@ -126,7 +135,8 @@ int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns);
  * 0 or -errno. */
 int pfs_drain(struct pfs *fs);
 
-/* pfs_init_root() -- open the backing root; returns 0 or -errno. */
+/* pfs_init_root() -- open the backing root; returns 0 or -errno.  fs->core
+ * is set to @fs unless already set. */
 int pfs_init_root(struct pfs *fs, const char *backing);
 /* pfs_cleanup() -- close every inode descriptor and free the table. */
 void pfs_cleanup(struct pfs *fs);
@@ -136,7 +146,8 @@ void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 void pfs_log_to_syslog(void);
 
 /* loop.c: the session loop (fuse.max_threads, max_idle_threads,
- * clone_fd); requests may keep their receive buffer.  0 or -errno. */
+ * clone_fd); requests may keep their receive buffer.  One per session, in
+ * any thread (a WAL mount runs its own).  0 or -errno. */
 int pfs_loop(struct fuse_session *se, const struct pgiofs_settings *set);
 /* pfs_loop_init() -- read and process the kernel's first request (INIT)
  * in the calling thread; 0 or -errno. */
@@ -147,7 +158,7 @@ int pfs_loop_init(struct fuse_session *se);
 void *pfs_loop_take_buffer(const void *data);
 /* pfs_loop_buffer_bytes() -- the size of a receive buffer. */
 size_t pfs_loop_buffer_bytes(void);
-/* pfs_loop_requests() -- requests the session loop has handled so far. */
+/* pfs_loop_requests() -- requests the session loops have handled so far. */
 unsigned long pfs_loop_requests(void);
 
 /* wire.c: raw protocol hooks (see there for why) */
@@ -224,6 +235,33 @@ struct pfs_open_how {
 void pfs_open_mode_take(struct pfs *fs, struct pfs_inode *in, enum ios_class cls,
 			struct pfs_open_how *how);
 void pfs_open_mode_drop(struct pfs *fs, struct pfs_inode *in, enum pfs_open_mode mode);
+
+/* walmount.c: WAL mounts of their own over the mount's pg_wal directories
+ * (files.wal_mode = passthrough with the write-back cache) */
+/* pfs_walmounts_create() -- for @fs (wal_split), mounted from @backing at
+ * @mountpoint with FUSE options @opts: mounts nothing yet.  0 or -errno. */
+int pfs_walmounts_create(struct pfs *fs, const char *backing, const char *mountpoint,
+			 const char *opts);
+/* pfs_walmounts_start() -- mount over every pg_wal directory of a data
+ * directory found near the top of the backing tree (an existing cluster);
+ * from a thread that is no worker of @fs's session, once it runs. */
+void pfs_walmounts_start(struct pfs *fs);
+/* pfs_walmounts_consider() -- a FUSE handler of @fs met directory @name in
+ * @dir, of kind PGIOFS_DIR_WAL, whose backing object is @st: if it is a
+ * directory no WAL mount was made over yet, one is started (in a thread of
+ * its own; the mount's path lookup needs @fs's workers). */
+void pfs_walmounts_consider(struct pfs *fs, struct pfs_inode *dir, const char *name,
+			    const struct stat *st);
+/* pfs_walmounts_unmount() -- unmount every WAL mount (@detach: lazily),
+ * before the mount itself; 0, or -EBUSY if one is in use. */
+int pfs_walmounts_unmount(struct pfs *fs, bool detach);
+/* pfs_walmounts_destroy() -- once @fs's session ended: end every WAL
+ * session (unmounting, or aborting a connection still held open), wait for
+ * them, free.  Accepts an @fs without WAL mounts. */
+void pfs_walmounts_destroy(struct pfs *fs);
+/* pfs_walmounts_describe() -- the WAL mounts for `pgiofs stat`: "" when
+ * none is wanted. */
+void pfs_walmounts_describe(struct pfs *fs, char *buf, size_t len);
 
 /* mount.c */
 struct pfs_mount_info {
