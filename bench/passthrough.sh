@@ -199,7 +199,7 @@ sample() {
 		"$(last_of "${IMPORT[$KIND]}")" "$(last_of "${TPS[$KIND]}")" "$(last_of "${SEQSCAN[$KIND]}")"
 
 	if [ "$KIND" != native ]; then
-		fusermount3 -u "$MNT" || die "fusermount3 -u $MNT failed"
+		umount -R "$MNT" || die "umount -R $MNT failed" # WAL mounts first
 		local i
 		for ((i = 0; i < 600; i++)); do
 			kill -0 "$DAEMON_PID" 2>/dev/null || break

@@ -66,6 +66,8 @@ struct walmount {
 	struct pfs fs; /* its filesystem; fs.core is the mount's */
 	struct fuse_session *se;
 	pthread_t thread;
+	int hold_fd;	       /* O_PATH of the directory, kept: its inode number is not
+				* reused while we remember it (-1: never opened) */
 	unsigned major, minor; /* of the WAL mount, for aborting it */
 	atomic_int state;      /* enum wm_state */
 	char why[256];	       /* WM_FAILED: the reason */
@@ -135,6 +137,24 @@ static struct fuse_session *session_new(struct walmount *m)
 	return se;
 }
 
+/* wait_visible() -- until the mount shows @m's directory: a handler that
+ * created it (mkdir) has not answered yet, and until it does the kernel
+ * may say the name does not exist.  0 or -errno. */
+static int wait_visible(const struct walmount *m)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+	struct stat st;
+	int i;
+
+	for (i = 0;; i++) {
+		if (stat(m->point, &st) == 0)
+			return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+		if (errno != ENOENT || i == END_WAIT_MS / 10)
+			return -errno;
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* wal_thread() -- mount @m, serve it until it is unmounted, then let its
  * requests complete and free its session. */
 static void *wal_thread(void *arg)
@@ -164,6 +184,14 @@ static void *wal_thread(void *arg)
 	}
 	if (m->fs.root.dev != m->dev || m->fs.root.ino != m->ino) {
 		fail(m, "%s", "the directory was replaced meanwhile");
+		goto out;
+	}
+	pthread_mutex_lock(&m->wm->lock); /* known() reads it */
+	m->hold_fd = fcntl(m->fs.root.fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&m->wm->lock);
+	ret = wait_visible(m);
+	if (ret < 0) {
+		fail(m, "%s", strerror(-ret));
 		goto out;
 	}
 	m->se = session_new(m);
@@ -207,6 +235,15 @@ out:
 	return NULL;
 }
 
+/* known() -- whether @m stands for directory (@dev, @ino): one that
+ * failed before it could be held may have gone, its number reused.  Caller
+ * holds wm->lock. */
+static bool known(const struct walmount *m, dev_t dev, ino_t ino)
+{
+	return m->dev == dev && m->ino == ino &&
+	       (m->hold_fd >= 0 || atomic_load(&m->state) != WM_FAILED);
+}
+
 /* start__() -- a WAL mount over @rel/pg_wal (@rel relative to the backing
  * root, "" for the root itself), the directory (@dev, @ino), unless it had
  * one.  Caller holds wm->lock. */
@@ -218,7 +255,7 @@ static void start__(struct pfs_walmounts *wm, const char *rel, dev_t dev, ino_t 
 	if (atomic_load(&wm->stopping))
 		return;
 	for (m = wm->list; m; m = m->next)
-		if (m->dev == dev && m->ino == ino)
+		if (known(m, dev, ino))
 			return;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -226,6 +263,7 @@ static void start__(struct pfs_walmounts *wm, const char *rel, dev_t dev, ino_t 
 		return;
 	}
 	m->wm = wm;
+	m->hold_fd = -1;
 	m->dev = dev;
 	m->ino = ino;
 	if ((size_t)snprintf(m->backing, sizeof(m->backing), "%s%s%s/pg_wal", wm->backing, sep,
@@ -319,7 +357,7 @@ void pfs_walmounts_consider(struct pfs *fs, struct pfs_inode *dir, const char *n
 	pthread_mutex_lock(&wm->lock);
 	/* the directory is known (the common case: every later lookup) */
 	for (struct walmount *m = wm->list; m; m = m->next)
-		if (m->dev == st->st_dev && m->ino == st->st_ino) {
+		if (known(m, st->st_dev, st->st_ino)) {
 			pthread_mutex_unlock(&wm->lock);
 			return;
 		}
@@ -406,6 +444,8 @@ void pfs_walmounts_destroy(struct pfs *fs)
 		next = m->next;
 		if (m->thread)
 			pthread_join(m->thread, NULL);
+		if (m->hold_fd >= 0)
+			close(m->hold_fd);
 		free(m);
 	}
 	pthread_mutex_destroy(&wm->lock);

@@ -40,7 +40,7 @@ _lib_cleanup() {
 	for ((i = ${#_cleanup_mounts[@]} - 1; i >= 0; i--)); do
 		local m=${_cleanup_mounts[$i]}
 		if is_mounted "$m"; then
-			fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+			umount -R "$m" 2>/dev/null || fusermount3 -u "$m" 2>/dev/null || umount -R -l "$m" 2>/dev/null
 		fi
 	done
 	for ((i = ${#_cleanup_paths[@]} - 1; i >= 0; i--)); do
@@ -76,10 +76,11 @@ pgiofs_mount() {
 	is_mounted "$mnt" || fail "$mnt is not a mount point after pgiofs returned"
 }
 
-# pgiofs_umount MNT -- unmount and wait until the daemon has exited.
+# pgiofs_umount MNT -- unmount (the WAL mounts pgiofs made over pg_wal
+# directories first: -R) and wait until the daemon has exited.
 pgiofs_umount() {
 	local mnt=$1 i
-	fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" || return 1
+	umount -R "$mnt" 2>/dev/null || fusermount3 -u "$mnt" || return 1
 	for ((i = 0; i < 100; i++)); do
 		pgrep -f "pgiofs .* $mnt\$" >/dev/null || return 0
 		sleep 0.1
