@@ -785,6 +785,9 @@ static int run(struct cli *c, struct pfs *fs)
 		goto out_backing;
 	}
 	pthread_detach(sigthr);
+	/* the existing clusters' WAL mounts, before `pgiofs stat` answers (it
+	 * shows them mounting); they wait for the loop's workers */
+	pfs_walmounts_start(fs);
 	/* after the signal mask: only the signal thread takes those signals */
 	if (fs->control && (ret = pfs_control_start(fs)) < 0) {
 		pfs_log(LOG_WARNING,
@@ -794,7 +797,6 @@ static int run(struct cli *c, struct pfs *fs)
 		pfs_control_stop(fs);
 	}
 
-	pfs_walmounts_start(fs); /* they wait for the loop's workers */
 	ret = pfs_loop(se, &fs->set) < 0 ? 1 : 0;
 	atomic_store(&sc.loop_done, true);
 	/* the WAL sessions end with the mount's, and their requests complete

@@ -66,6 +66,17 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
 
+# wait_wal_mounts MNT -- until the WAL mounts pgiofs started over the pg_wal
+# directories of the clusters it found at MNT are mounted (10 s at most):
+# they are made from the daemon, after the mount exists.
+wait_wal_mounts() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		"$BIN/pgiofs" stat "$1" --json 2>/dev/null | grep -q '"wal_mounts":"[^"]*(mounting)' || return 0
+		sleep 0.1
+	done
+}
+
 # pgiofs_mount BACKING MNT [ARGS...] -- mount pgiofs (daemonized) and
 # register the mount for clean-up.  Fails the test if the mount fails.
 pgiofs_mount() {
@@ -74,6 +85,7 @@ pgiofs_mount() {
 	"$BIN/pgiofs" "$@" "$backing" "$mnt" || fail "pgiofs $* $backing $mnt failed"
 	_cleanup_mounts+=("$mnt")
 	is_mounted "$mnt" || fail "$mnt is not a mount point after pgiofs returned"
+	wait_wal_mounts "$mnt"
 }
 
 # pgiofs_umount MNT -- unmount (the WAL mounts pgiofs made over pg_wal
@@ -122,7 +134,7 @@ pgiofs_mount_fg() {
 	on_exit "pgiofs_kill $PGIOFS_PID"
 	_cleanup_mounts+=("$mnt")
 	for ((i = 0; i < 100; i++)); do
-		is_mounted "$mnt" && return 0
+		is_mounted "$mnt" && wait_wal_mounts "$mnt" && return 0
 		kill -0 "$PGIOFS_PID" 2>/dev/null || break
 		sleep 0.1
 	done
