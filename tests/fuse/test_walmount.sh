@@ -7,9 +7,13 @@
 #      WAL mount over its pg_wal, made when initdb creates the directory;
 #      `pgiofs stat MOUNT` names it; commits of a running server open WAL in
 #      passthrough (counted, bytes not seen) while data files keep the
-#      write-back cache; a plain unmount of the mount fails (EBUSY) and
-#      changes nothing; SIGTERM unmounts both and the daemon exits.
-#   b. the existing cluster mounted again gets its WAL mount at start; the
+#      write-back cache; the writeback throttle times the WAL mount's
+#      fsyncs and `pgiofs stat` says that is all it sees; a plain unmount of
+#      the mount fails (EBUSY) and changes nothing; SIGTERM unmounts both and
+#      the daemon exits.
+#   b. the existing cluster mounted again gets its WAL mount at start; with
+#      wal_sync_method = open_datasync the throttle sees no WAL flush and
+#      `pgiofs stat` says so; the
 #      WAL mount unmounted by itself leaves the daemon serving WAL through
 #      the mount (direct: WAL writes counted again), and `pgiofs stat` says
 #      it ended; unmounting the mount then works and the daemon exits.
@@ -78,8 +82,13 @@ pgc pgbench -h "$RUN" -p "$PORT" -i -s 1 -q postgres >"$RUN/pgbench-i.log" 2>&1 
 pgc pgbench -h "$RUN" -p "$PORT" -n -c 2 -T 3 postgres >"$RUN/pgbench.log" 2>&1 ||
 	fail_log "a: pgbench failed" "$RUN/pgbench.log"
 stat_expect 'w["passthrough_opens"] > 0 and w["bytes_seen"] != "all" and w["sync_ops"] > 0'
-# the data files kept the write-back cache: their writes come in large requests
 stat_expect 's["classes"]["heap"]["write_ops"] > 0'
+# the throttle times the WAL mount's fsyncs, and says that is all it sees
+stat_expect 's["throttle"]["wal_flushes"] > 0'
+"$BIN/pgiofs" stat "$MNT" | grep -q '^throttle: WAL in passthrough: only its fsyncs are timed (with' ||
+	fail "a: pgiofs stat does not say what the throttle sees: $("$BIN/pgiofs" stat "$MNT")"
+# the next start (b) commits with O_DSYNC writes: nothing for the throttle
+sql "ALTER SYSTEM SET wal_sync_method = open_datasync" >/dev/null || fail "a: ALTER SYSTEM failed"
 if fusermount3 -u "$MNT" 2>"$T/fusermount.err"; then
 	fail "a: fusermount3 -u of the mount succeeded while the WAL mount exists"
 fi
@@ -96,13 +105,20 @@ log "a: fresh initdb got its WAL mount; SIGTERM took both down"
 LABEL=b
 pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other
 wait_wal_mount "$PGDATA/pg_wal"
+start_server
+sql "CREATE TABLE b0 AS SELECT g FROM generate_series(1, 1000) g" >/dev/null ||
+	fail_log "b: a transaction failed" "$SERVER_LOG"
+stat_expect 's["throttle"]["wal_flushes"] == 0 and w["passthrough_opens"] > 0'
+"$BIN/pgiofs" stat "$MNT" | grep -q '^throttle: WAL in passthrough: only its fsyncs are timed; none seen' ||
+	fail "b: pgiofs stat does not say the throttle sees no WAL flush: $("$BIN/pgiofs" stat "$MNT")"
+stop_server
 umount "$PGDATA/pg_wal" || fail "b: cannot unmount the WAL mount by itself"
 kill -0 "$PGIOFS_PID" || fail "b: the daemon ended with its WAL mount"
 stat_expect '"pg/data/pg_wal (ended)" in s["wal_mounts"]'
 start_server
 sql "CREATE TABLE b AS SELECT g FROM generate_series(1, 1000) g" >/dev/null ||
 	fail_log "b: a transaction failed without the WAL mount" "$SERVER_LOG"
-stat_expect 'w["write_ops"] > 0 and w["passthrough_opens"] == 0'
+stat_expect 'w["write_ops"] > 0 and w["opens"] > w["passthrough_opens"]'
 [ -z "$(fstype_at "$PGDATA/pg_wal")" ] || fail "b: the WAL mount came back"
 stop_server
 umount "$MNT" || fail "b: unmounting the mount failed once the WAL mount was gone"
