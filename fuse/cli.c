@@ -801,7 +801,7 @@ static int run(struct cli *c, struct pfs *fs)
 	atomic_store(&sc.loop_done, true);
 	/* the WAL sessions end with the mount's, and their requests complete
 	 * in the scheduler they share */
-	pfs_walmounts_destroy(fs);
+	pfs_walmounts_stop(fs);
 	/* requests still queued complete (their replies go nowhere now)
 	 * before the session they belong to goes away */
 	ios_destroy(fs->ios);
@@ -855,8 +855,9 @@ int pgiofs_main(int argc, char **argv)
 	raise_nofile();
 	umask(0); /* the kernel has applied the caller's umask already */
 	ret = run(&c, &fs);
-	pfs_walmounts_destroy(&fs); /* after a failed start */
+	pfs_walmounts_stop(&fs); /* after a failed start */
 	pfs_control_stop(&fs);
+	pfs_walmounts_destroy(&fs); /* the control channel described them */
 	ios_destroy(fs.ios);
 	close_trace(&fs, c.trace); /* after a failed start */
 	ios_stats_destroy(fs.stats);

@@ -1664,9 +1664,7 @@ static void pfs_init(void *userdata, struct fuse_conn_info *conn)
 	struct pfs *fs = userdata;
 	const struct pgiofs_settings *s = &fs->set;
 
-	pfs_open_mode_init(fs);
-	if (!(conn->capable & FUSE_CAP_WRITEBACK_CACHE))
-		fs->writeback = false;
+	pfs_open_mode_init(fs, (conn->capable & FUSE_CAP_WRITEBACK_CACHE) != 0);
 	if (fs->writeback)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else

@@ -66,12 +66,12 @@ static bool has_cap_sys_admin(void)
 	return found && (eff >> CAP_SYS_ADMIN_BIT & 1);
 }
 
-void pfs_open_mode_init(struct pfs *fs)
+void pfs_open_mode_init(struct pfs *fs, bool writeback_offered)
 {
 	const struct pgiofs_settings *s = &fs->set;
 	const char *why = NULL;
 
-	fs->writeback = s->writeback_cache;
+	fs->writeback = s->writeback_cache && writeback_offered;
 	fs->wal_mode = s->wal_mode;
 	fs->wal_note[0] = '\0';
 	if (s->wal_mode != PGIOFS_WAL_PASSTHROUGH)
@@ -89,7 +89,7 @@ void pfs_open_mode_init(struct pfs *fs)
 			 why);
 		return;
 	}
-	if (s->writeback_cache && fs->core == fs) {
+	if (fs->writeback && fs->core == fs) {
 		/* the kernel refuses passthrough on a connection with the
 		 * write-back cache: pg_wal directories get connections of their
 		 * own (walmount.c), and WAL reached through this one is direct */

@@ -218,10 +218,11 @@ int pfs_wb_take_error(struct pfs_inode *in);
 void pfs_wb_counters(struct pfs *fs, struct pfs_wb_counters *out);
 
 /* passthrough.c: how files are opened (cached, direct, passthrough) */
-/* pfs_open_mode_init() -- in the INIT handler: decide fs->writeback and
- * fs->wal_mode from the settings, the kernel's offer and our privileges
+/* pfs_open_mode_init() -- in the INIT handler: decide fs->writeback,
+ * fs->wal_mode and fs->wal_split from the settings, the kernel's offers
+ * (@writeback_offered: its write-back cache) and our privileges
  * (fs->wal_note says why if not what was asked for). */
-void pfs_open_mode_init(struct pfs *fs);
+void pfs_open_mode_init(struct pfs *fs, bool writeback_offered);
 struct pfs_open_how {
 	enum pfs_open_mode mode;
 	int backing_id;	 /* passthrough: the inode's backing id */
@@ -255,9 +256,13 @@ void pfs_walmounts_consider(struct pfs *fs, struct pfs_inode *dir, const char *n
 /* pfs_walmounts_unmount() -- unmount every WAL mount (@detach: lazily),
  * before the mount itself; 0, or -EBUSY if one is in use. */
 int pfs_walmounts_unmount(struct pfs *fs, bool detach);
-/* pfs_walmounts_destroy() -- once @fs's session ended: end every WAL
- * session (unmounting, or aborting a connection still held open), wait for
- * them, free.  Accepts an @fs without WAL mounts. */
+/* pfs_walmounts_stop() -- once @fs's session ended, before its scheduler
+ * goes: end every WAL session (unmounting, or aborting a connection still
+ * held open) and wait for them.  No new WAL mount is made after it.  Accepts
+ * an @fs without WAL mounts. */
+void pfs_walmounts_stop(struct pfs *fs);
+/* pfs_walmounts_destroy() -- stop, then free (once the control channel,
+ * which describes them, is stopped).  Accepts an @fs without WAL mounts. */
 void pfs_walmounts_destroy(struct pfs *fs);
 /* pfs_walmounts_describe() -- the WAL mounts for `pgiofs stat`: "" when
  * none is wanted. */

@@ -170,7 +170,9 @@ static void *wal_thread(void *arg)
 	pthread_setname_np(pthread_self(), "pgiofs-walmnt");
 	m->fs.core = core;
 	m->fs.root.fd = -1;
+	pthread_rwlock_rdlock(&core->ios_lock); /* a reload writes the settings */
 	m->fs.set = core->set;
+	pthread_rwlock_unlock(&core->ios_lock);
 	m->fs.set.wal_mode = PGIOFS_WAL_PASSTHROUGH;
 	m->fs.set.writeback_cache = false; /* which passthrough needs */
 	m->fs.is_root = core->is_root;
@@ -416,13 +418,13 @@ static void abort_connection(const struct walmount *m)
 	close(fd);
 }
 
-void pfs_walmounts_destroy(struct pfs *fs)
+void pfs_walmounts_stop(struct pfs *fs)
 {
 	struct pfs_walmounts *wm = fs->walmounts;
-	struct walmount *m, *next;
+	struct walmount *m;
 	int i;
 
-	if (!wm)
+	if (!wm || atomic_load(&wm->stopping))
 		return;
 	pthread_mutex_lock(&wm->lock); /* start__() checks it under the lock */
 	atomic_store(&wm->stopping, true);
@@ -440,10 +442,21 @@ void pfs_walmounts_destroy(struct pfs *fs)
 		if (atomic_load(&m->state) == WM_MOUNTED)
 			abort_connection(m);
 	}
-	for (m = wm->list; m; m = next) {
-		next = m->next;
+	for (m = wm->list; m; m = m->next)
 		if (m->thread)
 			pthread_join(m->thread, NULL);
+}
+
+void pfs_walmounts_destroy(struct pfs *fs)
+{
+	struct pfs_walmounts *wm = fs->walmounts;
+	struct walmount *m, *next;
+
+	if (!wm)
+		return;
+	pfs_walmounts_stop(fs);
+	for (m = wm->list; m; m = next) {
+		next = m->next;
 		if (m->hold_fd >= 0)
 			close(m->hold_fd);
 		free(m);
