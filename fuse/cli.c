@@ -508,6 +508,54 @@ static void *signal_thread(void *arg)
 
 /* ------------------------------------------------------------------------ */
 
+/* daemonize() -- what fuse_daemonize() does (fork, a new session, "/" as
+ * the working directory, /dev/null as stdin, stdout and stderr), except
+ * that the command returns only when the daemon writes a byte to
+ * *@ready_fd (or exits, which fails the command): the WAL mounts of the
+ * clusters already on the mount are made after the fork, since they need
+ * the session's workers and fork keeps no threads.  In the foreground
+ * *@ready_fd is -1.  0 in the daemon, -1 after a message. */
+static int daemonize(bool foreground, int *ready_fd)
+{
+	int waiter[2], nullfd;
+	char ready = 0;
+	pid_t pid;
+
+	*ready_fd = -1;
+	if (foreground)
+		return 0;
+	if (pipe2(waiter, O_CLOEXEC) < 0) {
+		fprintf(stderr, "pgiofs: cannot daemonize: %s\n", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "pgiofs: cannot daemonize: %s\n", strerror(errno));
+		close(waiter[0]);
+		close(waiter[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		close(waiter[1]);
+		while (read(waiter[0], &ready, 1) < 0 && errno == EINTR)
+			;
+		_exit(ready ? 0 : 1);
+	}
+	close(waiter[0]);
+	if (setsid() < 0 || chdir("/") < 0)
+		return -1; /* the parent reads EOF: the command fails */
+	nullfd = open("/dev/null", O_RDWR);
+	if (nullfd >= 0) {
+		dup2(nullfd, 0);
+		dup2(nullfd, 1);
+		dup2(nullfd, 2);
+		if (nullfd > 2)
+			close(nullfd);
+	}
+	*ready_fd = waiter[1];
+	return 0;
+}
+
 /* open_trace() -- create the --trace file (absolute path, O_EXCL: an
  * existing file is refused); its descriptor, or -1 after a message. */
 static int open_trace(struct cli *c)
@@ -616,7 +664,7 @@ static int run(struct cli *c, struct pfs *fs)
 	struct sigctx sc;
 	pthread_t sigthr;
 	char err[512];
-	int trace_fd = -1;
+	int trace_fd = -1, ready_fd = -1;
 
 	if (check_dev_fuse())
 		return 1;
@@ -734,7 +782,7 @@ static int run(struct cli *c, struct pfs *fs)
 		fprintf(stderr, "pgiofs: warning: %s; `pgiofs stat` will not work for this mount\n",
 			err);
 	fs->foreground = c->foreground;
-	if (fuse_daemonize(c->foreground) != 0)
+	if (daemonize(c->foreground, &ready_fd) != 0)
 		goto out_unmount;
 	if (!c->foreground)
 		pfs_log_to_syslog();
@@ -786,8 +834,10 @@ static int run(struct cli *c, struct pfs *fs)
 	}
 	pthread_detach(sigthr);
 	/* the existing clusters' WAL mounts, before `pgiofs stat` answers (it
-	 * shows them mounting); they wait for the loop's workers */
-	pfs_walmounts_start(fs);
+	 * shows them mounting); they wait for the loop's workers, and the
+	 * command returns once they are mounted (or failed) */
+	pfs_walmounts_start(fs, ready_fd);
+	ready_fd = -1; /* theirs */
 	/* after the signal mask: only the signal thread takes those signals */
 	if (fs->control && (ret = pfs_control_start(fs)) < 0) {
 		pfs_log(LOG_WARNING,

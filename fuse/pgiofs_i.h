@@ -244,9 +244,11 @@ void pfs_open_mode_drop(struct pfs *fs, struct pfs_inode *in, enum pfs_open_mode
 int pfs_walmounts_create(struct pfs *fs, const char *backing, const char *mountpoint,
 			 const char *opts);
 /* pfs_walmounts_start() -- mount over every pg_wal directory of a data
- * directory found near the top of the backing tree (an existing cluster);
- * from a thread that is no worker of @fs's session, once it runs. */
-void pfs_walmounts_start(struct pfs *fs);
+ * directory found near the top of the backing tree (an existing cluster),
+ * in threads that wait for @fs's session loop; once each is mounted or has
+ * failed, a byte is written to @ready_fd (if >= 0: the daemonizing
+ * command's pipe), which is closed.  Accepts an @fs without WAL mounts. */
+void pfs_walmounts_start(struct pfs *fs, int ready_fd);
 /* pfs_walmounts_consider() -- a FUSE handler of @fs met directory @name in
  * @dir, of kind PGIOFS_DIR_WAL, whose backing object is @st: if it is a
  * directory no WAL mount was made over yet, one is started (in a thread of

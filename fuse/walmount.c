@@ -71,6 +71,7 @@ struct walmount {
 	unsigned major, minor; /* of the WAL mount, for aborting it */
 	atomic_int state;      /* enum wm_state */
 	char why[256];	       /* WM_FAILED: the reason */
+	bool at_start;	       /* started by pfs_walmounts_start() */
 };
 
 struct pfs_walmounts {
@@ -80,6 +81,8 @@ struct pfs_walmounts {
 	char opts[2 * PATH_MAX + 256]; /* FUSE options, without fsname */
 	pthread_mutex_t lock;
 	struct walmount *list; /* under lock; every WAL mount ever started */
+	unsigned starting;     /* under lock: WAL mounts of the start not settled */
+	int ready_fd;	       /* under lock: told when starting reaches 0, or -1 */
 	atomic_bool stopping;  /* no new WAL mount */
 };
 
@@ -95,8 +98,35 @@ int pfs_walmounts_create(struct pfs *fs, const char *backing, const char *mountp
 	snprintf(wm->mountpoint, sizeof(wm->mountpoint), "%s", mountpoint);
 	snprintf(wm->opts, sizeof(wm->opts), "%s", opts);
 	pthread_mutex_init(&wm->lock, NULL);
+	wm->ready_fd = -1;
 	fs->walmounts = wm;
 	return 0;
+}
+
+/* tell_ready() -- the command waiting on @fd may return. */
+static void tell_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) < 0)
+		pfs_log(LOG_WARNING, "cannot tell the command the mount is ready: %s",
+			strerror(errno));
+	close(fd);
+}
+
+/* settled() -- @m is mounted or failed: the command returns once every WAL
+ * mount of the start is. */
+static void settled(struct walmount *m)
+{
+	struct pfs_walmounts *wm = m->wm;
+
+	pthread_mutex_lock(&wm->lock);
+	if (m->at_start && --wm->starting == 0) {
+		tell_ready(wm->ready_fd);
+		wm->ready_fd = -1;
+	}
+	m->at_start = false;
+	pthread_mutex_unlock(&wm->lock);
 }
 
 /* fail() -- @m could not be mounted: say why, once. */
@@ -218,6 +248,7 @@ static void *wal_thread(void *arg)
 	atomic_store(&m->state, WM_MOUNTED);
 	pfs_log(LOG_INFO, "WAL mount over \"%s\" (%s)", m->point,
 		pgiofs_wal_mode_names[m->fs.wal_mode]);
+	settled(m);
 	ret = pfs_loop(m->se, &m->fs.set);
 	atomic_store(&m->state, WM_ENDED);
 	pfs_log(LOG_INFO, "WAL mount over \"%s\" ended%s", m->point,
@@ -233,6 +264,8 @@ out_session:
 	fuse_session_destroy(m->se);
 	m->se = NULL;
 out:
+	if (atomic_load(&m->state) == WM_FAILED)
+		settled(m);
 	pfs_cleanup(&m->fs);
 	return NULL;
 }
@@ -248,8 +281,8 @@ static bool known(const struct walmount *m, dev_t dev, ino_t ino)
 
 /* start__() -- a WAL mount over @rel/pg_wal (@rel relative to the backing
  * root, "" for the root itself), the directory (@dev, @ino), unless it had
- * one.  Caller holds wm->lock. */
-static void start__(struct pfs_walmounts *wm, const char *rel, dev_t dev, ino_t ino)
+ * one; @at_start: the command waits for it.  Caller holds wm->lock. */
+static void start__(struct pfs_walmounts *wm, const char *rel, dev_t dev, ino_t ino, bool at_start)
 {
 	struct walmount *m;
 	const char *sep = *rel ? "/" : "";
@@ -279,8 +312,13 @@ static void start__(struct pfs_walmounts *wm, const char *rel, dev_t dev, ino_t 
 	atomic_store(&m->state, WM_MOUNTING);
 	m->next = wm->list;
 	wm->list = m;
-	if (pthread_create(&m->thread, NULL, wal_thread, m) != 0)
+	m->at_start = at_start;
+	wm->starting += at_start;
+	if (pthread_create(&m->thread, NULL, wal_thread, m) != 0) {
+		m->at_start = false; /* we hold the lock settled() takes */
+		wm->starting -= at_start;
 		fail(m, "%s", "cannot start its thread");
+	}
 }
 
 /* scan() -- start WAL mounts under backing directory @fd (path @rel from
@@ -300,7 +338,7 @@ static void scan(struct pfs_walmounts *wm, int fd, const char *rel, int depth, i
 			return;
 		if (S_ISDIR(st.st_mode)) {
 			pthread_mutex_lock(&wm->lock);
-			start__(wm, rel, st.st_dev, st.st_ino);
+			start__(wm, rel, st.st_dev, st.st_ino, true);
 			pthread_mutex_unlock(&wm->lock);
 		} else if (S_ISLNK(st.st_mode)) {
 			pfs_log(LOG_INFO,
@@ -333,17 +371,26 @@ static void scan(struct pfs_walmounts *wm, int fd, const char *rel, int depth, i
 	closedir(d);
 }
 
-void pfs_walmounts_start(struct pfs *fs)
+void pfs_walmounts_start(struct pfs *fs, int ready_fd)
 {
+	struct pfs_walmounts *wm = fs->walmounts;
 	int budget = SCAN_MAX_DIRS, fd;
 
-	if (!fs->walmounts)
+	if (!wm) {
+		tell_ready(ready_fd);
 		return;
-	fd = open(fs->walmounts->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	scan(fs->walmounts, fd, "", SCAN_DEPTH, &budget);
-	close(fd);
+	}
+	fd = open(wm->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		scan(wm, fd, "", SCAN_DEPTH, &budget);
+		close(fd);
+	}
+	pthread_mutex_lock(&wm->lock);
+	if (wm->starting)
+		wm->ready_fd = ready_fd; /* the last to settle tells */
+	else
+		tell_ready(ready_fd);
+	pthread_mutex_unlock(&wm->lock);
 }
 
 void pfs_walmounts_consider(struct pfs *fs, struct pfs_inode *dir, const char *name,
@@ -373,7 +420,7 @@ void pfs_walmounts_consider(struct pfs *fs, struct pfs_inode *dir, const char *n
 	if (strncmp(path, wm->backing, n) != 0 || (path[n] != '/' && path[n] != '\0'))
 		return; /* moved out of the backing tree meanwhile */
 	pthread_mutex_lock(&wm->lock);
-	start__(wm, path[n] ? path + n + 1 : "", st->st_dev, st->st_ino);
+	start__(wm, path[n] ? path + n + 1 : "", st->st_dev, st->st_ino, false);
 	pthread_mutex_unlock(&wm->lock);
 }
 
