@@ -868,9 +868,11 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 	fh->inode = in;
 	fh->cls = (enum ios_class)__atomic_load_n(&in->cls, __ATOMIC_RELAXED);
 	pfs_open_mode_take(fs, in, fh->cls, &fh->how);
-	if (fs->core->set.stats_enabled) /* a reload changes it */
+	pthread_rwlock_rdlock(&fs->core->ios_lock); /* a reload changes the setting */
+	if (fs->core->set.stats_enabled)
 		ios_stats_note_open(fs->stats, fh->cls, fh->how.mode == PFS_OPEN_PASSTHROUGH,
 				    fh->how.new_file);
+	pthread_rwlock_unlock(&fs->core->ios_lock);
 	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls, fh->how.mode)) {
 		/* a second descriptor: aligned transfers use it, the rest the
 		 * first (the kernel keeps the two coherent); a backing
