@@ -768,8 +768,8 @@ static int run(struct cli *c, struct pfs *fs)
 		 * each WAL mount's backing directory) */
 		char walopts[sizeof(c->fuse_opts) + 64];
 
-		snprintf(walopts, sizeof(walopts), "default_permissions,subtype=pgiofs%s%s",
-			 *c->fuse_opts ? "," : "", c->fuse_opts);
+		snprintf(walopts, sizeof(walopts), "default_permissions,subtype=pgiofs%s%s%s",
+			 c->debug ? ",debug" : "", *c->fuse_opts ? "," : "", c->fuse_opts);
 		if (pfs_walmounts_create(fs, c->backing, c->mountpoint, walopts) < 0) {
 			fprintf(stderr, "pgiofs: out of memory\n");
 			goto out_unmount;
