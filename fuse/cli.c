@@ -64,9 +64,11 @@ static void usage(FILE *out)
 	    "  -V, --version           print the version\n"
 	    "\n"
 	    "default_permissions is always on: the kernel checks permissions.\n"
-	    "Unmount with `fusermount3 -u MOUNTPOINT` or SIGTERM.  SIGHUP re-reads the\n"
-	    "profile, the config file and the overrides: [iosched], [device] and [stats]\n"
-	    "apply at once, the rest at the next mount; a bad value keeps the old ones.\n"
+	    "Unmount with `umount -R MOUNTPOINT` as root (the WAL mounts pgiofs makes over\n"
+	    "pg_wal directories first: files.wal_mode), `fusermount3 -u MOUNTPOINT`, or\n"
+	    "SIGTERM.  SIGHUP re-reads the profile, the config file and the overrides:\n"
+	    "[iosched], [device] and [stats] apply at once, the rest at the next mount; a\n"
+	    "bad value keeps the old ones.\n"
 	    "\n"
 	    "Tunables (section.name, default, range):\n");
 	conf_print_help(out, pgiofs_conf());
