@@ -432,8 +432,13 @@ int pfs_walmounts_unmount(struct pfs *fs, bool detach)
 
 	if (!wm)
 		return 0;
+	/* not under the lock: the unmount looks the path up through the
+	 * mount's workers, whose lookups may want it (consider()); entries
+	 * are only ever added at the head, so the list from here is stable */
 	pthread_mutex_lock(&wm->lock);
-	for (m = wm->list; m; m = m->next) {
+	m = wm->list;
+	pthread_mutex_unlock(&wm->lock);
+	for (; m; m = m->next) {
 		int st = atomic_load(&m->state);
 
 		if (st != WM_MOUNTED && st != WM_MOUNTING)
@@ -442,7 +447,6 @@ int pfs_walmounts_unmount(struct pfs *fs, bool detach)
 		    errno == EBUSY)
 			ret = -EBUSY;
 	}
-	pthread_mutex_unlock(&wm->lock);
 	return ret;
 }
 
