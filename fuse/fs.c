@@ -385,8 +385,8 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 			pfs_wb_fix_size(pending, &e->attr);
 	}
 	note_relation(fs, parent, in, name);
-	if (kind == PGIOFS_DIR_WAL && fs->walmounts)
-		pfs_walmounts_consider(fs, parent, name, &e->attr);
+	if (kind == PGIOFS_DIR_WAL && fs->wal_dir_seen)
+		fs->wal_dir_seen(fs, parent, name, &e->attr);
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
 }
@@ -722,8 +722,8 @@ static void reclassify(struct pfs *fs, struct pfs_inode *dir, const char *name)
 	if (in)
 		set_class__(fs, in, kind, cls);
 	pthread_mutex_unlock(&fs->lock);
-	if (kind == PGIOFS_DIR_WAL && fs->walmounts) /* a pg_wal moved into place */
-		pfs_walmounts_consider(fs, dir, name, &st);
+	if (kind == PGIOFS_DIR_WAL && fs->wal_dir_seen) /* a pg_wal moved into place */
+		fs->wal_dir_seen(fs, dir, name, &st);
 }
 
 static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,

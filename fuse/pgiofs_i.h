@@ -107,6 +107,13 @@ struct pfs {
 					  * reached through this connection are direct */
 	char wal_note[256];		 /* why wal_mode differs from the setting, or "" */
 	struct pfs_walmounts *walmounts; /* wal_split: the WAL mounts, else NULL */
+	/* with WAL mounts: a handler met directory @name in @dir, of kind
+	 * PGIOFS_DIR_WAL, whose backing object is @st (walmount.c makes a WAL
+	 * mount over it if it is a directory that had none; it does so in a
+	 * thread of its own, since the mount's path lookup needs the mount's
+	 * workers, which may be the caller); NULL otherwise */
+	void (*wal_dir_seen)(struct pfs *fs, struct pfs_inode *dir, const char *name,
+			     const struct stat *st);
 	/* the write cache (writebehind.c): memory of acknowledged writes */
 	struct {
 		pthread_mutex_t lock;
@@ -249,12 +256,6 @@ int pfs_walmounts_create(struct pfs *fs, const char *backing, const char *mountp
  * failed, a byte is written to @ready_fd (if >= 0: the daemonizing
  * command's pipe), which is closed.  Accepts an @fs without WAL mounts. */
 void pfs_walmounts_start(struct pfs *fs, int ready_fd);
-/* pfs_walmounts_consider() -- a FUSE handler of @fs met directory @name in
- * @dir, of kind PGIOFS_DIR_WAL, whose backing object is @st: if it is a
- * directory no WAL mount was made over yet, one is started (in a thread of
- * its own; the mount's path lookup needs @fs's workers). */
-void pfs_walmounts_consider(struct pfs *fs, struct pfs_inode *dir, const char *name,
-			    const struct stat *st);
 /* pfs_walmounts_unmount() -- unmount every WAL mount (@detach: lazily),
  * before the mount itself; 0, or -EBUSY if one is in use. */
 int pfs_walmounts_unmount(struct pfs *fs, bool detach);

@@ -86,6 +86,9 @@ struct pfs_walmounts {
 	atomic_bool stopping;  /* no new WAL mount */
 };
 
+static void consider(struct pfs *fs, struct pfs_inode *dir, const char *name,
+		     const struct stat *st);
+
 int pfs_walmounts_create(struct pfs *fs, const char *backing, const char *mountpoint,
 			 const char *opts)
 {
@@ -100,6 +103,7 @@ int pfs_walmounts_create(struct pfs *fs, const char *backing, const char *mountp
 	pthread_mutex_init(&wm->lock, NULL);
 	wm->ready_fd = -1;
 	fs->walmounts = wm;
+	fs->wal_dir_seen = consider;
 	return 0;
 }
 
@@ -393,8 +397,8 @@ void pfs_walmounts_start(struct pfs *fs, int ready_fd)
 	pthread_mutex_unlock(&wm->lock);
 }
 
-void pfs_walmounts_consider(struct pfs *fs, struct pfs_inode *dir, const char *name,
-			    const struct stat *st)
+/* consider() -- fs->wal_dir_seen (pgiofs_i.h). */
+static void consider(struct pfs *fs, struct pfs_inode *dir, const char *name, const struct stat *st)
 {
 	struct pfs_walmounts *wm = fs->walmounts;
 	char link[64], path[PATH_MAX];
@@ -515,6 +519,7 @@ void pfs_walmounts_destroy(struct pfs *fs)
 	pthread_mutex_destroy(&wm->lock);
 	free(wm);
 	fs->walmounts = NULL;
+	fs->wal_dir_seen = NULL;
 }
 
 void pfs_walmounts_describe(struct pfs *fs, char *buf, size_t len)
