@@ -32,9 +32,12 @@ extern char **environ;
 
 static void usage(FILE *out)
 {
+	char profiles[512];
+
+	pfs_list_profiles(profiles, sizeof(profiles));
 	fprintf(
 	    out,
-	    "Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT\n"
+	    "Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT [OPTIONS]\n"
 	    "       pgiofs stat MOUNTPOINT [--json] [--interval SECONDS] [--count N]\n"
 	    "                   [--relations [--top N] [--dsn CONNINFO]]\n"
 	    "       pgiofs trace FILE [--csv]\n"
@@ -44,32 +47,30 @@ static void usage(FILE *out)
 	    "filesystem for PostgreSQL data directories.  pgiofs must be the only writer of\n"
 	    "BACKING_DIR while it is mounted.\n"
 	    "\n"
-	    "Options:\n"
+	    "Options (before or after the two paths):\n"
 	    "  -f, --foreground        stay in the foreground (default: daemonize once mounted)\n"
 	    "  -d, --debug             print every FUSE request (implies -f)\n"
 	    "  -o OPT[,OPT...]         mount options: allow_other, allow_root, ro, nosuid,\n"
 	    "                          nodev, noexec, noatime, fsname=, nonempty (mount over a\n"
-	    "                          non-empty directory), or any tunable as NAME=VALUE\n"
-	    "  -c, --config FILE       read tunables from an INI file (see config/pgiofs.conf)\n"
-	    "  -p, --profile NAME      scheduler profile, read before --config: NAME.conf in\n"
-	    "                          config/profiles (noop, elevator-2.4, elevator-2.4-aa,\n"
-	    "                          deadline-2.6, as-2.6, dbaware) or a path\n"
+	    "                          non-empty directory), profile=NAME, config=FILE, or any\n"
+	    "                          tunable as NAME=VALUE (as fstab and mount.fuse3 pass them)\n"
+	    "  -c, --config FILE       read tunables from an INI file\n"
+	    "  -p, --profile NAME      scheduler profile, read before --config: NAME or a path\n"
+	    "                          (%s)\n"
 	    "  -s, --set NAME=VALUE    set one tunable (after --config); NAME may be\n"
 	    "                          SECTION.NAME\n"
 	    "      --trace FILE        record every request into FILE, a new file (lz4;\n"
 	    "                          decode with `pgiofs trace FILE`)\n"
 	    "      --allow-faults      accept [fault] settings (fault injection, for tests)\n"
 	    "      --print-config      print the effective configuration as INI and exit\n"
-	    "  -h, --help              this help, with every tunable\n"
+	    "      --help-tunables     every tunable: name, default, unit, range, meaning\n"
+	    "  -h, --help              this help\n"
 	    "  -V, --version           print the version\n"
 	    "\n"
-	    "default_permissions is always on: the kernel checks permissions.\n"
-	    "Unmount with `fusermount3 -u MOUNTPOINT` or SIGTERM.  SIGHUP re-reads the\n"
-	    "profile, the config file and the overrides: [iosched], [device] and [stats]\n"
-	    "apply at once, the rest at the next mount; a bad value keeps the old ones.\n"
-	    "\n"
-	    "Tunables (section.name, default, range):\n");
-	conf_print_help(out, pgiofs_conf());
+	    "Unmount with `umount MOUNTPOINT`, `fusermount3 -u MOUNTPOINT` or SIGTERM.\n"
+	    "SIGHUP re-reads the profile, the config file and the overrides.\n"
+	    "Tunables: pgiofs --help-tunables, pgiofs(1), /etc/pgiofs/pgiofs.conf.\n",
+	    *profiles ? profiles : "none found");
 }
 
 /* FUSE mount options passed to the kernel unchanged. */
@@ -91,6 +92,14 @@ static bool is_mount_opt(const char *o)
 		if (strncmp(o, mount_opts_valued[i], strlen(mount_opts_valued[i])) == 0)
 			return true;
 	return false;
+}
+
+/* is_fstab_only() -- an fstab option meant for mount(8) or systemd, which
+ * mount.fuse3 drops but a hand-written command line may still carry. */
+static bool is_fstab_only(const char *o)
+{
+	return !strcmp(o, "nofail") || !strcmp(o, "_netdev") || !strcmp(o, "auto") ||
+	       !strcmp(o, "noauto") || !strncmp(o, "x-", 2) || !strncmp(o, "comment=", 8);
 }
 
 struct cli {
@@ -148,8 +157,18 @@ static int split_o(struct cli *c, char *arg)
 			c->nonempty = true;
 			continue;
 		}
-		if (strcmp(o, "default_permissions") == 0)
-			continue; /* always on */
+		if (strcmp(o, "default_permissions") == 0 || strcmp(o, "defaults") == 0)
+			continue; /* always on; fstab's placeholder */
+		if (is_fstab_only(o))
+			continue; /* mount(8)'s and systemd's business, not the mount's */
+		if (strncmp(o, "profile=", 8) == 0) {
+			c->profile = o + 8;
+			continue;
+		}
+		if (strncmp(o, "config=", 7) == 0) {
+			c->config = o + 7;
+			continue;
+		}
 		if (is_mount_opt(o)) {
 			if (add_fuse_opt(c, o) < 0)
 				goto toolong;
@@ -173,22 +192,20 @@ toolong:
 static int parse_args(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"foreground", no_argument, NULL, 'f'},
-	    {"debug", no_argument, NULL, 'd'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"set", required_argument, NULL, 's'},
-	    {"print-config", no_argument, NULL, 'P'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {"profile", required_argument, NULL, 'p'},
-	    {"trace", required_argument, NULL, 'T'},
-	    {"allow-faults", no_argument, NULL, 'F'},
-	    {NULL, 0, NULL, 0},
+	    {"foreground", no_argument, NULL, 'f'},    {"debug", no_argument, NULL, 'd'},
+	    {"config", required_argument, NULL, 'c'},  {"set", required_argument, NULL, 's'},
+	    {"print-config", no_argument, NULL, 'P'},  {"help", no_argument, NULL, 'h'},
+	    {"help-tunables", no_argument, NULL, 'H'}, {"version", no_argument, NULL, 'V'},
+	    {"profile", required_argument, NULL, 'p'}, {"trace", required_argument, NULL, 'T'},
+	    {"allow-faults", no_argument, NULL, 'F'},  {NULL, 0, NULL, 0},
 	};
-	int opt;
+	const char *paths[2] = {NULL, NULL};
+	int opt, npaths = 0;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+fdo:c:s:p:hV", longopts, NULL)) != -1) {
+	/* options may follow the paths, as mount.fuse3 (fstab, systemd mount
+	 * units) puts them: "pgiofs BACKING MOUNT -o OPTS"; "--" ends them */
+	while ((opt = getopt_long(argc, argv, "-fdo:c:s:p:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			c->foreground = true;
@@ -219,8 +236,18 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case 'F':
 			c->allow_faults = true;
 			break;
+		case 1: /* a path, in order */
+			if (npaths < 2)
+				paths[npaths] = optarg;
+			npaths++;
+			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'H':
+			printf("Tunables (section.name, default, range); set them in a config "
+			       "file (-c), with --set or -o:\n");
+			conf_print_help(stdout, pgiofs_conf());
 			exit(0);
 		case 'V':
 			printf("pgiofs %s (libfuse %s)\n", PGIOFS_VERSION, fuse_pkgversion());
@@ -237,17 +264,20 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (c->print_config && argc - optind == 0)
+	for (; optind < argc; optind++) /* after "--" */
+		if (npaths++ < 2)
+			paths[npaths - 1] = argv[optind];
+	if (c->print_config && npaths == 0)
 		return 0;
-	if (argc - optind != 2) {
+	if (npaths != 2) {
 		fprintf(stderr,
 			"pgiofs: expected BACKING_DIR and MOUNTPOINT, got %d argument%s\n"
 			"Try 'pgiofs --help'.\n",
-			argc - optind, argc - optind == 1 ? "" : "s");
+			npaths, npaths == 1 ? "" : "s");
 		return 1;
 	}
-	c->backing = argv[optind];
-	c->mountpoint = argv[optind + 1];
+	c->backing = paths[0];
+	c->mountpoint = paths[1];
 	return 0;
 }
 
@@ -294,10 +324,14 @@ static int resolve_files(struct cli *c)
 	if (c->profile) {
 		ret = pfs_find_profile(c->profile, c->profile_path, sizeof(c->profile_path));
 		if (ret < 0) {
-			fprintf(stderr,
-				"pgiofs: profile \"%s\": %s (profiles are NAME.conf files in "
-				"config/profiles, $PGIOFS_PROFILE_DIR or /etc/pgiofs/profiles)\n",
-				c->profile, ret == -EINVAL ? "not a profile name" : strerror(-ret));
+			char known[512];
+
+			pfs_list_profiles(known, sizeof(known));
+			fprintf(stderr, "pgiofs: profile \"%s\": %s (profiles: %s)\n", c->profile,
+				ret == -EINVAL	 ? "not a profile name"
+				: ret == -ENOENT ? "no such profile"
+						 : strerror(-ret),
+				*known ? known : "none installed");
 			return 1;
 		}
 	}

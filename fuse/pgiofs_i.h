@@ -277,6 +277,9 @@ int pfs_relnames_resolve(struct pfs_relnames *r, struct ios_rel_list *l, char *n
  * path if it has a '/', else NAME.conf in $PGIOFS_PROFILE_DIR, next to the
  * binary or in /etc/pgiofs/profiles.  0, -EINVAL (not a name) or -errno. */
 int pfs_find_profile(const char *name, char *out, size_t len);
+/* pfs_list_profiles() -- the names of the profiles pfs_find_profile()
+ * finds by name, sorted, comma-separated, in @out ("" if none). */
+void pfs_list_profiles(char *out, size_t len);
 
 /* pfs_trace_main() -- `pgiofs trace FILE [--csv]` and `pgiofs trace FILE
  * --replay [--profile NAME] [--device MODEL] [--json]` (trace.c); argv[0]
