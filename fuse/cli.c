@@ -391,19 +391,6 @@ struct sigctx {
 	atomic_bool loop_done;
 };
 
-static int run_fusermount(const char *flags, const char *mountpoint)
-{
-	char *argv[] = {"fusermount3", (char *)flags, "-q", "--", (char *)mountpoint, NULL};
-	pid_t pid;
-	int st;
-
-	if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) != 0)
-		return -1;
-	if (waitpid(pid, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
 /* flush_mount() -- write every dirty page of the mount through the daemon
  * (syncfs on a FUSE mount writes back its page cache, whose WRITE requests
  * the still-running workers serve), then sync the backing filesystem. */
@@ -497,7 +484,7 @@ static void *signal_thread(void *arg)
 	/* A plain unmount writes everything back through us, then ends the
 	 * connection, and the session loop returns. */
 	if (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
-		       : run_fusermount("-u", c->mountpoint) == 0)
+		       : pfs_run_fusermount("-u", c->mountpoint) == 0)
 		return NULL;
 	/* Busy: flush, detach, and end the session ourselves.  syncfs starts
 	 * the write-back of every dirty page, but on a FUSE mount it need not
@@ -517,7 +504,7 @@ static void *signal_thread(void *arg)
 	if (c->is_root)
 		umount2(c->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
 	else
-		run_fusermount("-uz", c->mountpoint);
+		pfs_run_fusermount("-uz", c->mountpoint);
 	fuse_session_exit(c->se);
 	for (i = 0; i < 20 && !atomic_load(&c->loop_done); i++)
 		usleep(100 * 1000);
@@ -844,6 +831,8 @@ int pgiofs_main(int argc, char **argv)
 		return pfs_stat_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "trace") == 0)
 		return pfs_trace_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "umount") == 0)
+		return pfs_umount_main(argc - 1, argv + 1);
 	memset(&c, 0, sizeof(c));
 	memset(&fs, 0, sizeof(fs));
 	fs.root.fd = -1;

@@ -235,6 +235,9 @@ struct pfs_mount_info {
 int pfs_find_mount(const char *path, bool exact, struct pfs_mount_info *out);
 int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor);
 void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
+/* pfs_run_fusermount() -- run `fusermount3 FLAGS -q -- MOUNTPOINT` (an
+ * unprivileged unmount); 0 if it exited 0, else -1. */
+int pfs_run_fusermount(const char *flags, const char *mountpoint);
 
 /* control.c: the control channel `pgiofs stat` talks to.  An abstract
  * Unix socket (nothing appears in any directory) named after the mount's
@@ -260,6 +263,8 @@ void pfs_control_stop(struct pfs *fs);
 
 /* stat.c: `pgiofs stat` */
 int pfs_stat_main(int argc, char **argv);
+/* umount.c: `pgiofs umount` */
+int pfs_umount_main(int argc, char **argv);
 
 /* relnames.c: relation names for `pgiofs stat --dsn` (libpq, in the client
  * process only) */

@@ -38,17 +38,10 @@ sql() { runuser -u postgres -- psql -X -At -v ON_ERROR_STOP=1 -h "$T/run" -p "$P
 sql "CREATE TABLE t AS SELECT g AS id FROM generate_series(1, 1000) g" >/dev/null ||
 	fail "cannot write to the scratch cluster"
 
-# block NAME -- the sh block of docs/cluster.md after its "tested: NAME" mark.
-block() {
-	awk -v m="<!-- tested: $1 " 'index($0, m) == 1 { f = 1; next }
-		f == 1 && /^```sh$/ { f = 2; next }
-		f == 2 && /^```$/ { exit }
-		f == 2 { print }' "$TOP/docs/cluster.md"
-}
 # run_block NAME -- run it as the guide's reader would, pgiofs on PATH.
 run_block() {
 	local b
-	b=$(block "$1")
+	b=$(doc_block "$TOP/docs/cluster.md" "$1")
 	[ -n "$b" ] || fail "docs/cluster.md has no block marked $1"
 	printf '%s\n' "$b" >"$T/$1.sh"
 	PATH="$(dirname "$(realpath "$BIN/pgiofs")"):$PATH" V=$V C=$C bash -e -x "$T/$1.sh" \
