@@ -21,7 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,6 +33,39 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* notify_status() -- under systemd (NOTIFY_SOCKET set, as for a unit with
+ * NotifyAccess=all), tell it what the daemon is doing: the line
+ * `systemctl status` shows.  The datagram protocol of sd_notify(3), which
+ * systemd documents as stable for exactly such use; nothing happens
+ * without the variable, and a failure is not an error. */
+static void notify_status(const char *fmt, ...)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char msg[1024];
+	socklen_t len;
+	va_list ap;
+	int fd, n;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0'; /* abstract */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	n = snprintf(msg, sizeof(msg), "STATUS=");
+	va_start(ap, fmt);
+	n += vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(msg))
+		n = (int)sizeof(msg) - 1;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	(void)!sendto(fd, msg, (size_t)n, MSG_NOSIGNAL, (struct sockaddr *)&sa, len);
+	close(fd);
+}
 
 static void usage(FILE *out)
 {
@@ -439,9 +476,15 @@ static void reload(struct sigctx *c)
 	if (ret < 0)
 		pfs_log(LOG_ERR, "SIGHUP: cannot start the new scheduler: %s; keeping the old one",
 			strerror(-ret));
-	else
-		pfs_log(LOG_INFO, "SIGHUP: settings reloaded (policy %s)",
-			ios_policy_names[ns->ios.policy]);
+	else {
+		pfs_describe(c->fs, c->cli->profile, &c->fs->set); /* in effect now */
+		notify_status("serving %s: reloaded, policy %s", c->mountpoint,
+			      ios_policy_names[ns->ios.policy]);
+		pfs_log(LOG_INFO,
+			"SIGHUP: settings reloaded (policy %s; changed from the defaults: %s)",
+			ios_policy_names[ns->ios.policy],
+			c->fs->changed[0] ? c->fs->changed : "none");
+	}
 	free(ns);
 }
 
@@ -481,6 +524,7 @@ static void *signal_thread(void *arg)
 		break;
 	}
 	pfs_log(LOG_INFO, "signal %d: unmounting %s", sig, c->mountpoint);
+	notify_status("unmounting %s: writing everything through", c->mountpoint);
 	/* A plain unmount writes everything back through us, then ends the
 	 * connection, and the session loop returns. */
 	if (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
@@ -744,6 +788,16 @@ static int run(struct cli *c, struct pfs *fs)
 		goto out_unmount;
 	if (!c->foreground)
 		pfs_log_to_syslog();
+	pfs_describe(fs, c->profile, &fs->set);
+	notify_status("serving %s on %s: profile %s, policy %s, WAL %s", c->backing, c->mountpoint,
+		      c->profile ? c->profile : "none", ios_policy_names[fs->set.ios.policy],
+		      pgiofs_wal_mode_names[fs->wal_mode]);
+	pfs_log(LOG_INFO,
+		"mounted %s on %s: profile %s, policy %s, WAL %s; tunables changed from their "
+		"defaults: %s",
+		c->backing, c->mountpoint, c->profile ? c->profile : "none",
+		ios_policy_names[fs->set.ios.policy], pgiofs_wal_mode_names[fs->wal_mode],
+		fs->changed[0] ? fs->changed : "none");
 	if (trace_fd >= 0) {
 		struct ios_trace_opts to = {.fd = trace_fd};
 		sigset_t all, old;

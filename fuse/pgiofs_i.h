@@ -98,6 +98,11 @@ struct pfs {
 	bool writeback;	    /* the kernel's write-back cache is on */
 	int wal_mode;	    /* enum pgiofs_wal_mode in effect */
 	char wal_note[256]; /* why wal_mode differs from the setting, or "" */
+	/* what `pgiofs stat` shows of the configuration (under ios_lock):
+	 * the profile named at mount ("" if none) and the tunables that differ
+	 * from their defaults (pgiofs_settings_changed()) */
+	char profile[PATH_MAX];
+	char changed[2048];
 	/* the write cache (writebehind.c): memory of acknowledged writes */
 	struct {
 		pthread_mutex_t lock;
@@ -121,6 +126,9 @@ extern const struct fuse_lowlevel_ops pfs_ops;
  * and replaced.  0 or -errno: the new scheduler could not be started, and
  * the old one and the old settings stay. */
 int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns);
+/* pfs_describe() -- record the profile named (NULL: none) and the
+ * tunables of @s that differ from their defaults, for `pgiofs stat`. */
+void pfs_describe(struct pfs *fs, const char *profile, const struct pgiofs_settings *s);
 /* pfs_drain() -- complete everything the scheduler holds: replace it with
  * one of the same settings or, if that cannot be started, with "direct".
  * 0 or -errno. */
@@ -246,6 +254,9 @@ int pfs_run_fusermount(const char *flags, const char *mountpoint);
 #define PFS_CTL_RAW	  "pgiofs-raw/1"  /* reply to "snapshot-raw\n" */
 #define PFS_CTL_RELS	  "pgiofs-rels/1" /* reply to "relations-raw\n" */
 #define PFS_CTL_TIMEOUT_S 5
+/* the daemon's members of a snapshot (mount, backing, profile, changed
+ * tunables, ...) are at most this long as JSON text */
+#define PFS_CTL_EXTRA_MAX (8 * PATH_MAX + 8192)
 
 struct sockaddr_un;
 /* pfs_control_addr() -- the socket address of mount @major:@minor; returns
