@@ -860,7 +860,8 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 	fh->inode = in;
 	fh->cls = (enum ios_class)__atomic_load_n(&in->cls, __ATOMIC_RELAXED);
 	pfs_open_mode_take(fs, in, fh->cls, &fh->how);
-	if (fs->set.stats_enabled)
+	/* read without ios_lock: a reload may change it meanwhile */
+	if (__atomic_load_n(&fs->set.stats_enabled, __ATOMIC_RELAXED))
 		ios_stats_note_open(fs->stats, fh->cls, fh->how.mode == PFS_OPEN_PASSTHROUGH,
 				    fh->how.new_file);
 	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls, fh->how.mode)) {
@@ -1094,7 +1095,7 @@ int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
 	 * [files] settings are read by every handler without a lock and take
 	 * effect at the next mount */
 	fs->ios = n;
-	fs->set.stats_enabled = ns->stats_enabled;
+	__atomic_store_n(&fs->set.stats_enabled, ns->stats_enabled, __ATOMIC_RELAXED);
 	fs->set.ios = ns->ios;
 	pthread_rwlock_unlock(&fs->ios_lock);
 	return 0;
