@@ -64,6 +64,26 @@ assert c["heap"]["write_bytes"] > 0, c["heap"]
 PY
 echo "ok: the guide's first block put the cluster on pgiofs; it runs there"
 
+# a backup through the mount (docs/operations.md) is a data directory a
+# server starts on without pgiofs, with every row
+runuser -u postgres -- /usr/lib/postgresql/$V/bin/pg_basebackup -D "$T/data/bb" -h "$T/run" -p "$PORT" \
+	-X stream -c fast >"$T/bb.log" 2>&1 || { cat "$T/bb.log"; fail "pg_basebackup through pgiofs failed"; }
+# Debian keeps the configuration in /etc/postgresql (here $T/etc), outside
+# the data directory: the backup gets the access files and an empty
+# postgresql.conf
+install -o postgres -g postgres -m 0600 "$T/etc/$V/$C/pg_hba.conf" "$T/etc/$V/$C/pg_ident.conf" "$T/data/bb/" &&
+	install -o postgres -g postgres -m 0600 /dev/null "$T/data/bb/postgresql.conf" ||
+	fail "cannot give the backup its configuration"
+BBPORT=$(free_port)
+runuser -u postgres -- /usr/lib/postgresql/$V/bin/pg_ctl -D "$T/data/bb" -l "$T/run/bb.log" -w \
+	-o "-p $BBPORT -k $T/run -c external_pid_file=" start >/dev/null ||
+	{ cat "$T/run/bb.log"; fail "the backup does not start"; }
+on_exit "runuser -u postgres -- /usr/lib/postgresql/$V/bin/pg_ctl -D '$T/data/bb' -m immediate stop >/dev/null 2>&1; true"
+n=$(runuser -u postgres -- psql -X -At -h "$T/run" -p "$BBPORT" -d postgres -c "SELECT count(*) FROM t")
+runuser -u postgres -- /usr/lib/postgresql/$V/bin/pg_ctl -D "$T/data/bb" stop >/dev/null
+[ "$n" = 2000 ] || fail "the backup taken through pgiofs has $n rows, not 2000"
+echo "ok: pg_basebackup through the mount gives a backup that starts with every row"
+
 run_block cluster-out
 ! is_mounted "$DATA" || fail "$DATA is still mounted after the guide's second block"
 [ ! -e "$DATA.pgiofs" ] || fail "the backing directory is still there"

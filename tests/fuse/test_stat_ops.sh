@@ -116,6 +116,21 @@ grep -q "^STATUS=serving $T/b on $T/m: profile deadline-2.6, policy deadline-2.6
 	fail "systemd was not told the status: $(cat "$T/notify.log")"
 echo "ok: STATUS through NOTIFY_SOCKET at mount, reload and unmount"
 
+# -o config=FILE, read again on SIGHUP: the way to change the policy of a
+# running mount (docs/operations.md)
+mkdir -p "$T/b3" "$T/m3"
+printf '[iosched]\npolicy = deadline-2.6\n' >"$T/main.conf"
+pgiofs_mount "$T/b3" "$T/m3" -o config="$T/main.conf"
+"$BIN/pgiofs" stat "$T/m3" --json | grep -q '"policy":"deadline-2.6"' || fail "-o config= was not read"
+printf '[iosched]\npolicy = as-2.6\n' >"$T/main.conf"
+pkill -HUP -f "pgiofs .*$T/m3\$" || fail "no daemon for $T/m3"
+for ((i = 0; i < 50; i++)); do
+	"$BIN/pgiofs" stat "$T/m3" --json | grep -q '"policy":"as-2.6"' && break
+	sleep 0.1
+done
+"$BIN/pgiofs" stat "$T/m3" | grep -q 'iosched.policy=as-2.6' || fail "SIGHUP did not apply the edited config file"
+echo "ok: -o config=FILE, edited and applied by SIGHUP"
+
 # bad input
 for args in "--format xml" "$T/m2 1 --interval 1" "$T/m2 --format openmetrics --interval 1" \
 	"$T/m2 0 3" "$T/m2 1 0" "--interval 1"; do
