@@ -4,6 +4,9 @@
  */
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "pgiofs.h"
 
@@ -140,4 +143,35 @@ const struct conf_table *pgiofs_conf(void)
 bool pgiofs_fault_configured(const struct pgiofs_settings *s)
 {
 	return ios_fault_configured(&s->ios) || s->fault_no_passthrough;
+}
+
+void pgiofs_settings_changed(const struct pgiofs_settings *s, char *out, size_t len)
+{
+	const struct conf_table *t = pgiofs_conf();
+	struct pgiofs_settings *def = malloc(sizeof(*def));
+	size_t used = 0, i;
+
+	if (len)
+		*out = '\0';
+	if (!def || conf_defaults(t, def) < 0) {
+		free(def);
+		return;
+	}
+	for (i = 0; i < t->nrows; i++) {
+		char a[256], b[256];
+		int n;
+
+		conf_format(&t->rows[i], s, a, sizeof(a));
+		conf_format(&t->rows[i], def, b, sizeof(b));
+		if (strcmp(a, b) == 0)
+			continue;
+		n = snprintf(out + used, len - used, "%s%s.%s=%s", used ? " " : "",
+			     t->rows[i].section, t->rows[i].name, a);
+		if (n < 0 || (size_t)n >= len - used) {
+			out[used] = '\0'; /* whole entries only */
+			break;
+		}
+		used += (size_t)n;
+	}
+	free(def);
 }

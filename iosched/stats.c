@@ -1012,3 +1012,102 @@ void ios_stats_print_relations(FILE *f, const struct ios_rel_list *l)
 			"\"(other relations)\")\n",
 			l->untracked);
 }
+
+/* ---- OpenMetrics text ---------------------------------------------------- */
+
+/* om_family() -- the "# TYPE", "# UNIT" and "# HELP" lines of a family. */
+static void om_family(FILE *f, const char *name, const char *type, const char *unit,
+		      const char *help)
+{
+	fprintf(f, "# TYPE %s %s\n", name, type);
+	if (unit)
+		fprintf(f, "# UNIT %s %s\n", name, unit);
+	fprintf(f, "# HELP %s %s\n", name, help);
+}
+
+int ios_stats_write_openmetrics(FILE *f, const struct ios_stats_snapshot *snap, const char *labels)
+{
+	static const double quantiles[] = {0.5, 0.99, 0.999};
+	const char *sep = labels && *labels ? "," : "";
+	uint64_t kept;
+	int c;
+	size_t q;
+
+	if (!f || !snap || !snap->cumulative)
+		return -EINVAL;
+	if (!labels)
+		labels = "";
+	errno = 0;
+	om_family(f, "pgiofs_requests", "counter", NULL,
+		  "Data requests completed (failed ones too), by class and direction.");
+	for (c = 0; c < IOS_NCLASS; c++) {
+		const struct ios_stats_class *k = &snap->cls[c];
+		const char *n = ios_class_name((enum ios_class)c);
+
+		fprintf(f,
+			"pgiofs_requests_total{%s%sclass=\"%s\",direction=\"read\"} %" PRIu64 "\n",
+			labels, sep, n, k->read_ops);
+		fprintf(f,
+			"pgiofs_requests_total{%s%sclass=\"%s\",direction=\"write\"} %" PRIu64 "\n",
+			labels, sep, n, k->write_ops);
+		fprintf(f,
+			"pgiofs_requests_total{%s%sclass=\"%s\",direction=\"sync\"} %" PRIu64 "\n",
+			labels, sep, n, k->sync_ops);
+	}
+	om_family(f, "pgiofs_transferred_bytes", "counter", "bytes",
+		  "Bytes read from and written to the backing store, by class.");
+	for (c = 0; c < IOS_NCLASS; c++) {
+		const struct ios_stats_class *k = &snap->cls[c];
+		const char *n = ios_class_name((enum ios_class)c);
+
+		fprintf(f,
+			"pgiofs_transferred_bytes_total{%s%sclass=\"%s\",direction=\"read\"} "
+			"%" PRIu64 "\n",
+			labels, sep, n, k->read_bytes);
+		fprintf(f,
+			"pgiofs_transferred_bytes_total{%s%sclass=\"%s\",direction=\"write\"} "
+			"%" PRIu64 "\n",
+			labels, sep, n, k->write_bytes);
+	}
+	om_family(f, "pgiofs_errors", "counter", NULL,
+		  "Requests completed with an error, by class.");
+	for (c = 0; c < IOS_NCLASS; c++)
+		fprintf(f, "pgiofs_errors_total{%s%sclass=\"%s\"} %" PRIu64 "\n", labels, sep,
+			ios_class_name((enum ios_class)c), snap->cls[c].errors);
+	om_family(f, "pgiofs_merges", "counter", NULL,
+		  "Requests merged into another transfer, by class.");
+	for (c = 0; c < IOS_NCLASS; c++)
+		fprintf(f, "pgiofs_merges_total{%s%sclass=\"%s\"} %" PRIu64 "\n", labels, sep,
+			ios_class_name((enum ios_class)c), snap->cls[c].merges);
+	om_family(f, "pgiofs_request_latency_seconds", "summary", "seconds",
+		  "Queue wait plus service time of the requests, by class (quantiles from "
+		  "a histogram whose buckets are 1/16 of a power of two wide).");
+	for (c = 0; c < IOS_NCLASS; c++) {
+		const struct ios_stats_class *k = &snap->cls[c];
+		const char *n = ios_class_name((enum ios_class)c);
+
+		for (q = 0; q < sizeof(quantiles) / sizeof(quantiles[0]); q++)
+			fprintf(f,
+				"pgiofs_request_latency_seconds{%s%sclass=\"%s\",quantile=\"%g\"} "
+				"%.9f\n",
+				labels, sep, n, quantiles[q],
+				(double)ios_stats_percentile(k, quantiles[q]) / 1e9);
+		fprintf(f, "pgiofs_request_latency_seconds_count{%s%sclass=\"%s\"} %" PRIu64 "\n",
+			labels, sep, n, k->lat_count);
+		fprintf(f, "pgiofs_request_latency_seconds_sum{%s%sclass=\"%s\"} %.9f\n", labels,
+			sep, n, (double)(k->queue_sum_ns + k->service_sum_ns) / 1e9);
+	}
+	om_family(f, "pgiofs_throttle_windows", "counter", NULL,
+		  "Decisions of dbaware's writeback throttle, by what they did (cut, "
+		  "raised, or kept the writeback depth).");
+	fprintf(f, "pgiofs_throttle_windows_total{%s%saction=\"cut\"} %" PRIu64 "\n", labels, sep,
+		snap->throttle.windows_cut);
+	fprintf(f, "pgiofs_throttle_windows_total{%s%saction=\"raised\"} %" PRIu64 "\n", labels,
+		sep, snap->throttle.windows_raised);
+	kept = snap->throttle.windows_cut + snap->throttle.windows_raised;
+	kept = snap->throttle.windows > kept ? snap->throttle.windows - kept : 0;
+	fprintf(f, "pgiofs_throttle_windows_total{%s%saction=\"kept\"} %" PRIu64 "\n", labels, sep,
+		kept);
+	fprintf(f, "# EOF\n");
+	return ferror(f) ? -(errno ? errno : EIO) : 0;
+}
