@@ -868,11 +868,10 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 	fh->inode = in;
 	fh->cls = (enum ios_class)__atomic_load_n(&in->cls, __ATOMIC_RELAXED);
 	pfs_open_mode_take(fs, in, fh->cls, &fh->how);
-	pthread_rwlock_rdlock(&fs->core->ios_lock); /* a reload changes the setting */
-	if (fs->core->set.stats_enabled)
+	/* read without ios_lock: a reload may change it meanwhile */
+	if (__atomic_load_n(&fs->core->set.stats_enabled, __ATOMIC_RELAXED))
 		ios_stats_note_open(fs->stats, fh->cls, fh->how.mode == PFS_OPEN_PASSTHROUGH,
 				    fh->how.new_file);
-	pthread_rwlock_unlock(&fs->core->ios_lock);
 	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls, fh->how.mode)) {
 		/* a second descriptor: aligned transfers use it, the rest the
 		 * first (the kernel keeps the two coherent); a backing
@@ -1107,10 +1106,21 @@ int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
 	 * [files] settings are read by every handler without a lock and take
 	 * effect at the next mount */
 	fs->core->ios = n;
-	fs->set.stats_enabled = ns->stats_enabled;
+	__atomic_store_n(&fs->set.stats_enabled, ns->stats_enabled, __ATOMIC_RELAXED);
 	fs->set.ios = ns->ios;
 	pthread_rwlock_unlock(&fs->core->ios_lock);
 	return 0;
+}
+
+void pfs_describe(struct pfs *fs, const char *profile, const struct pgiofs_settings *s)
+{
+	char changed[sizeof(fs->changed)];
+
+	pgiofs_settings_changed(s, changed, sizeof(changed));
+	pthread_rwlock_wrlock(&fs->ios_lock);
+	snprintf(fs->profile, sizeof(fs->profile), "%s", profile ? profile : "");
+	memcpy(fs->changed, changed, sizeof(changed));
+	pthread_rwlock_unlock(&fs->ios_lock);
 }
 
 int pfs_drain(struct pfs *fs)
