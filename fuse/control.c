@@ -237,19 +237,19 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	return snprintf(buf, len,
-			"\"mount\":%s,\"backing\":%s,\"profile\":%s,\"changed\":%s,"
-			"\"policy\":\"%s\",\"device\":\"%s\","
-			"\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
-			"\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,\"wal_mounts\":%s,"
-			"\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64
-			",\"bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64
-			",\"waits\":%" PRIu64 ",\"errors\":%" PRIu64 "}",
-			mnt, back, profile, changed, policy, model, enabled ? "true" : "false",
-			PGIOFS_VERSION, (int)getpid(), when, ts.tv_nsec / 1000000,
-			pgiofs_wal_mode_names[fs->wal_mode], note, walm_json,
-			fs->writeback ? "true" : "false", wb.limit, wb.bytes, wb.peak, wb.writes,
-			wb.waits, wb.errors);
+	return snprintf(
+	    buf, len,
+	    "\"mount\":%s,\"backing\":%s,\"profile\":%s,\"changed\":%s,"
+	    "\"policy\":\"%s\",\"device\":\"%s\","
+	    "\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
+	    "\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,\"wal_mounts\":%s,"
+	    "\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
+	    ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"waits\":%" PRIu64
+	    ",\"errors\":%" PRIu64 "}",
+	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
+	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
+	    walm_json, fs->writeback ? "true" : "false", wb.limit, wb.bytes, wb.peak, wb.writes,
+	    wb.waits, wb.errors);
 }
 
 static int write_all(int fd, const void *buf, size_t len)
