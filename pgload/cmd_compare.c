@@ -124,10 +124,10 @@ static int cell_start(struct cmp *m, struct cell *c)
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		c->o.file[ph] = m->files[ph][0] ? m->files[ph] : NULL;
 	c->c = (struct pgl_ctx){.o = &c->o, .server = c->server};
-	c->c.base = pgl_server_conninfo(c->server);
+	c->c.base.conninfo = pgl_server_conninfo(c->server);
 	if (pgl_step("connect", "connecting to the server"))
 		return -EINTR;
-	c->c.admin = pgl_connect(c->c.base, "postgres", NULL, false, !c->o.quiet);
+	c->c.admin = pgl_connect(&c->c.base, "postgres", NULL, false, !c->o.quiet);
 	if (!c->c.admin)
 		return atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 	pgl_server_info(&c->c);
