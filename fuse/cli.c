@@ -361,14 +361,7 @@ static int resolve_files(struct cli *c)
 	if (c->profile) {
 		ret = pfs_find_profile(c->profile, c->profile_path, sizeof(c->profile_path));
 		if (ret < 0) {
-			char known[512];
-
-			pfs_list_profiles(known, sizeof(known));
-			fprintf(stderr, "pgiofs: profile \"%s\": %s (profiles: %s)\n", c->profile,
-				ret == -EINVAL	 ? "not a profile name"
-				: ret == -ENOENT ? "no such profile"
-						 : strerror(-ret),
-				*known ? known : "none installed");
+			pfs_profile_error("pgiofs", c->profile, ret);
 			return 1;
 		}
 	}

@@ -55,13 +55,13 @@ static const struct conf_tunable rows[] = {
      "Give each worker thread its own /dev/fuse descriptor (FUSE_DEV_IOC_CLONE), so "
      "that the kernel's list of requests being processed is not one for all; replies go "
      "back through the descriptor of their request.  On two CPUs it changes nothing "
-     "measurable (bench/workers.sh), so it is off; it may help with many."},
+     "measurable, so it is off; it may help with many."},
     {"fuse", "time_gran_ns", CONF_INT, "ns", "1", 1, 1000000000, NULL, F(time_gran_ns),
      "Timestamp granularity of the mount: 1, exact nanosecond timestamps as on ext4 (cp -a, "
      "rsync and tar preserve them).  Through the write-back cache the kernel keeps mtime "
      "itself and sends it before every fsync whose file's mtime changed, which with "
      "nanosecond timestamps is nearly every commit of cached WAL "
-     "(bench/commit_requests.sh: 0.6 to 1 SETATTR per commit); WAL opened direct or in "
+     "(0.6 to 1 SETATTR per commit, measured); WAL opened direct or in "
      "passthrough (files.wal_mode) never goes that way.  1000000000 (whole seconds, as on "
      "ext3) makes those round trips rare for files.wal_mode = cached."},
     {"bdi", "read_ahead_kb", CONF_INT, "KiB", "1024", -1, 65536, NULL, F(read_ahead_kb),

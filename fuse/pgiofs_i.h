@@ -296,6 +296,9 @@ int pfs_find_profile(const char *name, char *out, size_t len);
 /* pfs_list_profiles() -- the names of the profiles pfs_find_profile()
  * finds by name, sorted, comma-separated, in @out ("" if none). */
 void pfs_list_profiles(char *out, size_t len);
+/* pfs_profile_error() -- "PROG: profile "NAME": why (profiles: ...)" on
+ * stderr, for an error @err of pfs_find_profile(). */
+void pfs_profile_error(const char *prog, const char *name, int err);
 
 /* pfs_trace_main() -- `pgiofs trace FILE [--csv]` and `pgiofs trace FILE
  * --replay [--profile NAME] [--device MODEL] [--json]` (trace.c); argv[0]

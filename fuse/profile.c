@@ -107,3 +107,15 @@ void pfs_list_profiles(char *out, size_t len)
 		free(names[i]);
 	}
 }
+
+void pfs_profile_error(const char *prog, const char *name, int err)
+{
+	char known[512];
+
+	pfs_list_profiles(known, sizeof(known));
+	fprintf(stderr, "%s: profile \"%s\": %s (profiles: %s)\n", prog, name,
+		err == -EINVAL	 ? "not a profile name"
+		: err == -ENOENT ? "no such profile"
+				 : strerror(-err),
+		*known ? known : "none installed");
+}

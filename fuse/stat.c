@@ -362,10 +362,13 @@ static void interval_header(void)
 static void interval_row(const char *when, const char *name, const struct ios_stats_class *c,
 			 double secs)
 {
-	printf("%-8s %-6s %9.1f %9.1f %9.1f %8.2f %8.2f %9.3f %9.3f %7.2f\n", when, name,
+	char p99[24];
+
+	ios_stats_fmt_quantile_ms(p99, sizeof(p99), c->lat_p99_ns);
+	printf("%-8s %-6s %9.1f %9.1f %9.1f %8.2f %8.2f %9.3f %9s %7.2f\n", when, name,
 	       per_s(c->read_ops, secs), per_s(c->write_ops, secs), per_s(c->sync_ops, secs),
 	       per_s(c->read_bytes, secs) / 1e6, per_s(c->write_bytes, secs) / 1e6,
-	       (double)c->lat_avg_ns / 1e6, (double)c->lat_p99_ns / 1e6,
+	       (double)c->lat_avg_ns / 1e6, p99,
 	       secs > 0 ? (double)(c->queue_sum_ns + c->service_sum_ns) / 1e9 / secs : 0);
 }
 

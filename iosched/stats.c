@@ -900,9 +900,25 @@ static int active(const struct ios_stats_class *c)
 
 /* table_row() -- one class; read and write columns of data pgiofs does not
  * see all of (passthrough) are marked: "*" some, "n/s" none. */
+void ios_stats_fmt_quantile_ms(char *buf, size_t len, uint64_t ns)
+{
+	double v = (double)ns / 1e6;
+	int decimals = 0;
+
+	/* two significant digits: a bucket is up to 1/16 (6 %) of its value
+	 * wide, so a third digit would claim more than the histogram knows */
+	if (v > 0)
+		decimals = 1 - (int)floor(log10(v));
+	if (decimals < 0)
+		decimals = 0;
+	if (decimals > 6)
+		decimals = 6;
+	snprintf(buf, len, "%.*f", decimals, v);
+}
+
 static void table_row(FILE *f, const char *name, const struct ios_stats_class *c)
 {
-	char rops[24], rmb[24], wops[24], wmb[24];
+	char rops[24], rmb[24], wops[24], wmb[24], p50[24], p99[24], p999[24];
 	const char *mark = c->bytes_seen == IOS_SEEN_PARTIAL ? "*" : "";
 
 	if (c->bytes_seen == IOS_SEEN_NONE) {
@@ -916,12 +932,14 @@ static void table_row(FILE *f, const char *name, const struct ios_stats_class *c
 		snprintf(wops, sizeof(wops), "%" PRIu64 "%s", c->write_ops, mark);
 		snprintf(wmb, sizeof(wmb), "%.2f%s", (double)c->write_bytes / 1e6, mark);
 	}
+	ios_stats_fmt_quantile_ms(p50, sizeof(p50), c->lat_p50_ns);
+	ios_stats_fmt_quantile_ms(p99, sizeof(p99), c->lat_p99_ns);
+	ios_stats_fmt_quantile_ms(p999, sizeof(p999), c->lat_p999_ns);
 	fprintf(f,
 		"%-6s %10s %10s %10s %10s %9" PRIu64 " %7" PRIu64 " %7" PRIu64
-		" %9.3f %9.3f %9.3f %9.3f %9.3f %6.2f %6.2f\n",
+		" %9.3f %9s %9s %9s %9.3f %6.2f %6.2f\n",
 		name, rops, rmb, wops, wmb, c->sync_ops, c->errors, c->merges, ms(c->lat_avg_ns),
-		ms(c->lat_p50_ns), ms(c->lat_p99_ns), ms(c->lat_p999_ns), ms(c->lat_max_ns),
-		c->over_2s_pct, c->over_10s_pct);
+		p50, p99, p999, ms(c->lat_max_ns), c->over_2s_pct, c->over_10s_pct);
 }
 
 /* table_notes() -- what the marks of the table mean, and the throttle. */
