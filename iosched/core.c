@@ -559,12 +559,12 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 		s->cnt.peak_bytes_inflight = s->bytes_inflight;
 	/* an injected delay: back ends hold the completion until then */
 	head->device_done_ns = head->fault_delay_ns ? head->dispatch_ns + head->fault_delay_ns : 0;
-	if (head->fault) { /* injected error: the transfer is not performed */
-		head->result = head->fault;
+	if (head->fault) { /* injected: the transfer is not performed */
+		head->result = ios_fault_result(head->fault, head->req->dir, head->len);
 		if (head->device_done_ns)
 			ios_core_hold(s, head);
 		else
-			ios_core_complete(s, head, head->fault);
+			ios_core_complete(s, head, head->result);
 		return;
 	}
 	ret = head->req->dir == IOS_SYNC ? 0 : build_iov(head);
