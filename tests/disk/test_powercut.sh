@@ -30,8 +30,9 @@
 #
 # Cuts per run: 3 (make check), 25 with LONG=1 (make check-long);
 # POWERCUT_CUTS overrides.  POWERCUT_FS (ext4; LONG=1: "ext4 ext3 xfs"),
-# POWERCUT_MODES ("pgiofs native broken"), POWERCUT_LOAD_SECONDS (20),
-# POWERCUT_SEED (1).  Prints one line per cut and a summary per run.
+# POWERCUT_MODES ("pgiofs native broken"; pgiofs:PROFILE mounts pgiofs with
+# --profile PROFILE), POWERCUT_LOAD_SECONDS (12), POWERCUT_SEED (1).
+# Prints one line per cut and a summary per run.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/disklib.sh"
@@ -45,7 +46,7 @@ else
 	FSES=${POWERCUT_FS:-ext4}
 fi
 MODES=${POWERCUT_MODES:-pgiofs native broken}
-LOAD_SECONDS=${POWERCUT_LOAD_SECONDS:-20}
+LOAD_SECONDS=${POWERCUT_LOAD_SECONDS:-12}
 SEED=${POWERCUT_SEED:-1}
 IMAGE_SIZE=768M
 NACC=100       # accounts per ledger client
@@ -57,8 +58,9 @@ done
 command -v xfs_repair >/dev/null || ! [[ " $FSES " == *" xfs "* ]] || fail "xfs_repair is missing"
 [ -x "$PGBIN/pg_amcheck" ] || fail "pg_amcheck is missing in $PGBIN"
 
-BROKEN_ARGS=(--allow-faults --set fault.direction=sync --set fault.error=skip
-	--set fault.nth=1 --set fault.count=0)
+# the broken pgiofs: every sync (fsync, fdatasync) skipped from the start
+# of the load on (set up before it normally: the cluster is durable)
+BROKEN_FAULTS='[fault]\ndirection = sync\nerror = skip\nnth = 1\ncount = 0\n'
 
 now_ns() { echo "${EPOCHREALTIME/./}000"; }
 
@@ -136,8 +138,15 @@ mount_data() {
 		return
 	fi
 	mkdir -p "$fsdir/backing" "$mnt"
-	"$BIN/pgiofs" -o allow_other "$@" "$fsdir/backing" "$mnt" 2>"$W/pgiofs.err" ||
-		fail_log "pgiofs $* on $fsdir/backing failed" "$W/pgiofs.err"
+	if [ "$mode" = broken ]; then # in the foreground: SIGHUP switches the faults on
+		echo "; no faults yet" >"$W/faults.conf"
+		pgiofs_mount_fg "$W/pgiofs.log" "$fsdir/backing" "$mnt" -o allow_other \
+			--allow-faults -c "$W/faults.conf"
+	else
+		[ -n "$PROFILE" ] && set -- --profile "$PROFILE" "$@"
+		"$BIN/pgiofs" -o allow_other "$@" "$fsdir/backing" "$mnt" 2>"$W/pgiofs.err" ||
+			fail_log "pgiofs $* on $fsdir/backing failed" "$W/pgiofs.err"
+	fi
 	PGDATA=$mnt/pg/data
 }
 
@@ -151,8 +160,7 @@ umount_data() {
 # record FS MODE -- the recorded run: sets LOG, BASE, T_FROM and T_TO (the
 # load's window, CLOCK_REALTIME ns).
 record() {
-	local fs=$1 mode=$2 args=() i
-	[ "$mode" = broken ] && args=("${BROKEN_ARGS[@]}")
+	local fs=$1 mode=$2 i
 	IMG=$W/img BASE=$W/base LOG=$W/log
 	disk_image "$IMG" "$IMAGE_SIZE"
 	make_fs "$fs" "$IMG"
@@ -163,7 +171,7 @@ record() {
 	loop_registered "$LOOP"
 	fs_mount "$LOOP" "$W/fs"
 	on_exit "force_umount '$W/mnt'"
-	mount_data "$mode" "$W/fs" "$W/mnt" "${args[@]}"
+	mount_data "$mode" "$W/fs" "$W/mnt"
 	mkdir -p "$(dirname "$PGDATA")" && chown postgres: "$(dirname "$PGDATA")"
 	LABEL="$fs/$mode record"
 	init_cluster </dev/null
@@ -176,6 +184,11 @@ record() {
 	     CREATE TABLE transfers (id bigint PRIMARY KEY, src int, dst int, amt int);
 	     CREATE TABLE bulk (batch int, id int, pad text, PRIMARY KEY (batch, id));
 	     CHECKPOINT" >/dev/null || fail_log "$LABEL: cannot create the tables" "$SERVER_LOG"
+	if [ "$mode" = broken ]; then
+		printf "$BROKEN_FAULTS" >"$W/faults.conf"
+		pgiofs_hup "$W/pgiofs.log" "settings reloaded"
+		log "$LABEL: from now on pgiofs skips every fsync and fdatasync"
+	fi
 	: >"$RUN/clients.pids"
 	T_FROM=$(now_ns)
 	start_transfers 1
@@ -216,7 +229,7 @@ cut_points() {
 # check_cut FS MODE SEQ I -- build the image after record SEQ and check it;
 # 0 if everything holds, else 1 with the reason in $WHY.
 check_cut() {
-	local fs=$1 mode=$2 seq=$3 i=$4 img=$W/cut.img r missing bad total drift partial lostb
+	local fs=$1 mode=$2 seq=$3 i=$4 img=$W/cut.img r rc missing bad total drift partial lostb
 	WHY=""
 	"$PGDISK" cut --at "$seq" --seed $((SEED * 1000 + i)) "$LOG" "$BASE" "$img" >"$W/cut.out" 2>&1 ||
 		fail_log "pgdisk cut --at $seq failed" "$W/cut.out"
@@ -249,7 +262,8 @@ check_cut() {
 	SERVER_LOG=$RUN/server.$START_NO.log
 	if ! timeout -k 5 "$CMD_TIMEOUT" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" \
 		-l "$SERVER_LOG" -w -t 120 start >"$RUN/pg_ctl.out" 2>&1; then
-		WHY="PostgreSQL does not start: $(grep -m1 -E 'PANIC|FATAL' "$SERVER_LOG")"
+		WHY="PostgreSQL does not start: $(cat "$SERVER_LOG" "$RUN/pg_ctl.out" 2>/dev/null |
+			grep -m1 -E 'PANIC|FATAL|pg_ctl:')"
 		cleanup_cluster_dir
 		return 1
 	fi
@@ -268,8 +282,9 @@ check_cut() {
 		              HAVING count(*) <> $IMPORT_ROWS) x)
 		   || ' ' || (SELECT count(*) FROM acked_b a WHERE NOT EXISTS
 		              (SELECT 1 FROM bulk b WHERE b.batch = a.batch))" 2>"$W/check.err")
-	if [ -z "$r" ]; then
-		WHY="the checking queries failed: $(head -c 300 "$W/check.err")"
+	rc=$?
+	if [ $rc != 0 ] || [ -z "$r" ]; then
+		WHY="the checking queries failed (psql exit $rc): $(head -c 300 "$W/check.err")"
 	else
 		read -r missing total drift bad partial lostb <<<"$r"
 		PRESENT=$total MISSING=$missing
@@ -303,15 +318,17 @@ cleanup_cluster_dir() {
 	rm -f "$W/cut.img"
 }
 
-SUMMARY=()
+SUMMARY=() FAILS=()
 for FS in $FSES; do
-	for MODE in $MODES; do
+	for M in $MODES; do
+		MODE=${M%%:*} PROFILE=""
+		[ "$M" = "$MODE" ] || PROFILE=${M#*:}
 		W=$(mktempdir)
 		RUN=$W/run
 		mkdir -p "$RUN" && chown postgres: "$RUN" && chmod 700 "$RUN"
 		PORT=$(free_port)
 		on_exit "cleanup_cluster '$RUN'"
-		log "$FS/$MODE: recording $LOAD_SECONDS s of load, then $CUTS cuts (seed $SEED)"
+		log "$FS/$M: recording $LOAD_SECONDS s of load, then $CUTS cuts (seed $SEED)"
 		record "$FS" "$MODE"
 		ok=0 failed=0 i=0 checked=0
 		for seq in $(cut_points); do
@@ -319,24 +336,25 @@ for FS in $FSES; do
 			PRESENT=0 MISSING=0 ACKED=0
 			if check_cut "$FS" "$MODE" "$seq" "$i"; then
 				ok=$((ok + 1))
-				log "$FS/$MODE cut $i/$CUTS after record $seq ($CUT_INFO): recovered; $ACKED acknowledged transfers, all present ($PRESENT present)"
+				log "$FS/$M cut $i/$CUTS after record $seq ($CUT_INFO): recovered; $ACKED acknowledged transfers, all present ($PRESENT present)"
 			else
 				failed=$((failed + 1))
-				log "$FS/$MODE cut $i/$CUTS after record $seq ($CUT_INFO): FAILED: $WHY"
+				log "$FS/$M cut $i/$CUTS after record $seq ($CUT_INFO): FAILED: $WHY"
 			fi
 			checked=$((checked + ACKED))
 		done
-		[ $i = "$CUTS" ] || fail "$FS/$MODE: only $i cut points in the load window"
-		SUMMARY+=("$FS/$MODE: $ok of $CUTS cuts recovered, $failed failed; $checked acknowledged transfers checked")
+		[ $i = "$CUTS" ] || fail "$FS/$M: only $i cut points in the load window"
+		SUMMARY+=("$FS/$M: $ok of $CUTS cuts recovered, $failed failed; $checked acknowledged transfers checked")
 		log "${SUMMARY[-1]}"
 		if [ "$MODE" = broken ]; then
 			[ $((failed * 10)) -ge $((CUTS * 9)) ] ||
-				fail "$FS/broken: the fsync-skipping pgiofs was caught in only $failed of $CUTS cuts (< 90%)"
+				FAILS+=("$FS/broken: the fsync-skipping pgiofs was caught in only $failed of $CUTS cuts (< 90%)")
 		else
-			[ "$failed" = 0 ] || fail "$FS/$MODE: $failed of $CUTS power cuts lost data or did not recover"
+			[ "$failed" = 0 ] || FAILS+=("$FS/$M: $failed of $CUTS power cuts lost data or did not recover")
 		fi
 		rm -f "$W/base" "$W/log"
 	done
 done
 printf '%s\n' "${SUMMARY[@]}"
+[ ${#FAILS[@]} = 0 ] || fail "$(printf '%s; ' "${FAILS[@]}")"
 echo "ok"
