@@ -16,9 +16,10 @@
  *
  * What must stay true: a reply is sent exactly once, never before the
  * modelled completion (except when the session has ended); a write is
- * acknowledged only when all of it is on the image, a flush only after
- * fdatasync() of the image succeeded, and a failure reaches the kernel as
- * the error itself; nothing on the request path allocates memory (a block
+ * acknowledged only when all of it is on the image (a FUA write: and
+ * synced), a flush only after fdatasync() of the image succeeded, and a
+ * failure reaches the kernel as the error itself; every request that
+ * succeeded is in the write log before its reply is queued; nothing on the request path allocates memory (a block
  * device's server must not wait for memory that writeback to its own device
  * would free): the slots and buffers are allocated, touched and locked
  * before serving.
