@@ -2,7 +2,8 @@
 #
 # Variants: `make` (release, -O2), `make asan` / `make tsan` (sanitizer builds
 # in build/asan and build/tsan; binaries in bin/asan, bin/tsan), `make check`
-# (build then run every test; last line "N passed, N failed, N skipped"),
+# (build then run every test, or those TESTS names; last line "N passed,
+# N failed, N skipped"),
 # `make check-long` (the long crash and load sets, LONG=1), `make check-asan`,
 # `make check-tsan`.  WERROR=1 (set by CI) adds -Werror.
 
@@ -91,7 +92,7 @@ TEST_HELPERS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_HELPER_SRC))
 WCOUNT_SHIM := $(BUILD)/tests/fuse/helper_wcount.so
 TEST_HELPERS += $(WCOUNT_SHIM)
 
-.PHONY: all asan tsan check check-long check-asan check-tsan clean deps demo bench install fuzz
+.PHONY: all asan tsan check check-long check-asan check-tsan clean deps demo bench install uninstall fuzz
 all: $(PROGS) $(TEST_BINS) $(TEST_HELPERS)
 
 $(PUB)/iosched/%.h: iosched/%.h
@@ -160,9 +161,10 @@ asan:
 tsan:
 	$(MAKE) VARIANT=tsan all
 
+# TESTS: substrings selecting tests (tests/run.sh), e.g. TESTS="fuse/ iosched/"
 check: deps
 	$(MAKE) all
-	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh
+	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh $(TESTS)
 
 # check-long: the long crash set (LONG=1: 25 postgres kills, 5
 # daemon kills, ...), the long load test (4 minutes of load) and the power
@@ -171,10 +173,12 @@ check-long: deps
 	$(MAKE) all
 	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash test_load test_powercut
 
+# the fuzz targets are clang's own sanitizer builds whatever the variant:
+# the sanitizer runs give them a few seconds each, make check the full 10-20
 check-asan:
-	$(MAKE) VARIANT=asan check
+	$(MAKE) VARIANT=asan FUZZ_SECONDS=3 FUZZ_IOSTAT_SECONDS=2 check
 check-tsan:
-	$(MAKE) VARIANT=tsan check
+	$(MAKE) VARIANT=tsan FUZZ_SECONDS=3 FUZZ_IOSTAT_SECONDS=2 check
 
 # fuzz: every libFuzzer target for FUZZ_SECONDS each (default 600); make check
 # runs them briefly
@@ -196,10 +200,11 @@ bench: all
 	bench/passthrough.sh
 
 # install: binaries, the default configuration and the profiles, man pages
-# and the systemd unit template.  SYSCONFDIR is /etc for PREFIX=/usr.
+# and the systemd unit template.  SYSCONFDIR is /etc whatever PREFIX, where
+# the documentation, the unit and an administrator look for it.
 PREFIX ?= /usr/local
 DESTDIR ?=
-SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 install: $(PROGS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
@@ -216,6 +221,14 @@ install: $(PROGS)
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		systemd/pgiofs@.service >$(DESTDIR)$(UNITDIR)/pgiofs@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/pgiofs@.service
+
+# uninstall: what install put there, but the configuration in SYSCONFDIR
+# (it may have been edited; remove it by hand).
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,pgiofs pgload pgdisk) \
+		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,pgiofs.1 pgload.1 pgdisk.1) \
+		$(DESTDIR)$(UNITDIR)/pgiofs@.service
+	rm -rf $(DESTDIR)$(PREFIX)/share/pgiofs
 
 clean:
 	rm -rf build bin

@@ -4,6 +4,9 @@
  */
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "pgiofs.h"
 
@@ -43,17 +46,22 @@ static const struct conf_tunable rows[] = {
      "keeps its peak RSS near 80 MiB under a bulk import (256: 260 MiB) with no loss of "
      "commit latency or import speed."},
     {"fuse", "max_threads", CONF_INT, "", "32", 1, 1024, NULL, F(max_threads),
-     "Worker threads serving /dev/fuse at most."},
+     "Worker threads serving /dev/fuse at most.  A worker that takes a request while no "
+     "other waits for one starts another, up to this many."},
     {"fuse", "max_idle_threads", CONF_INT, "", "8", 1, 1024, NULL, F(max_idle_threads),
-     "Idle worker threads kept ready."},
-    {"fuse", "clone_fd", CONF_BOOL, "", "yes", 0, 0, NULL, F(clone_fd),
-     "Give each worker thread its own /dev/fuse descriptor."},
+     "Idle worker threads kept ready: a worker that finishes a request while this many "
+     "others wait for one exits."},
+    {"fuse", "clone_fd", CONF_BOOL, "", "no", 0, 0, NULL, F(clone_fd),
+     "Give each worker thread its own /dev/fuse descriptor (FUSE_DEV_IOC_CLONE), so "
+     "that the kernel's list of requests being processed is not one for all; replies go "
+     "back through the descriptor of their request.  On two CPUs it changes nothing "
+     "measurable, so it is off; it may help with many."},
     {"fuse", "time_gran_ns", CONF_INT, "ns", "1", 1, 1000000000, NULL, F(time_gran_ns),
      "Timestamp granularity of the mount: 1, exact nanosecond timestamps as on ext4 (cp -a, "
      "rsync and tar preserve them).  Through the write-back cache the kernel keeps mtime "
      "itself and sends it before every fsync whose file's mtime changed, which with "
      "nanosecond timestamps is nearly every commit of cached WAL "
-     "(bench/commit_requests.sh: 0.6 to 1 SETATTR per commit); WAL opened direct or in "
+     "(0.6 to 1 SETATTR per commit, measured); WAL opened direct or in "
      "passthrough (files.wal_mode) never goes that way.  1000000000 (whole seconds, as on "
      "ext3) makes those round trips rare for files.wal_mode = cached."},
     {"bdi", "read_ahead_kb", CONF_INT, "KiB", "1024", -1, 65536, NULL, F(read_ahead_kb),
@@ -100,9 +108,11 @@ static const struct conf_tunable fault_rows[] = {
 #define NROWS	   (sizeof(rows) / sizeof(rows[0]))
 #define NFAULTROWS (sizeof(fault_rows) / sizeof(fault_rows[0]))
 
-/* The table of pgiofs: its own rows, then iosched's ([iosched], [device])
- * with their offsets moved into pgiofs_settings.ios. */
-static struct conf_tunable all_rows[NROWS + NFAULTROWS + 64];
+/* The table of pgiofs: its own rows, then iosched's ([iosched], [device],
+ * [fault]), then its own [fault] rows, with their offsets moved into pgiofs_settings.ios.  Sized by
+ * both tables' row counts, both known when compiling: no row can be left
+ * out. */
+static struct conf_tunable all_rows[NROWS + IOS_CONF_NROWS + NFAULTROWS];
 static struct conf_table table;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -112,12 +122,12 @@ static void build(void)
 
 	for (i = 0; i < NROWS; i++)
 		all_rows[n++] = rows[i];
-	for (i = 0; i < ios_conf.nrows && n < sizeof(all_rows) / sizeof(all_rows[0]); i++) {
+	for (i = 0; i < IOS_CONF_NROWS; i++) {
 		all_rows[n] = ios_conf.rows[i];
 		all_rows[n].offset += offsetof(struct pgiofs_settings, ios);
 		n++;
 	}
-	for (i = 0; i < NFAULTROWS && n < sizeof(all_rows) / sizeof(all_rows[0]); i++)
+	for (i = 0; i < NFAULTROWS; i++)
 		all_rows[n++] = fault_rows[i];
 	table.rows = all_rows;
 	table.nrows = n;
@@ -133,4 +143,35 @@ const struct conf_table *pgiofs_conf(void)
 bool pgiofs_fault_configured(const struct pgiofs_settings *s)
 {
 	return ios_fault_configured(&s->ios) || s->fault_no_passthrough;
+}
+
+void pgiofs_settings_changed(const struct pgiofs_settings *s, char *out, size_t len)
+{
+	const struct conf_table *t = pgiofs_conf();
+	struct pgiofs_settings *def = malloc(sizeof(*def));
+	size_t used = 0, i;
+
+	if (len)
+		*out = '\0';
+	if (!def || conf_defaults(t, def) < 0) {
+		free(def);
+		return;
+	}
+	for (i = 0; i < t->nrows; i++) {
+		char a[256], b[256];
+		int n;
+
+		conf_format(&t->rows[i], s, a, sizeof(a));
+		conf_format(&t->rows[i], def, b, sizeof(b));
+		if (strcmp(a, b) == 0)
+			continue;
+		n = snprintf(out + used, len - used, "%s%s.%s=%s", used ? " " : "",
+			     t->rows[i].section, t->rows[i].name, a);
+		if (n < 0 || (size_t)n >= len - used) {
+			out[used] = '\0'; /* whole entries only */
+			break;
+		}
+		used += (size_t)n;
+	}
+	free(def);
 }
