@@ -235,7 +235,8 @@ static int read_header(struct ios_trace_reader *r)
 				 "trace format version %u is not supported (this reader: 1..%d)",
 				 r->info.version, IOS_TRACE_VERSION);
 	if (r->info.header_size < IOS_TRACE_HEADER_SIZE ||
-	    r->info.rec_size < (r->info.version == 1 ? IOS_TRACE_REC_SIZE_V1 : IOS_TRACE_REC_SIZE) ||
+	    r->info.rec_size <
+		(r->info.version == 1 ? IOS_TRACE_REC_SIZE_V1 : IOS_TRACE_REC_SIZE) ||
 	    r->info.header_size > LZ4S_PEEK_MAX || r->info.rec_size > LZ4S_PEEK_MAX)
 		return lz4s_fail(r->s, "invalid header: header size %u, record size %u",
 				 r->info.header_size, r->info.rec_size);
