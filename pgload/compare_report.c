@@ -2,16 +2,21 @@
  * compare_report.c -- what `pgload compare` reports: per cell the mean, sd,
  * CV, min and max of the import time and its ratio to the baseline cell;
  * the seed-style table and hyperfine-style "ran N times faster" lines on
- * stdout and in table.txt, a tiobench-style latency table per class on
- * pgiofs, results.json (schema pgload.compare/1), results.csv, import.svg
- * and latency.svg (gnuplot) and index.html in --out.
+ * stdout and in table.txt, with --oltp the commit latency and tps of the
+ * clients during the import, the best cell of each figure, the streaming
+ * figures, the elevator and tunables of each block device, the modelled
+ * disk's settings and counters, a tiobench-style latency table per class
+ * on pgiofs; results.json (schema pgload.compare/1), results.csv,
+ * import.svg, latency.svg and oltp.svg (gnuplot) and index.html in --out.
  *
  * What must stay true: a cell whose import time varies by more than
  * CV_LIMIT_PCT is flagged noisy wherever it is shown; a missing gnuplot
- * leaves the charts out, never the rest.
+ * leaves the charts out, never the rest; what a cell ran on (elevator,
+ * tunables, model) is reported as read back, not as asked for.
  */
 #include <errno.h>
 #include <math.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +53,16 @@ void pgl_cmp_summarize(struct cmp *m)
 		c->load_mean = s[3].mean;
 		c->lcpu_mean = s[4].mean;
 	}
+	for (int i = 0; i < m->ncell && m->oltp_clients; i++) {
+		struct cell *c = &m->cell[i];
+		double *v = malloc((c->oltp_n ? c->oltp_n : 1) * sizeof(*v));
+		c->oltp.errors = c->oltp_errors;
+		if (v) {
+			memcpy(v, c->oltp_lat, c->oltp_n * sizeof(*v));
+			pgl_oltp_figures(v, c->oltp_n, c->oltp_secs, &c->oltp);
+			free(v);
+		}
+	}
 	const struct cell *b = &m->cell[m->baseline];
 	for (int i = 0; i < m->ncell; i++) {
 		struct cell *c = &m->cell[i];
@@ -70,27 +85,211 @@ static bool noisy(const struct cell *c)
 	return c->ns > 1 && c->cv > CV_LIMIT_PCT;
 }
 
+/* disk_value() -- setting or counter NAME of pgdisk's stats STATS into OUT;
+ * false if absent. */
+static bool disk_value(const char *stats, const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name);
+	for (const char *l = stats; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (strncmp(l, name, n) == 0 && l[n] == ' ') {
+			size_t len = strcspn(l + n + 1, "\n");
+			snprintf(out, cap, "%.*s", (int)len, l + n + 1);
+			return true;
+		}
+	out[0] = '\0';
+	return false;
+}
+
+/* disk_num() -- a numeric setting or counter of pgdisk's stats, or 0. */
+static double disk_num(const char *stats, const char *name)
+{
+	char v[64];
+	return disk_value(stats, name, v, sizeof(v)) ? strtod(v, NULL) : 0;
+}
+
+/* A figure the report names the best cell of. */
+struct figure {
+	const char *name, *unit;
+	bool higher_better;
+	double (*get)(const struct cell *c); /* < 0: the cell has no such figure */
+};
+
+static double f_import(const struct cell *c)
+{
+	return c->ns ? c->mean : -1;
+}
+static double f_p50(const struct cell *c)
+{
+	return c->oltp.tx ? c->oltp.p50 : -1;
+}
+static double f_p99(const struct cell *c)
+{
+	return c->oltp.tx ? c->oltp.p99 : -1;
+}
+static double f_p999(const struct cell *c)
+{
+	return c->oltp.tx ? c->oltp.p999 : -1;
+}
+static double f_max(const struct cell *c)
+{
+	return c->oltp.tx ? c->oltp.max : -1;
+}
+static double f_tps(const struct cell *c)
+{
+	return c->oltp.tx ? c->oltp.tps : -1;
+}
+static double f_dev(const struct cell *c)
+{
+	return c->stream_dev;
+}
+static double f_fread(const struct cell *c)
+{
+	return c->stream_read;
+}
+
+static const struct figure figures[] = {
+    {"import", "s", false, f_import},	  {"commit p50", "ms", false, f_p50},
+    {"commit p99", "ms", false, f_p99},	  {"commit p99.9", "ms", false, f_p999},
+    {"commit max", "ms", false, f_max},	  {"tps", "", true, f_tps},
+    {"device read", "MB/s", true, f_dev}, {"file read", "MB/s", true, f_fread},
+};
+#define NFIGURES (sizeof(figures) / sizeof(figures[0]))
+
+/* best() -- the best cell of figure F and the runner-up (-1: none). */
+static int best(const struct cmp *m, const struct figure *fig, int *second)
+{
+	int b = -1;
+	*second = -1;
+	for (int i = 0; i < m->ncell; i++) {
+		double v = fig->get(&m->cell[i]);
+		if (v < 0)
+			continue;
+		bool better_than_b = b < 0 || (fig->higher_better ? v > fig->get(&m->cell[b])
+								  : v < fig->get(&m->cell[b]));
+		if (better_than_b) {
+			*second = b;
+			b = i;
+		} else if (*second < 0 || (fig->higher_better ? v > fig->get(&m->cell[*second])
+							      : v < fig->get(&m->cell[*second]))) {
+			*second = i;
+		}
+	}
+	return b;
+}
+
+/* print_best() -- the best cell of every figure the cells have. */
+static void print_best(const struct cmp *m, FILE *f, int w)
+{
+	if (m->ncell < 2)
+		return;
+	fprintf(f, "\nBest of each figure (lowest, but tps and MB/s highest):\n");
+	for (size_t k = 0; k < NFIGURES; k++) {
+		int second, b = best(m, &figures[k], &second);
+		if (b < 0)
+			continue;
+		double vb = figures[k].get(&m->cell[b]);
+		fprintf(f, "  %-13s %-*s %10.2f %-4s", figures[k].name, w, m->cell[b].label, vb,
+			figures[k].unit);
+		if (second >= 0) {
+			double vs = figures[k].get(&m->cell[second]);
+			double r = figures[k].higher_better ? (vs > 0 ? vb / vs : 0)
+							    : (vb > 0 ? vs / vb : 0);
+			fprintf(f, " %.2fx the next, %s", r, m->cell[second].label);
+		}
+		fprintf(f, "\n");
+	}
+}
+
+/* print_devices() -- streaming figures, queues and modelled disks. */
+static void print_devices(const struct cmp *m, FILE *f, int w)
+{
+	bool stream = false, queue = false, disk = false;
+	for (int i = 0; i < m->ncell; i++) {
+		stream |= m->cell[i].stream_read >= 0;
+		queue |= m->cell[i].has_queue;
+		disk |= m->cell[i].disk_stats[0] != '\0';
+	}
+	if (stream) {
+		fprintf(f,
+			"\nStreaming, %d MiB before the runs (MB/s; device read as hdparm -t, "
+			"file as dd and a write + fsync)\n",
+			m->stream_mb);
+		fprintf(f, "%-*s %12s %11s %10s\n", w, "Backend/profile", "device read",
+			"file write", "file read");
+		for (int i = 0; i < m->ncell; i++) {
+			const struct cell *c = &m->cell[i];
+			if (c->stream_read < 0)
+				continue;
+			char dev[32] = "-";
+			if (c->stream_dev >= 0)
+				snprintf(dev, sizeof(dev), "%.1f", c->stream_dev);
+			fprintf(f, "%-*s %12s %11.1f %10.1f\n", w, c->label, dev, c->stream_write,
+				c->stream_read);
+		}
+	}
+	if (queue) {
+		fprintf(f, "\nBlock queues as read back (elevator, then its tunables and the "
+			   "queue's)\n");
+		for (int i = 0; i < m->ncell; i++) {
+			const struct cell *c = &m->cell[i];
+			if (!c->has_queue)
+				continue;
+			fprintf(f, "%-*s %s", w, c->label, c->queue.elevator);
+			for (int k = 0; k < c->queue.n; k++)
+				fprintf(f, " %s=%s", c->queue.attr[k].name, c->queue.attr[k].value);
+			fprintf(f, "\n");
+		}
+	}
+	if (disk) {
+		fprintf(f, "\nModelled disks (pgdisk): settings, and requests since the start "
+			   "(mkfs, initdb and every run)\n");
+		fprintf(f, "%-*s %-5s %6s %6s %5s %8s %9s %9s %9s %9s %8s\n", w, "Backend/profile",
+			"model", "MB/s", "seek", "rpm", "track", "requests", "read MB", "write MB",
+			"seek s", "held");
+		for (int i = 0; i < m->ncell; i++) {
+			const struct cell *c = &m->cell[i];
+			const char *st = c->disk_stats;
+			char model[16];
+			if (!st[0] || !disk_value(st, "model", model, sizeof(model)))
+				continue;
+			fprintf(
+			    f,
+			    "%-*s %-5s %6.1f %6.2f %5.0f %6.0f K %9.0f %9.1f %9.1f %9.2f %8.0f\n",
+			    w, c->label, model, disk_num(st, "seq_mb_s"), disk_num(st, "seek_ms"),
+			    disk_num(st, "rpm"), disk_num(st, "track_kb"),
+			    disk_num(st, "completed"), disk_num(st, "read_bytes") / 1e6,
+			    disk_num(st, "write_bytes") / 1e6, disk_num(st, "seek_ns") / 1e9,
+			    disk_num(st, "held_max"));
+		}
+	}
+}
+
 static void print_table(const struct cmp *m, FILE *f)
 {
 	int w = 16;
 	for (int i = 0; i < m->ncell; i++)
 		if ((int)strlen(m->cell[i].label) > w)
 			w = (int)strlen(m->cell[i].label);
-	bool loads = m->load != LOAD_NONE, any_noisy = false;
-	char wl[1100];
+	bool loads = m->load != LOAD_NONE, oltp = m->oltp_clients > 0, any_noisy = false;
+	char wl[1100], ol[96] = "";
 	if (m->workload)
 		snprintf(wl, sizeof(wl), "%s", m->workload);
 	else
 		snprintf(wl, sizeof(wl), "generated (scale %g)", m->gen_scale);
+	if (oltp)
+		snprintf(ol, sizeof(ol), "; OLTP %d clients (scale %d) during the import",
+			 m->oltp_clients, m->oltp_scale);
 	fprintf(f,
-		"pgload compare: %d run%s per cell, interleaved; workload %s; load %s%s%s; "
+		"pgload compare: %d run%s per cell, interleaved; workload %s; load %s%s%s%s; "
 		"PostgreSQL %s\n\n",
-		m->runs, m->runs == 1 ? "" : "s", wl, pgl_load_names[m->load],
+		m->runs, m->runs == 1 ? "" : "s", wl, pgl_load_names[m->load], ol,
 		m->device ? "; pgiofs device " : "", m->device ? m->device : "", m->server_version);
 	fprintf(f, "%-*s %6s %9s %9s %7s %6s", w, "Backend/profile", "[runs]", "Schema(s)",
 		"Import(s)", "±sd", "CPU%");
 	if (loads)
 		fprintf(f, " %9s %6s", "Loads(MB)", "LCPU%");
+	if (oltp)
+		fprintf(f, " %8s %8s %8s %8s %7s", "p50(ms)", "p99(ms)", "p99.9", "max(ms)", "tps");
 	fprintf(f, " %6s\n", "Ratio");
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
@@ -100,6 +299,9 @@ static void print_table(const struct cmp *m, FILE *f)
 			c->mean, c->sd, c->cpu_mean);
 		if (loads)
 			fprintf(f, " %9.0f %6.0f", c->load_mean, c->lcpu_mean);
+		if (oltp)
+			fprintf(f, " %8.2f %8.2f %8.2f %8.2f %7.1f", c->oltp.p50, c->oltp.p99,
+				c->oltp.p999, c->oltp.max, c->oltp.tps);
 		fprintf(f, " %6.2f%s%s\n", c->ratio, i == m->baseline ? " (baseline)" : "",
 			noisy(c) ? " !" : "");
 		any_noisy |= noisy(c);
@@ -107,6 +309,10 @@ static void print_table(const struct cmp *m, FILE *f)
 	if (any_noisy)
 		fprintf(f, "! CV of the import time above %.0f %%: noisy, compare with care\n",
 			CV_LIMIT_PCT);
+	if (oltp)
+		fprintf(f,
+			"p50 ... tps: the OLTP clients' transactions that ended during the imports "
+			"of all runs\n");
 	fprintf(f, "\n");
 	const struct cell *b = &m->cell[m->baseline];
 	for (int i = 0; i < m->ncell; i++) {
@@ -119,6 +325,8 @@ static void print_table(const struct cmp *m, FILE *f)
 		fprintf(f, "%s ran %.2f ± %.2f times %s than %s\n", c->words, r, e,
 			faster ? "faster" : "slower", b->words);
 	}
+	print_best(m, f, w);
+	print_devices(m, f, w);
 	bool any_lat = false;
 	for (int i = 0; i < m->ncell; i++)
 		any_lat |= m->cell[i].has_lat;
@@ -143,6 +351,164 @@ static void print_table(const struct cmp *m, FILE *f)
 	}
 }
 
+/* json_str_or_null() -- S as a JSON string, or null if S is NULL. */
+static void json_str_or_null(FILE *f, const char *s)
+{
+	if (s)
+		json_str_write(f, s);
+	else
+		fprintf(f, "null");
+}
+
+/* json_value() -- V as a JSON number if it is one (sysfs and pgdisk values
+ * mostly are), else as a string. */
+static void json_value(FILE *f, const char *v)
+{
+	char *end;
+	double d = strtod(v, &end);
+	if (*v && end != v && *end == '\0' && isfinite(d) && v[0] != '+' && v[0] != '.' &&
+	    strncasecmp(v, "inf", 3) != 0 && strncasecmp(v, "nan", 3) != 0)
+		fputs(v, f);
+	else
+		json_str_write(f, v);
+}
+
+/* json_sweeps() -- {NAME: [values]} of the sweeps of KIND. */
+static void json_sweeps(const struct cmp *m, FILE *f, enum sweep_kind kind)
+{
+	bool first = true;
+	fprintf(f, "{");
+	for (int i = 0; i < m->nsets; i++) {
+		if (m->sets[i].kind != kind)
+			continue;
+		fprintf(f, "%s", first ? "" : ", ");
+		first = false;
+		json_str_write(f, m->sets[i].name);
+		fprintf(f, ": [");
+		for (int v = 0; v < m->sets[i].nval; v++) {
+			fprintf(f, "%s", v ? ", " : "");
+			json_str_write(f, m->sets[i].val[v]);
+		}
+		fprintf(f, "]");
+	}
+	fprintf(f, "}");
+}
+
+/* json_cell_sweeps() -- {NAME: value} of cell C's sweeps of KIND. */
+static void json_cell_sweeps(const struct cmp *m, const struct cell *c, FILE *f,
+			     enum sweep_kind kind)
+{
+	bool first = true;
+	fprintf(f, "{");
+	for (int k = 0; k < m->nsets; k++) {
+		if (m->sets[k].kind != kind || !c->setv[k])
+			continue;
+		fprintf(f, "%s", first ? "" : ", ");
+		first = false;
+		json_str_write(f, m->sets[k].name);
+		fprintf(f, ": ");
+		json_str_write(f, c->setv[k]);
+	}
+	fprintf(f, "}");
+}
+
+/* json_list() -- N strings as a JSON array. */
+static void json_list(FILE *f, const char *const *v, int n)
+{
+	fprintf(f, "[");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_str_write(f, v[i]);
+	}
+	fprintf(f, "]");
+}
+
+/* json_oltp() -- the figures of OLTP clients, or null. */
+static void json_oltp(FILE *f, const struct cmp *m, const struct oltp_figures *o)
+{
+	if (!m->oltp_clients) {
+		fprintf(f, "null");
+		return;
+	}
+	fprintf(f,
+		"{\"tx\": %llu, \"errors\": %llu, \"seconds\": %.6f, \"tps\": %.3f, "
+		"\"p50_ms\": %.6f, \"p99_ms\": %.6f, \"p999_ms\": %.6f, \"max_ms\": %.6f}",
+		(unsigned long long)o->tx, (unsigned long long)o->errors, o->secs, o->tps, o->p50,
+		o->p99, o->p999, o->max);
+}
+
+/* json_stream_value() -- a streaming figure, or null if not measured. */
+static void json_mb_s(FILE *f, const char *name, double v)
+{
+	fprintf(f, "\"%s\": ", name);
+	if (v < 0)
+		fprintf(f, "null");
+	else
+		fprintf(f, "%.3f", v);
+}
+
+/* json_cell_devices() -- a cell's elevator, queue, modelled disk and streaming figures. */
+static void json_cell_devices(FILE *f, const struct cell *c)
+{
+	fprintf(f, "     \"elevator\": ");
+	json_str_or_null(f, c->elevator);
+	fprintf(f, ", \"queue\": ");
+	if (!c->has_queue) {
+		fprintf(f, "null");
+	} else {
+		fprintf(f, "{\"device\": ");
+		json_str_write(f, c->queue.device);
+		fprintf(f, ", \"elevator\": ");
+		json_str_write(f, c->queue.elevator);
+		fprintf(f, ", \"tunables\": {");
+		for (int k = 0; k < c->queue.n; k++) {
+			fprintf(f, "%s", k ? ", " : "");
+			json_str_write(f, c->queue.attr[k].name);
+			fprintf(f, ": ");
+			json_value(f, c->queue.attr[k].value);
+		}
+		fprintf(f, "}}");
+	}
+	fprintf(f, ",\n     \"disk\": ");
+	if (!c->disk_stats[0]) {
+		fprintf(f, "null");
+	} else {
+		/* pgdisk's "NAME VALUE" lines (docs/pgdisk.md), as they are */
+		bool first = true;
+		fprintf(f, "{");
+		for (const char *l = c->disk_stats; *l;) {
+			size_t len = strcspn(l, "\n");
+			char line[256], *sp;
+			snprintf(line, sizeof(line), "%.*s", (int)len, l);
+			l += len + (l[len] == '\n');
+			if (!(sp = strchr(line, ' ')) || strcmp(line, "pgdisk") == 0)
+				continue;
+			*sp = '\0';
+			if (strncmp(line, "pgdisk", 6) == 0)
+				continue;
+			fprintf(f, "%s", first ? "" : ", ");
+			first = false;
+			json_str_write(f, line);
+			fprintf(f, ": ");
+			json_value(f, sp + 1);
+		}
+		fprintf(f, "}");
+	}
+	fprintf(f, ",\n     \"stream\": ");
+	if (c->stream_read < 0) {
+		fprintf(f, "null");
+	} else {
+		fprintf(f, "{");
+		json_mb_s(f, "device_read_mb_s", c->stream_dev);
+		fprintf(f, ", ");
+		json_mb_s(f, "file_write_mb_s", c->stream_write);
+		fprintf(f, ", ");
+		json_mb_s(f, "file_read_mb_s", c->stream_read);
+		fprintf(f, "}");
+	}
+	fprintf(f, ",\n");
+}
+
 static int write_json(const struct cmp *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -155,10 +521,7 @@ static int write_json(const struct cmp *m, const char *path)
 	fprintf(f, ",\n  \"server_version\": ");
 	json_str_write(f, m->server_version);
 	fprintf(f, ",\n  \"settings\": {\n    \"workload\": ");
-	if (m->workload)
-		json_str_write(f, m->workload);
-	else
-		fprintf(f, "null");
+	json_str_or_null(f, m->workload);
 	if (m->gen_scale > 0)
 		fprintf(f, ",\n    \"gen_scale\": %g", m->gen_scale);
 	else
@@ -166,10 +529,7 @@ static int write_json(const struct cmp *m, const char *path)
 	fprintf(f, ",\n    \"files\": {");
 	for (int ph = 0; ph < PGL_NPHASE; ph++) {
 		fprintf(f, "%s\"%s\": ", ph ? ", " : "", pgl_phase_names[ph]);
-		if (m->files[ph][0])
-			json_str_write(f, m->files[ph]);
-		else
-			fprintf(f, "null");
+		json_str_or_null(f, m->files[ph][0] ? m->files[ph] : NULL);
 	}
 	fprintf(f, "},\n    \"runs\": %d, \"jobs\": %d, \"load\": \"%s\", \"device\": ", m->runs,
 		m->jobs, pgl_load_names[m->load]);
@@ -190,18 +550,23 @@ static int write_json(const struct cmp *m, const char *path)
 		fprintf(f, "%s", i ? ", " : "");
 		json_str_write(f, m->profile[i]);
 	}
-	fprintf(f, "],\n    \"sets\": {");
-	for (int i = 0; i < m->nsets; i++) {
-		fprintf(f, "%s", i ? ", " : "");
-		json_str_write(f, m->sets[i].name);
-		fprintf(f, ": [");
-		for (int v = 0; v < m->sets[i].nval; v++) {
-			fprintf(f, "%s", v ? ", " : "");
-			json_str_write(f, m->sets[i].val[v]);
-		}
-		fprintf(f, "]");
-	}
-	fprintf(f, "},\n    \"cv_limit_pct\": %.1f\n  },\n  \"baseline\": ", CV_LIMIT_PCT);
+	fprintf(f, "],\n    \"sets\": ");
+	json_sweeps(m, f, SWEEP_PGIOFS);
+	fprintf(f, ",\n    \"elevators\": ");
+	json_list(f, m->elevators, m->nelevators);
+	fprintf(f, ", \"pgiofs_elevators\": ");
+	json_list(f, m->pgiofs_elevators, m->npgiofs_elevators);
+	fprintf(f, ",\n    \"queue_sets\": ");
+	json_sweeps(m, f, SWEEP_QUEUE);
+	fprintf(f, ", \"disk_sets\": ");
+	json_sweeps(m, f, SWEEP_DISK);
+	fprintf(f, ",\n    \"oltp\": ");
+	if (m->oltp_clients)
+		fprintf(f, "{\"clients\": %d, \"scale\": %d}", m->oltp_clients, m->oltp_scale);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"stream_mb\": %d", m->stream_mb);
+	fprintf(f, ",\n    \"cv_limit_pct\": %.1f\n  },\n  \"baseline\": ", CV_LIMIT_PCT);
 	json_str_write(f, m->cell[m->baseline].label);
 	fprintf(f, ",\n  \"cells\": [\n");
 	for (int i = 0; i < m->ncell; i++) {
@@ -211,21 +576,21 @@ static int write_json(const struct cmp *m, const char *path)
 		fprintf(f, ", \"backend\": ");
 		json_str_write(f, c->spec->name);
 		fprintf(f, ", \"backend_path\": ");
-		if (c->spec->path)
-			json_str_write(f, c->spec->path);
-		else
-			fprintf(f, "null");
+		json_str_or_null(f, c->spec->path);
 		fprintf(f, ", \"profile\": ");
 		json_str_write(f, c->profile ? c->profile : "native");
-		fprintf(f, ", \"pgiofs\": %s, \"set\": {", c->profile ? "true" : "false");
-		for (int k = 0; k < m->nsets && c->profile; k++) {
-			fprintf(f, "%s", k ? ", " : "");
-			json_str_write(f, m->sets[k].name);
-			fprintf(f, ": ");
-			json_str_write(f, c->setv[k]);
-		}
+		fprintf(f, ", \"pgiofs\": %s, \"set\": ", c->profile ? "true" : "false");
+		json_cell_sweeps(m, c, f, SWEEP_PGIOFS);
+		fprintf(f, ",\n     \"queue_set\": ");
+		json_cell_sweeps(m, c, f, SWEEP_QUEUE);
+		fprintf(f, ", \"disk_set\": ");
+		json_cell_sweeps(m, c, f, SWEEP_DISK);
+		fprintf(f, ",\n");
+		json_cell_devices(f, c);
+		fprintf(f, "     \"oltp\": ");
+		json_oltp(f, m, &c->oltp);
 		fprintf(f,
-			"},\n     \"runs\": %d, \"import_s\": {\"mean\": %.6f, \"sd\": %.6f, "
+			",\n     \"runs\": %d, \"import_s\": {\"mean\": %.6f, \"sd\": %.6f, "
 			"\"min\": %.6f, \"max\": %.6f, \"cv_pct\": %.3f},\n",
 			c->ns, c->mean, c->sd, c->min, c->max, c->cv);
 		fprintf(
@@ -241,10 +606,12 @@ static int write_json(const struct cmp *m, const char *path)
 				"%s\n       {\"round\": %d, \"schema_s\": %.6f, \"data_s\": %.6f, "
 				"\"post_s\": %.6f, \"import_s\": %.6f, \"cpu_pct\": %.2f, "
 				"\"load_mb\": %.3f, \"load_cpu_pct\": %.2f, \"wal_bytes\": %llu, "
-				"\"rows\": %llu}",
+				"\"rows\": %llu, \"oltp\": ",
 				k ? "," : "", s->round, s->schema, s->data, s->post, s->import,
 				s->cpu_pct, s->load_mb, s->load_cpu_pct, (unsigned long long)s->wal,
 				(unsigned long long)s->rows);
+			json_oltp(f, m, &s->oltp);
+			fprintf(f, "}");
 		}
 		fprintf(f, "],\n     \"latency\": ");
 		if (!c->has_lat) {
@@ -271,21 +638,33 @@ static int write_json(const struct cmp *m, const char *path)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
+/* cell_sweeps() -- C's values of the sweeps of KIND, "NAME=VALUE ...", into BUF. */
+static void cell_sweeps(const struct cmp *m, const struct cell *c, enum sweep_kind kind, char *buf,
+			size_t cap)
+{
+	buf[0] = '\0';
+	for (int k = 0; k < m->nsets; k++) {
+		size_t l = strlen(buf);
+		if (m->sets[k].kind == kind && c->setv[k])
+			snprintf(buf + l, cap - l, "%s%s=%s", l ? " " : "", m->sets[k].name,
+				 c->setv[k]);
+	}
+}
+
 static int write_csv(const struct cmp *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -errno;
 	fprintf(f, "cell,backend,profile,set,round,schema_s,data_s,post_s,import_s,cpu_pct,load_mb,"
-		   "load_cpu_pct,wal_bytes,rows\n");
+		   "load_cpu_pct,wal_bytes,rows,elevator,queue_set,disk_set,oltp_tx,oltp_errors,"
+		   "oltp_tps,oltp_p50_ms,oltp_p99_ms,oltp_p999_ms,oltp_max_ms\n");
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
-		char set[256] = "";
-		for (int k = 0; k < m->nsets && c->profile; k++) {
-			size_t l = strlen(set);
-			snprintf(set + l, sizeof(set) - l, "%s%s=%s", k ? " " : "", m->sets[k].name,
-				 c->setv[k]);
-		}
+		char set[256], qset[256], dset[256];
+		cell_sweeps(m, c, SWEEP_PGIOFS, set, sizeof(set));
+		cell_sweeps(m, c, SWEEP_QUEUE, qset, sizeof(qset));
+		cell_sweeps(m, c, SWEEP_DISK, dset, sizeof(dset));
 		for (int k = 0; k < c->ns; k++) {
 			const struct sample *s = &c->s[k];
 			pgl_csv_field(f, c->label);
@@ -293,28 +672,61 @@ static int write_csv(const struct cmp *m, const char *path)
 			pgl_csv_field(f, c->spec->name);
 			fprintf(f, ",%s,", c->profile ? c->profile : "native");
 			pgl_csv_field(f, set);
-			fprintf(f, ",%d,%.6f,%.6f,%.6f,%.6f,%.2f,%.3f,%.2f,%llu,%llu\n", s->round,
+			fprintf(f, ",%d,%.6f,%.6f,%.6f,%.6f,%.2f,%.3f,%.2f,%llu,%llu,%s,", s->round,
 				s->schema, s->data, s->post, s->import, s->cpu_pct, s->load_mb,
 				s->load_cpu_pct, (unsigned long long)s->wal,
-				(unsigned long long)s->rows);
+				(unsigned long long)s->rows, c->has_queue ? c->queue.elevator : "");
+			pgl_csv_field(f, qset);
+			fputc(',', f);
+			pgl_csv_field(f, dset);
+			if (m->oltp_clients)
+				fprintf(f, ",%llu,%llu,%.3f,%.6f,%.6f,%.6f,%.6f\n",
+					(unsigned long long)s->oltp.tx,
+					(unsigned long long)s->oltp.errors, s->oltp.tps,
+					s->oltp.p50, s->oltp.p99, s->oltp.p999, s->oltp.max);
+			else
+				fprintf(f, ",,,,,,,\n");
 		}
 	}
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
-/* write_charts() -- import.svg and latency.svg with gnuplot; false if not made. */
-static bool write_charts(const struct cmp *m, bool *lat_chart)
+/* gp_label() -- S in a gnuplot single-quoted string ('' is a quote). */
+static void gp_label(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputs(*s == '\'' ? "''" : (char[]){*s, '\0'}, f);
+}
+
+/* gp_best() -- "; best: LABEL" of figure K for a chart's title. */
+static void gp_best(FILE *f, const struct cmp *m, size_t k)
+{
+	int second, b = best(m, &figures[k], &second);
+	if (b < 0 || m->ncell < 2)
+		return;
+	fprintf(f, "; best: ");
+	gp_label(f, m->cell[b].label);
+}
+
+/* The charts made. */
+struct charts {
+	bool any, lat, oltp;
+};
+
+/* write_charts() -- import.svg, latency.svg and oltp.svg with gnuplot; CH
+ * says which were made. */
+static void write_charts(const struct cmp *m, struct charts *ch)
 {
 	char path[4200];
-	*lat_chart = false;
+	memset(ch, 0, sizeof(*ch));
 	if (pgl_which("gnuplot", path, sizeof(path)) < 0) {
 		fprintf(stderr, "pgload: compare: no gnuplot: no charts (install gnuplot-nox)\n");
-		return false;
+		return;
 	}
 	snprintf(path, sizeof(path), "%s/import.dat", m->out);
 	FILE *f = fopen(path, "w");
 	if (!f)
-		return false;
+		return;
 	fprintf(f, "# cell mean_s sd_s\n");
 	for (int i = 0; i < m->ncell; i++)
 		fprintf(f, "\"%s\" %.6f %.6f\n", m->cell[i].label, m->cell[i].mean, m->cell[i].sd);
@@ -331,7 +743,7 @@ static bool write_charts(const struct cmp *m, bool *lat_chart)
 		snprintf(path, sizeof(path), "%s/latency.dat", m->out);
 		f = fopen(path, "w");
 		if (!f)
-			return false;
+			return;
 		fprintf(f, "cell");
 		for (int k = 0; k < PGL_IO_NCLASS; k++)
 			if (cls[k])
@@ -354,26 +766,62 @@ static bool write_charts(const struct cmp *m, bool *lat_chart)
 		}
 		fclose(f);
 	}
+	/* commit latency of the OLTP clients during the import, per cell */
+	if (m->oltp_clients) {
+		snprintf(path, sizeof(path), "%s/oltp.dat", m->out);
+		f = fopen(path, "w");
+		if (!f)
+			return;
+		fprintf(f, "cell p50 p99 p99.9 max\n");
+		for (int i = 0; i < m->ncell; i++) {
+			const struct oltp_figures *o = &m->cell[i].oltp;
+			fprintf(f, "\"%s\"", m->cell[i].label);
+			if (o->tx)
+				fprintf(f, " %.6f %.6f %.6f %.6f\n", o->p50, o->p99, o->p999,
+					o->max);
+			else
+				fprintf(f, " NaN NaN NaN NaN\n");
+		}
+		fclose(f);
+	}
 	snprintf(path, sizeof(path), "%s/charts.gp", m->out);
 	f = fopen(path, "w");
 	if (!f)
-		return false;
+		return;
 	fprintf(f,
 		"# charts of pgload compare: gnuplot charts.gp (in this directory)\n"
 		"set terminal svg size 1000,560 dynamic font 'sans,11'\n"
+		"set termoption noenhanced\n"
 		"set style fill solid 0.6 border -1\n"
 		"set grid ytics\n"
 		"set xtics rotate by 30 right noenhanced\n"
 		"set key noenhanced outside right top\n"
 		"set lmargin 24\n"
 		"set output 'import.svg'\n"
-		"set title 'Import time per cell (mean and sd of %d runs)'\n"
-		"set ylabel 'seconds'\n"
-		"set yrange [0:*]\n"
-		"set style data histogram\n"
-		"set style histogram errorbars gap 1 lw 1\n"
-		"plot 'import.dat' using 2:3:xtic(1) title 'import (data + post)'\n",
+		"set title 'Import time per cell (mean and sd of %d runs; lower is better",
 		m->runs);
+	gp_best(f, m, 0);
+	fprintf(f, ")'\n"
+		   "set ylabel 'seconds'\n"
+		   "set yrange [0:*]\n"
+		   "set style data histogram\n"
+		   "set style histogram errorbars gap 1 lw 1\n"
+		   "plot 'import.dat' using 2:3:xtic(1) title 'import (data + post)'\n");
+	if (m->oltp_clients) {
+		fprintf(f,
+			"set output 'oltp.svg'\n"
+			"set title 'Commit latency of %d OLTP clients during the import (ms, log "
+			"scale; lower is better",
+			m->oltp_clients);
+		gp_best(f, m, 2);
+		fprintf(f, " at p99)'\n"
+			   "set ylabel 'ms'\n"
+			   "set logscale y\n"
+			   "set yrange [*:*]\n"
+			   "set style histogram clustered gap 1\n"
+			   "plot for [i=2:5] 'oltp.dat' using i:xtic(1) title columnheader(i)\n"
+			   "unset logscale y\n");
+	}
 	if (ncls) {
 		fprintf(f,
 			"set output 'latency.svg'\n"
@@ -388,9 +836,10 @@ static bool write_charts(const struct cmp *m, bool *lat_chart)
 	fclose(f);
 	char *argv[] = {"sh", "-c", "cd \"$0\" && gnuplot charts.gp", (char *)m->out, NULL};
 	if (pgl_run_ok("compare: gnuplot", argv, NULL, 0) < 0)
-		return false;
-	*lat_chart = ncls > 0;
-	return true;
+		return;
+	ch->any = true;
+	ch->lat = ncls > 0;
+	ch->oltp = m->oltp_clients > 0;
 }
 
 static void html_text(FILE *f, const char *s)
@@ -407,7 +856,7 @@ static void html_text(FILE *f, const char *s)
 	}
 }
 
-static int write_html(const struct cmp *m, const char *table, bool charts, bool lat_chart)
+static int write_html(const struct cmp *m, const char *table, const struct charts *ch)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/index.html", m->out);
@@ -428,9 +877,12 @@ static int write_html(const struct cmp *m, const char *table, bool charts, bool 
 		   "<a href=\"results.csv\">results.csv</a>.</p>\n<h2>Import time</h2>\n<pre>");
 	html_text(f, table);
 	fprintf(f, "</pre>\n");
-	if (charts) {
+	if (ch->any) {
 		fprintf(f, "<p><img src=\"import.svg\" alt=\"import time per cell\"></p>\n");
-		if (lat_chart)
+		if (ch->oltp)
+			fprintf(f, "<h2>Commit latency during the import</h2>\n<p><img "
+				   "src=\"oltp.svg\" alt=\"commit latency per cell\"></p>\n");
+		if (ch->lat)
 			fprintf(f, "<h2>Latency per class</h2>\n<p><img src=\"latency.svg\" "
 				   "alt=\"p99 latency per class\"></p>\n");
 	} else {
@@ -468,10 +920,11 @@ int pgl_cmp_report(struct cmp *m)
 	snprintf(path, sizeof(path), "%s/results.csv", m->out);
 	if (ret == 0)
 		ret = write_csv(m, path);
-	bool lat_chart;
-	bool charts = ret == 0 && write_charts(m, &lat_chart);
+	struct charts ch = {0};
 	if (ret == 0)
-		ret = write_html(m, table, charts, charts && lat_chart);
+		write_charts(m, &ch);
+	if (ret == 0)
+		ret = write_html(m, table, &ch);
 	if (ret < 0)
 		fprintf(stderr, "pgload: compare: could not write the report in \"%s\": %s\n",
 			m->out, strerror(-ret));

@@ -37,7 +37,7 @@ assert_clean() {
 
 # ---- the tiny matrix ---------------------------------------------------------
 "$PGLOAD" compare --gen 0.01 --backends "dir:$W/d,tmpfs" --profiles native,deadline-2.6,dbaware \
-	--runs 2 --set iosched.nr_requests=32,128 --load read_load --size 256M \
+	--runs 2 --set iosched.nr_requests=32,128 --load read_load --size 256M --stream-mb 4 \
 	--baseline tmpfs/native --out "$W/out" >"$W/stdout" 2>"$W/stderr" ||
 	{ cat "$W/stderr"; fail "tiny compare failed"; }
 assert_clean "$(work_dir "$W/stderr")"
@@ -65,8 +65,11 @@ assert top <= d.keys(), top - d.keys()
 assert d["schema"] == "pgload.compare/1"
 s = d["settings"]
 for k in ("workload", "gen_scale", "files", "runs", "jobs", "load", "device", "size_bytes",
-          "backends", "profiles", "sets", "cv_limit_pct"):
+          "backends", "profiles", "sets", "elevators", "pgiofs_elevators", "queue_sets",
+          "disk_sets", "oltp", "stream_mb", "cv_limit_pct"):
     assert k in s, k
+assert s["elevators"] == [] and s["pgiofs_elevators"] == ["none"] and s["oltp"] is None
+assert s["queue_sets"] == {} and s["disk_sets"] == {} and s["stream_mb"] == 4
 assert s["runs"] == 2 and s["load"] == "read_load" and s["gen_scale"] == 0.01
 assert s["sets"] == {"iosched.nr_requests": ["32", "128"]}, s["sets"]
 assert d["baseline"] == "tmpfs/native"
@@ -74,14 +77,20 @@ assert len(d["cells"]) == 10
 for c in d["cells"]:
     for k in ("label", "backend", "backend_path", "profile", "pgiofs", "set", "runs", "import_s",
               "schema_s", "cpu_pct", "load_mb", "load_cpu_pct", "ratio", "ratio_sd", "noisy",
-              "samples", "latency"):
+              "samples", "latency", "queue_set", "disk_set", "elevator", "queue", "disk",
+              "stream", "oltp"):
         assert k in c, k
+    # no block device, no model, no OLTP clients here; streaming figures of the file only
+    assert c["elevator"] is None and c["queue"] is None and c["disk"] is None
+    assert c["oltp"] is None and c["queue_set"] == {} and c["disk_set"] == {}
+    st = c["stream"]
+    assert st["device_read_mb_s"] is None and st["file_write_mb_s"] > 0 and st["file_read_mb_s"] > 0, st
     assert set(c["import_s"]) == {"mean", "sd", "min", "max", "cv_pct"}
     assert c["runs"] == 2 and len(c["samples"]) == 2
     assert [x["round"] for x in c["samples"]] == [1, 2]
     for x in c["samples"]:
         assert set(x) == {"round", "schema_s", "data_s", "post_s", "import_s", "cpu_pct",
-                          "load_mb", "load_cpu_pct", "wal_bytes", "rows"}
+                          "load_mb", "load_cpu_pct", "wal_bytes", "rows", "oltp"}
         assert x["import_s"] > 0 and x["rows"] > 0 and x["load_mb"] > 0
         assert abs(x["import_s"] - x["data_s"] - x["post_s"]) < 1e-5
     if c["pgiofs"]:
@@ -95,7 +104,7 @@ base = [c for c in d["cells"] if c["label"] == "tmpfs/native"][0]
 assert abs(base["ratio"] - 1) < 1e-9
 PY
 [ "$(head -n 1 "$W/out/results.csv")" = \
-	"cell,backend,profile,set,round,schema_s,data_s,post_s,import_s,cpu_pct,load_mb,load_cpu_pct,wal_bytes,rows" ] ||
+	"cell,backend,profile,set,round,schema_s,data_s,post_s,import_s,cpu_pct,load_mb,load_cpu_pct,wal_bytes,rows,elevator,queue_set,disk_set,oltp_tx,oltp_errors,oltp_tps,oltp_p50_ms,oltp_p99_ms,oltp_p999_ms,oltp_max_ms" ] ||
 	fail "results.csv header"
 [ "$(wc -l <"$W/out/results.csv")" = 21 ] || fail "results.csv: not 20 samples"
 grep -q '^tmpfs/dbaware iosched.nr_requests=32,tmpfs,dbaware,iosched.nr_requests=32,2,' "$W/out/results.csv" ||
@@ -119,7 +128,8 @@ bad() { # bad MESSAGE ARGS... -- pgload compare ARGS fails saying MESSAGE
 	[ -e "$W/bad" ] && fail "--out created for $*"
 	return 0
 }
-bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs or dir:PATH)' --backends tmpfs,zfs --profiles native
+bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs, dir:PATH, or a modelled disk: hdd:FS, ssd:FS)' \
+	--backends tmpfs,zfs --profiles native
 bad 'back end "dir:/nonexistent": ' --backends dir:/nonexistent --profiles native
 bad 'profile "cfq" refused by' --backends tmpfs --profiles native,cfq
 bad 'profile "cfq": No such file or directory' --backends tmpfs --profiles cfq
