@@ -144,12 +144,14 @@ static int cell_start(struct cmp *m, struct cell *c)
 	char pgdata[1100], backing[1100];
 	snprintf(pgdata, sizeof(pgdata), "%s/data", root);
 	snprintf(backing, sizeof(backing), "%s/backing", root);
-	int na = 0;
+	int na = 0, nb = 0;
 	for (int i = 0; i < m->nsets && c->profile; i++) {
-		snprintf(c->pgiofs_argbuf[i], sizeof(c->pgiofs_argbuf[i]), "%s=%s", m->sets[i].name,
-			 c->setv[i]);
+		if (m->sets[i].kind != SWEEP_PGIOFS || !c->setv[i])
+			continue;
+		snprintf(c->pgiofs_argbuf[nb], sizeof(c->pgiofs_argbuf[0]), "%s=%s",
+			 m->sets[i].name, c->setv[i]);
 		c->pgiofs_argv[na++] = "--set";
-		c->pgiofs_argv[na++] = c->pgiofs_argbuf[i];
+		c->pgiofs_argv[na++] = c->pgiofs_argbuf[nb++];
 	}
 	if (c->profile && m->device) {
 		snprintf(c->pgiofs_argbuf[MAX_SETS], sizeof(c->pgiofs_argbuf[0]), "device.model=%s",
@@ -227,7 +229,8 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	}
 	struct oltp *oltp = NULL;
 	if (m->oltp_clients) {
-		if (pgl_step("oltpstart", "starting %d OLTP clients", m->oltp_clients))
+		if (pgl_step("oltpstart", "starting %d OLTP client%s", m->oltp_clients,
+			     m->oltp_clients == 1 ? "" : "s"))
 			ret = -EINTR;
 		else
 			ret =

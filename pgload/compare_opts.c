@@ -383,6 +383,10 @@ static int check_disks(struct cmp *m)
 	int ret = find_program("pgdisk", m->pgdisk_bin, m->pgdisk, sizeof(m->pgdisk));
 	if (ret < 0)
 		return ret;
+	for (int i = 0; i < m->nbe; i++)
+		if (m->be[i].model && m->be[i].path &&
+		    (ret = pgl_backend_check_image(&m->be[i], m->pgdisk)) < 0)
+			return ret;
 	for (int k = 0; k < 2; k++) {
 		if (!models[k])
 			continue;

@@ -46,6 +46,7 @@ struct pgl_backend {
 	char img[1100];	 /* a file system or disk image, or "" */
 	char loopdev[64];
 	char diskmnt[300]; /* pgdisk's mount point (model back ends), or "" */
+	char mnt[300];	   /* the file system's (or tmpfs's) mount point, once mounted */
 	bool mounted;
 };
 
@@ -447,6 +448,7 @@ static int tmpfs_up(struct pgl_backend *be)
 		return ret;
 	}
 	be->mounted = true;
+	snprintf(be->mnt, sizeof(be->mnt), "%s", fs);
 	snprintf(be->root, sizeof(be->root), "%s", fs);
 	return 0;
 }
@@ -475,10 +477,14 @@ static int loop_check(const struct pgl_backend_spec *spec)
 	return 0;
 }
 
-/* model_check() -- as loop_check(), and /dev/fuse for pgdisk. */
+/* model_check() -- as loop_check() (but mkfs for an image), and /dev/fuse
+ * for pgdisk. */
 static int model_check(const struct pgl_backend_spec *spec)
 {
-	int ret = loop_check(spec);
+	struct pgl_backend_spec fresh = *spec;
+	if (spec->path) /* its file system is there: it needs no mkfs */
+		snprintf(fresh.fs, sizeof(fresh.fs), "ext2");
+	int ret = loop_check(&fresh);
 	if (ret == 0 && access("/dev/fuse", R_OK | W_OK) < 0) {
 		ret = -errno;
 		fprintf(stderr,
@@ -564,6 +570,7 @@ static int mount_fs(struct pgl_backend *be)
 		return ret;
 	}
 	be->mounted = true;
+	snprintf(be->mnt, sizeof(be->mnt), "%s", fs);
 	chmod(fs, 0711);
 	snprintf(be->root, sizeof(be->root), "%s", fs);
 	return 0;
@@ -579,16 +586,29 @@ static int loop_up(struct pgl_backend *be)
 	return mount_fs(be);
 }
 
+/* copy_image() -- the user's image MODEL:IMAGE copied to BE->img (sparse): the
+ * runs never write to the original. */
+static int copy_image(struct pgl_backend *be)
+{
+	snprintf(be->img, sizeof(be->img), "%s/disk.img", be->dir);
+	char *cp[] = {"cp", "--sparse=always", "--reflink=auto", (char *)be->spec->path, be->img,
+		      NULL};
+	if (pgl_step("copy", "copying the image %s", be->spec->path))
+		return -EINTR;
+	return pgl_run_ok("compare: copying the image", cp, NULL, 0);
+}
+
 /*
  * hdd:FS, ssd:FS -- an image of SIZE in DIR served by pgdisk at DIR/disk,
  * a loop device with direct I/O on DIR/disk/disk, mkfs on it, mounted at
- * DIR/fs.
+ * DIR/fs.  hdd:IMAGE, ssd:IMAGE -- the same with a copy of IMAGE and the
+ * file system on it, no mkfs; the cluster goes in a fresh directory of it.
  */
 static int model_up(struct pgl_backend *be)
 {
 	char disk[400];
 	int ret;
-	if ((ret = make_image(be, "disk.img")) < 0)
+	if ((ret = be->spec->path ? copy_image(be) : make_image(be, "disk.img")) < 0)
 		return ret;
 	snprintf(be->diskmnt, sizeof(be->diskmnt), "%s/disk", be->dir);
 	if ((ret = mkdir_x(be->diskmnt)) < 0)
@@ -611,9 +631,22 @@ static int model_up(struct pgl_backend *be)
 	if ((ret = pgl_run_ok("compare: pgdisk", argv, NULL, 0)) < 0)
 		return ret;
 	snprintf(disk, sizeof(disk), "%s/disk", be->diskmnt);
-	if ((ret = attach(be, disk)) < 0 || (ret = mkfs(be, be->loopdev)) < 0)
+	if ((ret = attach(be, disk)) < 0 ||
+	    (!be->spec->path && (ret = mkfs(be, be->loopdev)) < 0) || (ret = mount_fs(be)) < 0)
 		return ret;
-	return mount_fs(be);
+	if (be->spec->path) {
+		char template[sizeof(be->root)];
+		snprintf(template, sizeof(template), "%.999s/pgload-compare.XXXXXX", be->root);
+		if (!mkdtemp(template)) {
+			ret = -errno;
+			fprintf(stderr, "pgload: compare: could not create a directory in \"%s\": %s\n",
+				be->root, strerror(-ret));
+			return ret;
+		}
+		chmod(template, 0711);
+		snprintf(be->root, sizeof(be->root), "%s", template);
+	}
+	return 0;
 }
 
 /* model_down() -- after the loop device is gone: stop pgdisk (unmounting
@@ -675,6 +708,19 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 		if (strncmp(arg, model_names[m], (size_t)(colon - arg)) == 0 &&
 		    strlen(model_names[m]) == (size_t)(colon - arg))
 			b->model = model_names[m];
+	if (b->model && fs[0] == '/') {
+		/* an image of a file system: named by its file name */
+		const char *base = strrchr(fs, '/') + 1;
+		b->ops = &model_ops;
+		b->path = fs;
+		snprintf(b->name, sizeof(b->name), "%s:%.*s", b->model, 48, base);
+		if (!*base) {
+			fprintf(stderr, "pgload: compare: back end \"%s\": an image file expected\n",
+				arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	for (size_t i = 0; i < NELEM(fs_names) && (b->model || !colon); i++) {
 		if (strcmp(fs, fs_names[i]) != 0)
 			continue;
@@ -686,13 +732,39 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 	if (b->model)
 		fprintf(stderr,
 			"pgload: compare: back end \"%s\": no file system \"%s\" on a modelled "
-			"disk (%s:ext2, :ext3, :ext4 or :xfs)\n",
+			"disk (%s:ext2, :ext3, :ext4, :xfs, or the absolute path of an image)\n",
 			arg, fs, b->model);
 	else
 		fprintf(stderr,
 			"pgload: compare: unknown back end \"%s\" (ext2, ext3, ext4, xfs, tmpfs, "
 			"dir:PATH, or a modelled disk: hdd:FS, ssd:FS)\n",
 			arg);
+	return -EINVAL;
+}
+
+int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk)
+{
+	char out[1024];
+	char *check[] = {(char *)pgdisk, "--check", (char *)spec->path, NULL};
+	char *blkid[] = {"blkid", "-p", "-o", "value", "-s", "TYPE", (char *)spec->path, NULL};
+	if (pgl_run_cmd(check, out, sizeof(out)) != 0) {
+		const char *why = strstr(out, "pgdisk: ");
+		fprintf(stderr, "pgload: compare: back end \"%s:%s\": %s", spec->model, spec->path,
+			why ? why + 8 : "refused by pgdisk --check\n");
+		return -EINVAL;
+	}
+	int st = pgl_run_cmd(blkid, out, sizeof(out));
+	out[strcspn(out, "\n")] = '\0';
+	for (size_t i = 0; st == 0 && i < NELEM(fs_names); i++)
+		if (strcmp(out, fs_names[i]) == 0) {
+			snprintf(spec->fs, sizeof(spec->fs), "%s", fs_names[i]);
+			return 0;
+		}
+	fprintf(stderr,
+		"pgload: compare: back end \"%s:%s\": the image is damaged or not a file system "
+		"image: blkid finds %s%s%s on it (ext2, ext3, ext4 or xfs expected)\n",
+		spec->model, spec->path, st == 0 ? "\"" : "", st == 0 ? out : "no file system",
+		st == 0 ? "\"" : "");
 	return -EINVAL;
 }
 
@@ -764,7 +836,7 @@ int pgl_backend_down(struct pgl_backend *be)
 	if (!be)
 		return 0;
 	if (be->mounted)
-		unmount_under(be->root, false);
+		unmount_under(be->mnt, false);
 	if (be->loopdev[0])
 		detach_loops_under(be->dir);
 	if (be->spec->ops->down)

@@ -68,17 +68,27 @@ int pgl_testbed_destroy(struct pgl_testbed *tb);
 /* A back end as named on the command line. */
 struct pgl_backend_spec {
 	const struct pgl_backend_ops *ops;
-	char name[16];	   /* ext2, ext3, ext4, xfs, tmpfs, dir, hdd:ext4, ssd:xfs, ... */
+	char name[64];	   /* ext2, ..., tmpfs, dir, hdd:ext4, ssd:xfs, hdd:IMAGE'S NAME */
 	char fs[8];	   /* the file system: ext2, ext3, ext4, xfs, tmpfs ("" for dir:) */
 	const char *model; /* hdd or ssd: the image is a disk modelled by pgdisk; else NULL */
-	const char *path;  /* dir:PATH, else NULL */
+	const char *path;  /* dir:PATH, MODEL:IMAGE (an image of a file system), else NULL */
 };
 
 /*
  * pgl_backend_parse() -- ARG ("ext4", "tmpfs", "dir:/srv/x", "hdd:ext4",
- * ...) into *OUT.  Returns 0, or -EINVAL / -ENOTDIR after saying why.
+ * "hdd:/srv/fs.img", ...) into *OUT.  Returns 0, or -EINVAL / -ENOTDIR
+ * after saying why.
  */
 int pgl_backend_parse(const char *arg, struct pgl_backend_spec *out);
+
+/*
+ * pgl_backend_check_image() -- a MODEL:IMAGE back end: PGDISK would serve
+ * the image (`pgdisk --check`: there, a regular file of whole sectors whose
+ * first and last sectors read) and it holds an ext2, ext3, ext4 or xfs file
+ * system (blkid), which goes into SPEC->fs.  Returns 0, or -errno after
+ * saying why.
+ */
+int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk);
 
 /*
  * pgl_backend_check() -- what the back end needs (root, mkfs, losetup),

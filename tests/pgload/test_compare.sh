@@ -18,19 +18,10 @@ command -v gnuplot >/dev/null || skip "no gnuplot (scripts/install-deps.sh insta
 W=$(mktempdir)
 mkdir "$W/d"
 
-# work_dir ERRFILE -- the work directory a run named on stderr.
-work_dir() {
-	sed -n "s|.*work directory \\($TMPDIR/pgload-compare\\.[A-Za-z0-9]*\\).*|\\1|p" "$1" | head -n 1
-}
-
-# assert_clean WD -- nothing of the run with work directory WD remains.
+# assert_clean WD -- nothing of the run with work directory WD remains, and
+# the dir: back end is as it was.
 assert_clean() {
-	local wd=$1
-	[ -n "$wd" ] || fail "no work directory reported"
-	[ -e "$wd" ] && fail "work directory $wd left behind"
-	grep -q " $wd" /proc/self/mountinfo && fail "a mount under $wd left behind"
-	losetup -a | grep -q "$wd" && fail "a loop device on $wd left behind"
-	pgrep -f "$wd" >/dev/null && fail "a process of $wd left behind: $(pgrep -af "$wd")"
+	assert_compare_clean "$1"
 	[ -z "$(ls -A "$W/d")" ] || fail "the dir: back end is not as it was: $(ls -A "$W/d")"
 	return 0
 }
@@ -40,7 +31,7 @@ assert_clean() {
 	--runs 2 --set iosched.nr_requests=32,128 --load read_load --size 256M --stream-mb 4 \
 	--baseline tmpfs/native --out "$W/out" >"$W/stdout" 2>"$W/stderr" ||
 	{ cat "$W/stderr"; fail "tiny compare failed"; }
-assert_clean "$(work_dir "$W/stderr")"
+assert_clean "$(compare_work_dir "$W/stderr")"
 grep -q '^Backend/profile  *\[runs\] Schema(s) Import(s)  *±sd  *CPU%  *Loads(MB)  *LCPU%  *Ratio$' "$W/stdout" ||
 	{ cat "$W/stdout"; fail "no seed-style table header"; }
 for cell in dir/native "dir/deadline-2.6 iosched.nr_requests=32" "dir/dbaware iosched.nr_requests=128" \
@@ -170,7 +161,7 @@ wait $pid
 st=$?
 [ $st = 2 ] || { cat "$W/err.int"; fail "interrupted compare: exit status $st, not 2"; }
 grep -q 'interrupted; everything it created is removed' "$W/err.int" || fail "no word on the interrupt"
-assert_clean "$(work_dir "$W/err.int")"
+assert_clean "$(compare_work_dir "$W/err.int")"
 echo "ok: SIGINT: exit 2, nothing left"
 
 "$PGLOAD" compare --gen 0.01 --backends ext3,"dir:$W/d" --profiles native,dbaware --runs 50 \
@@ -179,7 +170,7 @@ pid=$!
 wait_cells "$W/err.kill" 2
 kill -KILL $pid
 wait $pid 2>/dev/null
-killed=$(work_dir "$W/err.kill")
+killed=$(compare_work_dir "$W/err.kill")
 [ -d "$killed" ] || fail "SIGKILL left nothing to clean (test broken)"
 grep -q " $killed/" /proc/self/mountinfo || fail "no mount left by SIGKILL (test broken)"
 [ -n "$(ls -A "$W/d")" ] || fail "no directory left in the dir: back end by SIGKILL (test broken)"
@@ -190,7 +181,7 @@ grep -q " $killed/" /proc/self/mountinfo || fail "no mount left by SIGKILL (test
 	{ cat "$W/stderr"; fail "compare on ext2, ext3, xfs failed"; }
 grep -q "cleaning up after an earlier interrupted run (pid $pid): $killed" "$W/stderr" ||
 	{ cat "$W/stderr"; fail "the killed run's leftovers were not reported"; }
-wd=$(work_dir "$W/stderr")
+wd=$(compare_work_dir "$W/stderr")
 assert_clean "$killed"
 assert_clean "$wd"
 for cell in ext2/native ext2/dbaware ext3/native ext3/dbaware xfs/native xfs/dbaware; do
