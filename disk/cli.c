@@ -125,11 +125,15 @@ struct cli {
 static int parse_args(struct cli *c, const struct conf_table *t, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"foreground", no_argument, NULL, 'f'},   {"model", required_argument, NULL, 'm'},
-	    {"config", required_argument, NULL, 'c'}, {"set", required_argument, NULL, 's'},
-	    {"print-config", no_argument, NULL, 'P'}, {"check", no_argument, NULL, 'C'},
+	    {"foreground", no_argument, NULL, 'f'},
+	    {"model", required_argument, NULL, 'm'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"set", required_argument, NULL, 's'},
+	    {"print-config", no_argument, NULL, 'P'},
+	    {"check", no_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	static char model_arg[64];
 	int opt;

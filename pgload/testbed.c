@@ -639,7 +639,8 @@ static int model_up(struct pgl_backend *be)
 		snprintf(template, sizeof(template), "%.999s/pgload-compare.XXXXXX", be->root);
 		if (!mkdtemp(template)) {
 			ret = -errno;
-			fprintf(stderr, "pgload: compare: could not create a directory in \"%s\": %s\n",
+			fprintf(stderr,
+				"pgload: compare: could not create a directory in \"%s\": %s\n",
 				be->root, strerror(-ret));
 			return ret;
 		}
@@ -715,8 +716,8 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 		b->path = fs;
 		snprintf(b->name, sizeof(b->name), "%s:%.*s", b->model, 48, base);
 		if (!*base) {
-			fprintf(stderr, "pgload: compare: back end \"%s\": an image file expected\n",
-				arg);
+			fprintf(stderr,
+				"pgload: compare: back end \"%s\": an image file expected\n", arg);
 			return -EINVAL;
 		}
 		return 0;
