@@ -14,9 +14,9 @@
  * leaves the charts out, never the rest; what a cell ran on (elevator,
  * tunables, model) is reported as read back, not as asked for.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +26,7 @@
 #include "stats.h"
 
 #define COMPARE_SCHEMA "pgload.compare/1"
+#define TIE_PCT	       5.0 /* a best cell less than this ahead of the next is a tie */
 
 void pgl_cmp_summarize(struct cmp *m)
 {
@@ -194,9 +195,30 @@ static void print_best(const struct cmp *m, FILE *f, int w)
 			double vs = figures[k].get(&m->cell[second]);
 			double r = figures[k].higher_better ? (vs > 0 ? vb / vs : 0)
 							    : (vb > 0 ? vs / vb : 0);
-			fprintf(f, " %.2fx the next, %s", r, m->cell[second].label);
+			fprintf(f, " %.2fx the next, %s%s", r, m->cell[second].label,
+				r < 1.0 + TIE_PCT / 100.0 ? " (a tie)" : "");
 		}
 		fprintf(f, "\n");
+	}
+	/* the pgiofs cells against the native cell of the lowest commit p99 */
+	int nat = -1;
+	bool pgiofs = false;
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		pgiofs |= c->profile && c->oltp.tx;
+		if (!c->profile && c->oltp.tx && (nat < 0 || c->oltp.p99 < m->cell[nat].oltp.p99))
+			nat = i;
+	}
+	if (nat < 0 || !pgiofs)
+		return;
+	const struct cell *b = &m->cell[nat];
+	fprintf(f, "\npgiofs cells against the native cell of the lowest commit p99 (%s):\n",
+		b->label);
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		if (c->profile && c->oltp.tx && b->oltp.p99 > 0 && b->mean > 0)
+			fprintf(f, "  %-*s commit p99 %5.2fx  import %5.2fx\n", w, c->label,
+				c->oltp.p99 / b->oltp.p99, c->mean / b->mean);
 	}
 }
 
@@ -364,10 +386,23 @@ static void json_str_or_null(FILE *f, const char *s)
  * mostly are), else as a string. */
 static void json_value(FILE *f, const char *v)
 {
-	char *end;
-	double d = strtod(v, &end);
-	if (*v && end != v && *end == '\0' && isfinite(d) && v[0] != '+' && v[0] != '.' &&
-	    strncasecmp(v, "inf", 3) != 0 && strncasecmp(v, "nan", 3) != 0)
+	/* JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+	const char *p = v + (*v == '-');
+	bool ok = isdigit((unsigned char)*p) && !(p[0] == '0' && isdigit((unsigned char)p[1]));
+	while (ok && isdigit((unsigned char)*p))
+		p++;
+	if (ok && *p == '.') {
+		ok = isdigit((unsigned char)*++p);
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (ok && (*p == 'e' || *p == 'E')) {
+		p += p[1] == '+' || p[1] == '-' ? 2 : 1;
+		ok = isdigit((unsigned char)*p);
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (ok && *p == '\0')
 		fputs(v, f);
 	else
 		json_str_write(f, v);
