@@ -13,12 +13,20 @@
 # wall-clock time of the import (no CHECKPOINT after it).
 #
 # Cells: native (the file system under --dir) and pgiofs with
-# --profile noop, deadline-2.6 and dbaware; with --device hdd the pgiofs
+# --profile noop, deadline-2.6 and dbaware (--profiles), plus cells of
+# any pgiofs options (--cell NAME=ARGS), and cells whose pg_wal is a
+# second pgiofs mount (--wal-mount NAME=ARGS: initdb --waldir on it, e.g.
+# WAL in passthrough while the data files keep the write-back cache).
+# With --wal-sync-method LIST every cell, native included, runs once per
+# method (PostgreSQL's wal_sync_method).  With --device hdd the pgiofs
 # cells also get --set device.model=hdd (the emulated 2004 disk; native
 # stays the real file system, a reference only).  Cells are interleaved
 # within every round (the order rotates from round to round) and the
-# summary shows the medians over the rounds, which cell wins each figure
-# and the issue's ratios.
+# summary shows the medians over the rounds, which cell wins each figure,
+# the daemon's peak RSS and, for the --target cell, the ratios to native
+# against the targets of the commit-latency issue (p99 <= 1.0x native over
+# the run and <= 0.8x during the import, p99.9 <= 1.0x, tps >= 0.95x,
+# import <= 1.15x, peak RSS <= 128 MiB).
 #
 # It measures and prints; no timing is asserted.  Progress on stderr,
 # results on stdout; exit 0 when every sample ran, 1 on an error, 2 when
@@ -41,6 +49,10 @@ DEVICE=none
 DIR=/var/tmp
 PGIOFS_ARGS=""
 PROFILES="noop deadline-2.6 dbaware"
+METHODS=fdatasync
+TARGET=""
+declare -A CELL_ARGS CELL_WALARGS CELL_METHOD CELL_BASE
+EXTRA_CELLS=()
 
 usage() {
 	cat <<EOF
@@ -58,11 +70,35 @@ $PROFILES.  Needs root.
   --quick             scale 10, 10 s, 1 round
   --dir DIR           parent of the working directory (default $DIR)
   --pgiofs-args ARGS  extra pgiofs options for every pgiofs cell
-  --profiles LIST     the pgiofs cells, comma-separated (default: ${PROFILES// /,})
+  --profiles LIST     the pgiofs cells, comma-separated (default: ${PROFILES// /,});
+                      "" for none
+  --cell NAME=ARGS    one more pgiofs cell, mounted with ARGS (repeatable), e.g.
+                      --cell "pt=--set files.wal_mode=passthrough"
+  --wal-mount NAME=ARGS
+                      cell NAME (a profile or a --cell) keeps pg_wal on a second
+                      pgiofs mount with ARGS (initdb --waldir) (repeatable)
+  --wal-sync-method LIST
+                      PostgreSQL wal_sync_method of every cell, native included;
+                      a comma-separated list runs each cell once per method
+                      (default $METHODS)
+  --target CELL       the cell compared with native against the targets
+                      (default: dbaware, else the last cell)
   -h, --help          this text
 
 Environment: PGIOFS (default bin/pgiofs), PGBIN (PostgreSQL binaries).
 EOF
+}
+
+# add_cell NAME=ARGS / add_wal_mount NAME=ARGS -- parse a cell definition.
+add_cell() {
+	[[ $1 == *=* && ${1%%=*} =~ ^[A-Za-z0-9._-]+$ ]] || die "--cell wants NAME=ARGS (NAME of letters, digits, . _ -), not \"$1\""
+	[ "${1%%=*}" != native ] || die "--cell: \"native\" is the native cell"
+	EXTRA_CELLS+=("${1%%=*}")
+	CELL_ARGS[${1%%=*}]=${1#*=}
+}
+add_wal_mount() {
+	[[ $1 == *=* ]] || die "--wal-mount wants NAME=ARGS, not \"$1\""
+	CELL_WALARGS[${1%%=*}]=${1#*=}
 }
 
 while [ $# -gt 0 ]; do
@@ -82,6 +118,14 @@ while [ $# -gt 0 ]; do
 		--pgiofs-args=*) PGIOFS_ARGS=${1#*=}; shift ;;
 		--profiles) [ $# -ge 2 ] || die "--profiles needs a value"; PROFILES=${2//,/ }; shift 2 ;;
 		--profiles=*) PROFILES=${1#*=}; PROFILES=${PROFILES//,/ }; shift ;;
+		--cell) [ $# -ge 2 ] || die "--cell needs NAME=ARGS"; add_cell "$2"; shift 2 ;;
+		--cell=*) add_cell "${1#*=}"; shift ;;
+		--wal-mount) [ $# -ge 2 ] || die "--wal-mount needs NAME=ARGS"; add_wal_mount "$2"; shift 2 ;;
+		--wal-mount=*) add_wal_mount "${1#*=}"; shift ;;
+		--wal-sync-method) [ $# -ge 2 ] || die "--wal-sync-method needs a value"; METHODS=${2//,/ }; shift 2 ;;
+		--wal-sync-method=*) METHODS=${1#*=}; METHODS=${METHODS//,/ }; shift ;;
+		--target) [ $# -ge 2 ] || die "--target needs a value"; TARGET=$2; shift 2 ;;
+		--target=*) TARGET=${1#*=}; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option \"$1\"" ;;
 	esac
@@ -89,6 +133,27 @@ done
 case $DEVICE in none | hdd) ;; *) die "--device must be none or hdd, not \"$DEVICE\"" ;; esac
 read -r -a PGIOFS_ARGV <<<"$PGIOFS_ARGS"
 [ "$DEVICE" = hdd ] && PGIOFS_ARGV+=(--set device.model=hdd)
+for m in $METHODS; do
+	case $m in fdatasync | fsync | open_datasync | open_sync | fsync_writethrough) ;;
+		*) die "--wal-sync-method: \"$m\" is not a wal_sync_method of PostgreSQL 15" ;;
+	esac
+done
+for c in "${!CELL_WALARGS[@]}"; do
+	[[ " $PROFILES ${EXTRA_CELLS[*]} " == *" $c "* ]] || die "--wal-mount $c: no such pgiofs cell"
+done
+# the cells: BASE (native, a profile or a --cell) per wal_sync_method,
+# named BASE/METHOD when more than one method runs
+CELLS=()
+for m in $METHODS; do
+	for b in native $PROFILES "${EXTRA_CELLS[@]}"; do
+		c=$b
+		[ "$(wc -w <<<"$METHODS")" -gt 1 ] && c=$b/$m
+		CELLS+=("$c")
+		CELL_BASE[$c]=$b
+		CELL_METHOD[$c]=$m
+	done
+done
+[ -n "$TARGET" ] || TARGET=$([[ " $PROFILES " == *" dbaware "* ]] && echo dbaware || echo "${CELLS[-1]%/*}")
 
 [ "$(id -u)" -eq 0 ] ||
 	die "must run as root: it mounts pgiofs with -o allow_other and runs PostgreSQL as the postgres user (try: sudo $0${*:+ $*})"
@@ -97,14 +162,27 @@ id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.s
 [ -x "$PGIOFS" ] || die "$PGIOFS not found: run make"
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 [ -r /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
-for p in $PROFILES; do
-	"$PGIOFS" --profile "$p" "${PGIOFS_ARGV[@]}" --print-config >/dev/null 2>&1 ||
-		die "$PGIOFS --profile $p ${PGIOFS_ARGV[*]} is refused: $("$PGIOFS" --profile "$p" "${PGIOFS_ARGV[@]}" --print-config 2>&1 >/dev/null | head -n 1)"
+# cell_argv BASE -- the pgiofs arguments of pgiofs cell BASE, into ARGV
+cell_argv() {
+	local extra
+	if [[ " $PROFILES " == *" $1 "* ]]; then
+		ARGV=(--profile "$1")
+	else
+		read -r -a extra <<<"${CELL_ARGS[$1]}"
+		ARGV=("${extra[@]}")
+	fi
+	ARGV+=("${PGIOFS_ARGV[@]}")
+}
+for p in $PROFILES "${EXTRA_CELLS[@]}"; do
+	cell_argv "$p"
+	"$PGIOFS" "${ARGV[@]}" --print-config >/dev/null 2>&1 ||
+		die "$PGIOFS ${ARGV[*]} is refused: $("$PGIOFS" "${ARGV[@]}" --print-config 2>&1 >/dev/null | head -n 1)"
 done
 
 # ---- clean-up -----------------------------------------------------------------
 WORK=""
 MNT=""
+WALMNT=""
 PM_PID=""
 BENCH_PID=""
 
@@ -113,6 +191,7 @@ cleanup() {
 	[ -n "$BENCH_PID" ] && kill -TERM "$BENCH_PID" 2>/dev/null
 	kill_postgres "$PM_PID"
 	[ -n "$BENCH_PID" ] && wait "$BENCH_PID" 2>/dev/null
+	[ -n "$WALMNT" ] && unmount "$WALMNT"
 	[ -n "$MNT" ] && unmount "$MNT"
 	[ -n "$WORK" ] && rm -rf -- "$WORK"
 }
@@ -121,7 +200,7 @@ trap 'echo "mixed.sh: interrupted" >&2; exit 2' INT TERM
 
 # ---- one cell -------------------------------------------------------------------
 # Results: per cell, space-separated samples.
-declare -A P50 P99 P999 PMAX TPS IMPORT P99I
+declare -A P50 P99 P999 PMAX TPS IMPORT P99I RSS
 
 # latency T0 T1 FILE... -- "p50 p99 p99.9 max count p99_import count_import"
 # in ms of the per-transaction logs (third field: latency in microseconds,
@@ -140,21 +219,33 @@ PCT_AWK='
 	function pct(p,  k) { k = int(p * NR + 0.999999); if (k < 1) k = 1; if (k > NR) k = NR; return v[k] / 1000 }
 	END { if (NR == 0) exit 1; printf "%.3f %.3f %.3f %.3f %d\n", pct(0.50), pct(0.99), pct(0.999), v[NR] / 1000, NR }'
 
-# sample CELL ROUND -- CELL is native or a profile name.
+# sample CELL ROUND -- CELL is one of CELLS.
 sample() {
 	local cell=$1 round=$2 base data log port tag out ilog t0 t1 lat p50 p99 p999 pmax n p99i ni
-	tag=$cell.$round
-	rm -rf -- "$WORK/native" "$WORK/backing"
-	if [ "$cell" = native ]; then
+	local b=${CELL_BASE[$cell]} waldir=() ARGV wargv
+	tag=${cell//\//_}.$round
+	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/walbacking"
+	if [ "$b" = native ]; then
 		mkdir -p "$WORK/native"
 		base=$WORK/native
 	else
 		mkdir -p "$WORK/backing" "$WORK/mnt"
 		MNT=$WORK/mnt
-		"$PGIOFS" -o allow_other --profile "$cell" "${PGIOFS_ARGV[@]}" "$WORK/backing" "$MNT" ||
-			die "$PGIOFS --profile $cell ${PGIOFS_ARGV[*]} $WORK/backing $MNT failed"
+		cell_argv "$b"
+		"$PGIOFS" -o allow_other "${ARGV[@]}" "$WORK/backing" "$MNT" ||
+			die "$PGIOFS ${ARGV[*]} $WORK/backing $MNT failed"
 		mountpoint -q "$MNT" || die "$MNT is not a mount point after pgiofs returned"
 		base=$MNT
+		if [ -n "${CELL_WALARGS[$b]:-}" ]; then
+			mkdir -p "$WORK/walbacking" "$WORK/walmnt"
+			WALMNT=$WORK/walmnt
+			read -r -a wargv <<<"${CELL_WALARGS[$b]}"
+			"$PGIOFS" -o allow_other "${wargv[@]}" "$WORK/walbacking" "$WALMNT" ||
+				die "$PGIOFS ${wargv[*]} $WORK/walbacking $WALMNT failed"
+			# named pg_wal, so that pgiofs classifies its files as WAL
+			mkdir "$WALMNT/pg_wal" && chown postgres: "$WALMNT/pg_wal" || die "cannot create $WALMNT/pg_wal"
+			waldir=(--waldir "$WALMNT/pg_wal")
+		fi
 	fi
 	mkdir "$base/pg" && chown postgres: "$base/pg" || die "cannot create $base/pg"
 	data=$base/pg/data
@@ -163,13 +254,14 @@ sample() {
 	local psql=("${AS_PG[@]}" "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$SOCK" -p "$port" -d postgres)
 
 	progress "round $round $cell: initdb, oltp database (pgbench -i -s $CLIENTS)"
-	"${AS_PG[@]}" "$PGBIN/initdb" -D "$data" -U postgres -A trust -E UTF8 --locale=C --no-instructions \
+	"${AS_PG[@]}" "$PGBIN/initdb" -D "$data" "${waldir[@]}" -U postgres -A trust -E UTF8 --locale=C --no-instructions \
 		>"$WORK/logs/$tag.initdb.log" 2>&1 || fail_log "$cell: initdb failed" "$WORK/logs/$tag.initdb.log"
 	cat >>"$data/postgresql.conf" <<-EOF
 		# bench/mixed.sh: a private socket, defaults otherwise
 		listen_addresses = ''
 		port = $port
 		unix_socket_directories = '$SOCK'
+		wal_sync_method = ${CELL_METHOD[$cell]}
 	EOF
 	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$data" -l "$log" -w -t 300 start >/dev/null 2>&1 ||
 		fail_log "$cell: pg_ctl start failed" "$log"
@@ -203,11 +295,12 @@ sample() {
 	printf 'round %d  %-12s  p50 %6.2f  p99 %6.2f  p99.9 %7.2f  max %7.2f ms (%d tx)  p99 during import %6.2f ms (%d tx)  tps %7.1f  import %6.2f s\n' \
 		"$round" "$cell" "$p50" "$p99" "$p999" "$pmax" "$n" "$p99i" "$ni" "$(last_of "${TPS[$cell]}")" "$(last_of "${IMPORT[$cell]}")"
 
-	if [ "$cell" != native ]; then
-		# the daemon's peak RSS (issue 3: under 128 MiB with defaults)
-		local dpid
+	if [ "$b" != native ]; then
+		# the daemon's peak RSS (under 128 MiB with defaults)
+		local dpid rss
 		dpid=$(pgrep -f -n "pgiofs .*$MNT\$") &&
-			awk -v c="$cell" '/^VmHWM/ { printf "          pgiofs %s peak RSS %.1f MiB\n", c, $2 / 1024 }' "/proc/$dpid/status"
+			rss=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$dpid/status") &&
+			RSS[$cell]+="$rss " && echo "          pgiofs $cell peak RSS $rss MiB"
 		# where commits waited: the scheduler's own latency per class
 		# (queue wait + service) over the whole sample
 		"$PGIOFS" stat "$MNT" --json >"$WORK/logs/$tag.stat.json" 2>&1 &&
@@ -218,17 +311,28 @@ sample() {
 				    l = c.get(k, {}).get("latency_ms", {})
 				    return "%s avg %.1f p99 %.1f max %.1f" % (k, l.get("avg", 0), l.get("p99", 0), l.get("max", 0))
 				print("          in pgiofs (ms): " + "; ".join(f(k) for k in ("wal", "heap", "index")))
+				t = json.load(open(sys.argv[1])).get("throttle", {})
+				if t.get("target_ms"):
+				    print("          throttle: %d of %d WAL flushes over %.1f ms; %d cuts, %d raises; "
+				          "throttled %.1f s; depth now %d of %d" % (t["wal_slow"], t["wal_flushes"],
+				          t["target_ms"], t["windows_cut"], t["windows_raised"], t["throttled_s"],
+				          t["depth"], t["max_depth"]))
 			PY
 	fi
 	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$data" -w -t 300 -m fast stop >/dev/null 2>&1 ||
 		fail_log "$cell: pg_ctl stop failed" "$log"
 	PM_PID=""
-	if [ "$cell" != native ]; then
+	if [ -n "$WALMNT" ]; then
+		unmount "$WALMNT"
+		mountpoint -q "$WALMNT" && die "cannot unmount $WALMNT"
+		WALMNT=""
+	fi
+	if [ "$b" != native ]; then
 		unmount "$MNT"
 		mountpoint -q "$MNT" && die "cannot unmount $MNT"
 		MNT=""
 	fi
-	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/txlog/$tag"
+	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/walbacking" "$WORK/txlog/$tag"
 }
 
 # ---- main ---------------------------------------------------------------------------
@@ -239,13 +343,15 @@ chown postgres: "$WORK/logs" "$WORK/sock" "$WORK/txlog"
 chmod 700 "$WORK/sock"
 SOCK=$WORK/sock
 
-# shellcheck disable=SC2206
-CELLS=(native $PROFILES)
 fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
 echo "pgiofs mixed-load benchmark: PostgreSQL $("$PGBIN/postgres" -V | awk '{ print $3 }'), $ROUNDS round(s)," \
 	"pgbench -c $CLIENTS -j $JOBS -T $DURATION -l (oltp, -s $CLIENTS) during pgbench -i -s $SCALE (bulk, started after 1 s)"
-echo "backing: $WORK ($fsinfo); pgiofs: $PGIOFS -o allow_other --profile P${PGIOFS_ARGV[*]:+ ${PGIOFS_ARGV[*]}}" \
-	"($("$PGIOFS" --version 2>/dev/null | head -n 1)); device: $DEVICE"
+echo "backing: $WORK ($fsinfo); pgiofs: $PGIOFS -o allow_other ARGS${PGIOFS_ARGV[*]:+ ${PGIOFS_ARGV[*]}}" \
+	"($("$PGIOFS" --version 2>/dev/null | head -n 1)); device: $DEVICE; wal_sync_method: ${METHODS// /, }"
+for b in $PROFILES "${EXTRA_CELLS[@]}"; do
+	cell_argv "$b"
+	echo "cell $b: ARGS = ${ARGV[*]}${CELL_WALARGS[$b]:+; pg_wal on a second mount: ${CELL_WALARGS[$b]}}"
+done
 [ "$DEVICE" = hdd ] && echo "note: native runs on the real file system, not on an emulated disk: a reference only"
 echo "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
 	"load average at the start $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -264,14 +370,16 @@ for c in "${CELLS[@]}"; do
 	MED[$c,p50]=$(median "${P50[$c]}") MED[$c,p99]=$(median "${P99[$c]}")
 	MED[$c,p999]=$(median "${P999[$c]}") MED[$c,max]=$(median "${PMAX[$c]}")
 	MED[$c,tps]=$(median "${TPS[$c]}") MED[$c,import]=$(median "${IMPORT[$c]}")
-	MED[$c,p99i]=$(median "${P99I[$c]}")
+	MED[$c,p99i]=$(median "${P99I[$c]}") MED[$c,rss]=""
+	[ -n "${RSS[$c]:-}" ] && MED[$c,rss]=$(median "${RSS[$c]}")
 done
 echo
 echo "medians of $ROUNDS round(s), device $DEVICE:"
-printf '%-22s %8s %8s %9s %8s %12s %8s %9s\n' cell "p50 ms" "p99 ms" "p99.9 ms" "max ms" "p99 imp. ms" tps "import s"
+printf '%-28s %8s %8s %9s %8s %12s %8s %9s %8s\n' cell "p50 ms" "p99 ms" "p99.9 ms" "max ms" "p99 imp. ms" tps "import s" "RSS MiB"
 for c in "${CELLS[@]}"; do
-	printf '%-22s %8.2f %8.2f %9.2f %8.2f %12.2f %8.1f %9.2f\n' "$([ "$c" = native ] && echo native || echo "pgiofs $c")" \
-		"${MED[$c,p50]}" "${MED[$c,p99]}" "${MED[$c,p999]}" "${MED[$c,max]}" "${MED[$c,p99i]}" "${MED[$c,tps]}" "${MED[$c,import]}"
+	printf '%-28s %8.2f %8.2f %9.2f %8.2f %12.2f %8.1f %9.2f %8s\n' "$([ "${CELL_BASE[$c]}" = native ] && echo "$c" || echo "pgiofs $c")" \
+		"${MED[$c,p50]}" "${MED[$c,p99]}" "${MED[$c,p999]}" "${MED[$c,max]}" "${MED[$c,p99i]}" "${MED[$c,tps]}" "${MED[$c,import]}" \
+		"$([ -n "${MED[$c,rss]}" ] && printf '%.1f' "${MED[$c,rss]}" || echo -)"
 done
 
 # best FIGURE low|high CELLS... -- the cell with the lowest (highest) median.
@@ -281,35 +389,58 @@ best() {
 	for c in "$@"; do echo "${MED[$c,$fig]} $c"; done |
 		if [ "$dir" = low ]; then sort -g; else sort -gr; fi | head -n 1 | awk '{ print $2 }'
 }
-echo
-echo "wins (best of all cells / best pgiofs profile):"
-for f in p50:low p99:low p999:low max:low p99i:low tps:high import:low; do
-	fig=${f%:*} dir=${f#*:}
-	# shellcheck disable=SC2086
-	printf '  %-7s %-14s / %s\n' "$(sed 's/p999/p99.9/; s/p99i/p99imp/' <<<"$fig")" "$(best "$fig" "$dir" "${CELLS[@]}")" \
-		"$(best "$fig" "$dir" $PROFILES)"
-done
+PGIOFS_CELLS=()
+for c in "${CELLS[@]}"; do [ "${CELL_BASE[$c]}" = native ] || PGIOFS_CELLS+=("$c"); done
+if [ ${#PGIOFS_CELLS[@]} -gt 0 ]; then
+	echo
+	echo "wins (best of all cells / best pgiofs cell):"
+	for f in p50:low p99:low p999:low max:low p99i:low tps:high import:low; do
+		fig=${f%:*} dir=${f#*:}
+		printf '  %-7s %-22s / %s\n' "$(sed 's/p999/p99.9/; s/p99i/p99imp/' <<<"$fig")" "$(best "$fig" "$dir" "${CELLS[@]}")" \
+			"$(best "$fig" "$dir" "${PGIOFS_CELLS[@]}")"
+	done
+fi
 
-# ratio TEXT A B OP LIMIT -- A/B against the issue's target.
+# ratio TEXT A B OP LIMIT -- A/B against a target.
 ratio() {
 	local r verdict
 	if ! awk -v a="$2" -v b="$3" 'BEGIN { exit !(a > 0 && b > 0) }'; then
-		printf '  %-32s    n/a  (cell not run, or no transactions)\n' "$1"
+		printf '  %-36s    n/a  (cell not run, or no transactions)\n' "$1"
 		return
 	fi
 	r=$(echo "$2 / $3" | bc -l)
 	verdict=$(awk -v r="$r" -v op="$4" -v l="$5" 'BEGIN {
 		if ((op == "<=" && r <= l) || (op == ">=" && r >= l)) print "met"; else print "not met" }')
-	printf '  %-32s %6.2f  (target %s %s: %s)\n' "$1" "$r" "$4" "$5" "$verdict"
+	printf '  %-36s %6.2f  (target %s %s: %s)\n' "$1" "$r" "$4" "$5" "$verdict"
 }
-echo
-echo "issue 3 ratios (medians):"
-: "${MED[noop,p99]:=0}" "${MED[noop,p99i]:=0}" "${MED[dbaware,p99]:=0}" "${MED[dbaware,p99i]:=0}" "${MED[dbaware,import]:=0}" # cells left out: n/a
-ratio "dbaware p99 / native p99" "${MED[dbaware,p99]}" "${MED[native,p99]}" "<=" 1.0
-ratio "  the same during the import" "${MED[dbaware,p99i]}" "${MED[native,p99i]}" "<=" 1.0
-ratio "dbaware p99 / noop p99" "${MED[dbaware,p99]}" "${MED[noop,p99]}" "<=" 0.5
-ratio "  the same during the import" "${MED[dbaware,p99i]}" "${MED[noop,p99i]}" "<=" 0.5
-ratio "dbaware import / native import" "${MED[dbaware,import]}" "${MED[native,import]}" "<=" 1.2
+# limit TEXT VALUE LIMIT -- VALUE <= LIMIT.
+limit() {
+	if [ -z "$2" ]; then
+		printf '  %-36s    n/a\n' "$1"
+		return
+	fi
+	printf '  %-36s %6.1f  (target <= %s: %s)\n' "$1" "$2" "$3" \
+		"$(awk -v v="$2" -v l="$3" 'BEGIN { print (v <= l) ? "met" : "not met" }')"
+}
+for m in $METHODS; do
+	sfx=""
+	[ "$(wc -w <<<"$METHODS")" -gt 1 ] && sfx=/$m
+	t=$TARGET$sfx nat=native$sfx
+	: "${MED[$t,p99]:=0}" "${MED[$t,p99i]:=0}" "${MED[$t,p999]:=0}" "${MED[$t,tps]:=0}" "${MED[$t,import]:=0}" "${MED[$t,rss]:=}"
+	echo
+	echo "targets, $TARGET against native, wal_sync_method = $m (medians):"
+	ratio "p99 / native p99" "${MED[$t,p99]}" "${MED[$nat,p99]}" "<=" 1.0
+	ratio "  the same during the import" "${MED[$t,p99i]}" "${MED[$nat,p99i]}" "<=" 0.8
+	ratio "p99.9 / native p99.9" "${MED[$t,p999]}" "${MED[$nat,p999]}" "<=" 1.0
+	ratio "tps / native tps" "${MED[$t,tps]}" "${MED[$nat,tps]}" ">=" 0.95
+	ratio "import / native import" "${MED[$t,import]}" "${MED[$nat,import]}" "<=" 1.15
+	limit "daemon peak RSS (MiB)" "${MED[$t,rss]}" 128
+	if [ -n "${MED[noop$sfx,p99]:-}" ] && [ -n "${MED[dbaware$sfx,p99]:-}" ]; then
+		echo "  scheduler: dbaware against noop"
+		ratio "  dbaware p99 / noop p99" "${MED[dbaware$sfx,p99]}" "${MED[noop$sfx,p99]}" "<=" 0.5
+		ratio "    the same during the import" "${MED[dbaware$sfx,p99i]}" "${MED[noop$sfx,p99i]}" "<=" 0.5
+	fi
+done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 progress "done"
 exit 0

@@ -276,7 +276,7 @@ static int load_settings(const struct cli *c, struct pgiofs_settings *s, char *e
 			return -1;
 		}
 	/* injected I/O errors in a real mount would look like a failing disk */
-	if (ios_fault_configured(&s->ios) && !c->allow_faults && !c->print_config) {
+	if (pgiofs_fault_configured(s) && !c->allow_faults && !c->print_config) {
 		snprintf(err, errlen,
 			 "[fault] settings inject I/O errors and crashes; they are for tests "
 			 "and need --allow-faults");
@@ -693,10 +693,24 @@ static int run(struct cli *c, struct pfs *fs)
 			c->mountpoint);
 		goto out_destroy;
 	}
-	if (pfs_wire_attach(se) < 0) {
+	if (pfs_wire_attach(fs) < 0) {
 		fprintf(stderr, "pgiofs: cannot attach to the FUSE session\n");
 		goto out_unmount;
 	}
+	/* INIT now, while there is a terminal: what the kernel offers decides
+	 * how WAL is opened, and a fallback is said where the user sees it */
+	ret = pfs_loop_init(se);
+	if (ret < 0) {
+		fprintf(stderr, "pgiofs: the kernel's INIT request for \"%s\" failed: %s\n",
+			c->mountpoint, strerror(-ret));
+		fuse_session_unmount(se);
+		fuse_session_destroy(se);
+		drop_trace(c, trace_fd);
+		return 1;
+	}
+	ret = 1;
+	if (fs->wal_note[0])
+		fprintf(stderr, "pgiofs: %s\n", fs->wal_note);
 	pfs_tune_bdi(fs, c->mountpoint);
 	/* bound now, served after daemonizing: ready when the command returns */
 	if (pfs_control_open(fs, c->mountpoint, c->backing, has_fuse_opt(c, "allow_other"), err,

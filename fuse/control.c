@@ -213,6 +213,8 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 {
 	struct pfs *fs = c->fs;
 	char mnt[2 * PATH_MAX + 8], back[2 * PATH_MAX + 8], model[32], when[64];
+	char note[2 * sizeof(fs->wal_note) + 8];
+	struct pfs_wb_counters wb;
 	const char *policy;
 	bool enabled;
 	struct timespec ts;
@@ -225,15 +227,22 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	pthread_rwlock_unlock(&fs->ios_lock);
 	json_str_format(mnt, sizeof(mnt), c->mountpoint);
 	json_str_format(back, sizeof(back), c->backing);
+	json_str_format(note, sizeof(note), fs->wal_note);
+	pfs_wb_counters(fs, &wb);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 	return snprintf(buf, len,
 			"\"mount\":%s,\"backing\":%s,\"policy\":\"%s\",\"device\":\"%s\","
 			"\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
-			"\"time\":\"%s.%03ldZ\"",
+			"\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,"
+			"\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64
+			",\"bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64
+			",\"waits\":%" PRIu64 ",\"errors\":%" PRIu64 "}",
 			mnt, back, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
-			(int)getpid(), when, ts.tv_nsec / 1000000);
+			(int)getpid(), when, ts.tv_nsec / 1000000,
+			pgiofs_wal_mode_names[fs->wal_mode], note, fs->writeback ? "true" : "false",
+			wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits, wb.errors);
 }
 
 static int write_all(int fd, const void *buf, size_t len)

@@ -89,6 +89,32 @@ static void table_grow__(struct pfs *fs)
 	free(old);
 }
 
+/* inode_find__() -- the inode of (@dev, @ino), or NULL; caller holds
+ * fs->lock. */
+static struct pfs_inode *inode_find__(struct pfs *fs, dev_t dev, ino_t ino)
+{
+	struct pfs_inode *in;
+
+	for (in = fs->tab[hash_of(fs, dev, ino)]; in; in = in->hnext)
+		if (in->ino == ino && in->dev == dev)
+			return in;
+	return NULL;
+}
+
+/* set_class__() -- known inode @in was reached by a name of this kind and
+ * class; caller holds fs->lock. */
+static void set_class__(struct pfs *fs, struct pfs_inode *in, enum pgiofs_dirkind kind,
+			enum ios_class cls)
+{
+	if (in == &fs->root) /* read without the lock elsewhere */
+		return;
+	__atomic_store_n(&in->kind, (uint8_t)kind, __ATOMIC_RELAXED);
+	/* a relation's name says "heap"; its pages may have said "index"
+	 * already: keep that */
+	if (!(cls == IOS_CLASS_HEAP && __atomic_load_n(&in->by_content, __ATOMIC_RELAXED)))
+		__atomic_store_n(&in->cls, (uint8_t)cls, __ATOMIC_RELAXED);
+}
+
 /* inode_get() -- find or add the inode for (@st, @fd), taking one lookup
  * reference, and record the class of the name it was reached by (a hard
  * link in two places takes the class of the last name).  @fd is consumed:
@@ -101,19 +127,10 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 
 	pthread_mutex_lock(&fs->lock);
 	h = hash_of(fs, st->st_dev, st->st_ino);
-	for (in = fs->tab[h]; in; in = in->hnext)
-		if (in->ino == st->st_ino && in->dev == st->st_dev)
-			break;
+	in = inode_find__(fs, st->st_dev, st->st_ino);
 	if (in) {
 		in->nlookup++;
-		if (in != &fs->root) { /* read without the lock elsewhere */
-			__atomic_store_n(&in->kind, (uint8_t)kind, __ATOMIC_RELAXED);
-			/* a relation's name says "heap"; its pages may have said
-			 * "index" already: keep that */
-			if (!(cls == IOS_CLASS_HEAP &&
-			      __atomic_load_n(&in->by_content, __ATOMIC_RELAXED)))
-				__atomic_store_n(&in->cls, (uint8_t)cls, __ATOMIC_RELAXED);
-		}
+		set_class__(fs, in, kind, cls);
 		pthread_mutex_unlock(&fs->lock);
 		close(fd);
 		return in;
@@ -131,7 +148,8 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 	in->kind = (uint8_t)kind;
 	in->cls = (uint8_t)cls;
 	in->nlookup = 1;
-	pthread_mutex_init(&in->wb_lock, NULL);
+	pfs_wb_inode_init(in);
+	pthread_mutex_init(&in->om_lock, NULL);
 	in->hnext = fs->tab[h];
 	fs->tab[h] = in;
 	if (++fs->count > fs->tabsize * 2)
@@ -166,7 +184,8 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 	fs->count--;
 	pthread_mutex_unlock(&fs->lock);
 	close(in->fd);
-	pthread_mutex_destroy(&in->wb_lock);
+	pfs_wb_inode_destroy(in);
+	pthread_mutex_destroy(&in->om_lock);
 	free(in);
 }
 
@@ -181,6 +200,7 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&fs->ios_lock, &ra);
 	pthread_rwlockattr_destroy(&ra);
+	pfs_wb_init(fs, (uint64_t)fs->set.write_cache_mb << 20);
 	fs->tabsize = 1024;
 	fs->tab = calloc(fs->tabsize, sizeof(*fs->tab));
 	if (!fs->tab)
@@ -194,7 +214,18 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 	fs->root.ino = st.st_ino;
 	fs->root.fmt = S_IFDIR;
 	fs->root.nlookup = 2; /* never freed */
-	pthread_mutex_init(&fs->root.wb_lock, NULL);
+	{
+		/* a backing directory may itself be pg_wal (a WAL directory on a
+		 * mount of its own): its name says what its files are */
+		const char *base = strrchr(backing, '/');
+		enum pgiofs_dirkind kind;
+		enum ios_class cls;
+
+		pgiofs_classify(PGIOFS_DIR_OTHER, base ? base + 1 : backing, true, &kind, &cls);
+		fs->root.kind = (uint8_t)kind;
+	}
+	pfs_wb_inode_init(&fs->root);
+	pthread_mutex_init(&fs->root.om_lock, NULL);
 	fs->tab[hash_of(fs, st.st_dev, st.st_ino)] = &fs->root;
 	fs->count = 1;
 	return 0;
@@ -221,13 +252,6 @@ void pfs_cleanup(struct pfs *fs)
 		close(fs->root.fd);
 	fs->root.fd = -1;
 	pthread_mutex_destroy(&fs->lock);
-}
-
-/* wb_wait() -- until no acknowledged write to @in is in progress. */
-static void wb_wait(struct pfs_inode *in)
-{
-	pthread_mutex_lock(&in->wb_lock);
-	pthread_mutex_unlock(&in->wb_lock);
 }
 
 /* sched_invalidate() -- [@off, @off + @len) of @in (@len 0: to the end)
@@ -325,6 +349,14 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 	in = inode_get(fs, &e->attr, fd, kind, cls);
 	if (!in)
 		return -ENOMEM;
+	if (S_ISREG(e->attr.st_mode)) {
+		/* acknowledged writes the kernel counts in the size: stat
+		 * again now that the inode is known (writebehind.c) */
+		off_t pending = pfs_wb_size(in);
+
+		if (pending && stat_inode(in, &e->attr) == 0)
+			pfs_wb_fix_size(pending, &e->attr);
+	}
 	note_relation(fs, parent, in, name);
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
@@ -372,17 +404,21 @@ static int fh_fd(struct fuse_file_info *fi);
 
 static void pfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct pfs_inode *in = inode_of(req, ino);
+	off_t pending = pfs_wb_size(in); /* before the stat: see writebehind.c */
 	struct stat st;
 	int ret;
 
 	if (fi)
 		ret = fstat(fh_fd(fi), &st) < 0 ? -errno : 0;
 	else
-		ret = stat_inode(inode_of(req, ino), &st);
-	if (ret < 0)
+		ret = stat_inode(in, &st);
+	if (ret < 0) {
 		fuse_reply_err(req, -ret);
-	else
-		fuse_reply_attr(req, &st, pfs_of(req)->set.attr_timeout);
+		return;
+	}
+	pfs_wb_fix_size(pending, &st);
+	fuse_reply_attr(req, &st, pfs_of(req)->set.attr_timeout);
 }
 
 /* kill_suidgid() -- what the VFS does on write and truncate by a caller
@@ -437,6 +473,7 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	int fd = fi ? fh_fd(fi) : -1;
 	char path[64];
 	struct stat st;
+	off_t pending;
 	int ret = 0;
 
 	proc_path(path, sizeof(path), in->fd);
@@ -460,7 +497,7 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 		}
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
-		wb_wait(in);
+		pfs_wb_wait(in);
 		if (fd >= 0)
 			ret = ftruncate(fd, attr->st_size) < 0 ? -errno : 0;
 		else
@@ -473,11 +510,17 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	}
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 		     FUSE_SET_ATTR_MTIME_NOW)) {
+		/* an acknowledged write landing afterwards would move the
+		 * mtime set here */
+		pfs_wb_wait(in);
 		ret = set_times(in, fd, attr, valid);
 		if (ret < 0)
 			goto out;
 	}
+	pending = pfs_wb_size(in);
 	ret = fd >= 0 ? (fstat(fd, &st) < 0 ? -errno : 0) : stat_inode(in, &st);
+	if (ret == 0)
+		pfs_wb_fix_size(pending, &st);
 out:
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
@@ -630,6 +673,28 @@ static void pfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, ret < 0 ? errno : 0);
 }
 
+/* reclassify() -- the object now at @name in @dir, if the kernel knows it,
+ * takes the class of that name: after a rename the kernel moves its entry
+ * without looking the name up again, and a file moved into or out of
+ * pg_wal must be opened as what it now is (passthrough.c). */
+static void reclassify(struct pfs *fs, struct pfs_inode *dir, const char *name)
+{
+	enum pgiofs_dirkind kind;
+	enum ios_class cls;
+	struct pfs_inode *in;
+	struct stat st;
+
+	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	pgiofs_classify((enum pgiofs_dirkind)__atomic_load_n(&dir->kind, __ATOMIC_RELAXED), name,
+			S_ISDIR(st.st_mode), &kind, &cls);
+	pthread_mutex_lock(&fs->lock);
+	in = inode_find__(fs, st.st_dev, st.st_ino);
+	if (in)
+		set_class__(fs, in, kind, cls);
+	pthread_mutex_unlock(&fs->lock);
+}
+
 static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		       const char *newname, unsigned int flags)
 {
@@ -639,6 +704,11 @@ static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		ret = renameat2(fd_of(req, parent), name, fd_of(req, newparent), newname, flags) < 0
 			  ? -errno
 			  : 0;
+	if (ret == 0) {
+		reclassify(pfs_of(req), inode_of(req, newparent), newname);
+		if (flags & RENAME_EXCHANGE)
+			reclassify(pfs_of(req), inode_of(req, parent), name);
+	}
 	fuse_reply_err(req, -ret);
 }
 
@@ -679,10 +749,12 @@ static void pfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 /* open files */
 
 struct pfs_fh {
-	int fd;	 /* the backing file, opened as the caller asked */
-	int dfd; /* the same file with O_DIRECT, or -1 */
+	int fd;	   /* the backing file, opened as the caller asked */
+	int dfd;   /* the same file with O_DIRECT, or -1 */
+	int flags; /* what fd was opened with */
 	struct pfs_inode *inode;
 	enum ios_class cls;
+	struct pfs_open_how how; /* page cache, direct or passthrough */
 };
 
 /* Alignment of offsets, lengths and buffers for O_DIRECT: 4096 covers the
@@ -707,37 +779,39 @@ static int fh_fd(struct fuse_file_info *fi)
 }
 
 /* open_flags() -- the flags for the backing open.  With the write-back
- * cache the kernel may read pages of a file opened write-only and handles
- * O_APPEND itself (it knows the size), so open read-write and drop
- * O_APPEND.  O_NOFOLLOW is dropped because /proc/self/fd links are symlinks
- * themselves: the kernel has already refused a symlink for the caller. */
+ * cache the kernel may read pages of a file opened write-only, so open
+ * read-write.  The kernel sends every WRITE with its offset, the end of the
+ * file for O_APPEND (it knows the size: pgiofs is the only writer), so
+ * O_APPEND is dropped: on the backing descriptor it would make the write
+ * ignore that offset and land at the backing file's end, which is not the
+ * same place while acknowledged writes are pending or their space is
+ * reserved (writebehind.c).  O_NOFOLLOW is dropped because /proc/self/fd
+ * links are symlinks themselves: the kernel has already refused a symlink
+ * for the caller. */
 static int open_flags(const struct pfs *fs, int flags, bool *widened)
 {
-	flags &= ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY);
+	flags &= ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY | O_APPEND);
 	/* a caller's O_DIRECT is honoured by the kernel (no page cache on the
 	 * mount); our buffers are not aligned, and backing_direct decides how
 	 * the backing file is reached */
 	flags &= ~O_DIRECT;
 	*widened = false;
-	if (fs->set.writeback_cache) {
-		if ((flags & O_ACCMODE) == O_WRONLY) {
-			flags = (flags & ~O_ACCMODE) | O_RDWR;
-			*widened = true;
-		}
-		flags &= ~O_APPEND;
+	if (fs->writeback && (flags & O_ACCMODE) == O_WRONLY) {
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
+		*widened = true;
 	}
 	return flags | O_CLOEXEC;
 }
 
 /* wants_direct() -- relation data, WAL and temp files are cached once, in
- * the FUSE page cache, when backing_direct is on. */
-static bool wants_direct(const struct pfs *fs, enum ios_class cls)
+ * the FUSE page cache, when backing_direct is on; a handle that bypasses
+ * the mount's page cache keeps the backing page cache. */
+static bool wants_direct(const struct pfs *fs, enum ios_class cls, enum pfs_open_mode mode)
 {
+	if (mode != PFS_OPEN_CACHED)
+		return false;
 	switch (cls) {
 	case IOS_CLASS_WAL:
-		/* with wal_direct_io the mount caches no WAL: the backing page
-		 * cache is its only cache, and keeps WAL writes asynchronous */
-		return fs->set.backing_direct && !fs->set.wal_direct_io;
 	case IOS_CLASS_HEAP:
 	case IOS_CLASS_INDEX:
 	case IOS_CLASS_FSM:
@@ -759,9 +833,14 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 		return -ENOMEM;
 	fh->fd = fd;
 	fh->dfd = -1;
+	fh->flags = flags;
 	fh->inode = in;
 	fh->cls = (enum ios_class)__atomic_load_n(&in->cls, __ATOMIC_RELAXED);
-	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls)) {
+	pfs_open_mode_take(fs, in, fh->cls, &fh->how);
+	if (fs->set.stats_enabled)
+		ios_stats_note_open(fs->stats, fh->cls, fh->how.mode == PFS_OPEN_PASSTHROUGH,
+				    fh->how.new_file);
+	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls, fh->how.mode)) {
 		/* a second descriptor: aligned transfers use it, the rest the
 		 * first (the kernel keeps the two coherent); a backing
 		 * filesystem without O_DIRECT just gets buffered I/O */
@@ -780,26 +859,50 @@ static void fh_free(struct pfs *fs, struct pfs_fh *fh)
 		ios_release(fs->ios, (uint64_t)fh->inode->ino);
 		pthread_rwlock_unlock(&fs->ios_lock);
 	}
+	pfs_open_mode_drop(fs, fh->inode, fh->how.mode);
 	close(fh->fd);
 	if (fh->dfd >= 0)
 		close(fh->dfd);
 	free(fh);
 }
 
-static void set_open_reply(const struct pfs *fs, struct fuse_file_info *fi)
+/* set_open_reply() -- how the kernel is to open @fi; a passthrough reply is
+ * armed (wire.c), and reply_opened() checks it.  Returns whether it was:
+ * once the reply is sent the handle may already be released and freed. */
+static bool set_open_reply(const struct pfs *fs, struct fuse_file_info *fi)
 {
-	fi->keep_cache = fs->set.keep_cache;
-	if (fs->set.wal_direct_io && fh_of(fi)->cls == IOS_CLASS_WAL) {
+	const struct pfs_open_how *how = &fh_of(fi)->how;
+
+	fi->keep_cache = fs->set.keep_cache && !how->drop_cache;
+	fi->direct_io = 0;
+	if (how->mode == PFS_OPEN_DIRECT) {
 		fi->direct_io = 1;
 		fi->keep_cache = 0;
+	} else if (how->mode == PFS_OPEN_PASSTHROUGH) {
+		fi->keep_cache = 0;
+		pfs_wire_arm_passthrough(how->backing_id);
+		return true;
 	}
+	return false;
+}
+
+/* reply_opened() -- after the OPEN or CREATE reply (@ret from libfuse;
+ * @armed: set_open_reply()'s answer): false if nobody will release the
+ * handle (the caller was interrupted). */
+static bool reply_opened(bool armed, int ret)
+{
+	bool patched = pfs_wire_disarm();
+
+	if (armed && !patched && ret == 0)
+		pfs_log(LOG_ERR, "an open reply could not be made passthrough");
+	return ret != -ENOENT;
 }
 
 static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct pfs *fs = pfs_of(req);
 	struct pfs_inode *in = inode_of(req, ino);
-	bool widened;
+	bool widened, armed;
 	int flags = open_flags(fs, fi->flags, &widened);
 	char path[64];
 	int fd, ret;
@@ -820,8 +923,8 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	set_open_reply(fs, fi);
-	if (fuse_reply_open(req, fi) == -ENOENT)
+	armed = set_open_reply(fs, fi);
+	if (!reply_opened(armed, fuse_reply_open(req, fi)))
 		fh_free(fs, fh_of(fi)); /* the caller was interrupted: nobody will release it */
 }
 
@@ -831,7 +934,7 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	struct pfs *fs = pfs_of(req);
 	struct pfs_inode *dir = inode_of(req, parent);
 	struct fuse_entry_param e;
-	bool widened;
+	bool widened, armed;
 	int flags = open_flags(fs, fi->flags, &widened);
 	struct creds c;
 	int fd, ret = check_name(name);
@@ -869,8 +972,8 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	set_open_reply(fs, fi);
-	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+	armed = set_open_reply(fs, fi);
+	if (!reply_opened(armed, fuse_reply_create(req, &e, fi))) {
 		fh_free(fs, fh_of(fi));
 		inode_forget(fs, inode_of(req, e.ino), 1);
 	}
@@ -878,7 +981,7 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 
 static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	wb_wait(fh_of(fi)->inode); /* an acknowledged write may still use the fd */
+	pfs_wb_wait(fh_of(fi)->inode); /* an acknowledged write may still use the fd */
 	fh_free(pfs_of(req), fh_of(fi));
 	fuse_reply_err(req, 0);
 }
@@ -890,7 +993,7 @@ static void pfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	int fd;
 
-	wb_wait(fh_of(fi)->inode);
+	pfs_wb_wait(fh_of(fi)->inode);
 	fd = dup(fh_fd(fi));
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
@@ -902,17 +1005,20 @@ static void pfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 /* ------------------------------------------------------------------------ */
 /* data path: every read, write and sync is an iosched request */
 
-/* Write-behind.  With files.wal_direct_io, WAL bypasses the mount's page
- * cache, and a WRITE to it is acknowledged as soon as its data is in our
- * hands; the backing write follows in the same worker under the inode's
- * wb_lock.  Everything that must see it (fsync, reads, truncation, close)
- * takes wb_lock first, and a failed write is reported by the next fsync,
- * as writeback errors are.  A commit thus costs one WRITE round trip that
- * does not wait for the backing store, then the FSYNC. */
-static bool write_behind(const struct pfs *fs, const struct pfs_fh *fh)
+/* acknowledge_early() -- whether a WRITE is answered before it is on the
+ * backing store (writebehind.c): WAL on a direct handle (a commit's WRITE
+ * then does not wait for the disk, its FSYNC does), and, without the
+ * kernel's write-back cache, a queued write of a data file (pgiofs is the
+ * write cache then).  Never a write the caller made synchronous on a direct
+ * handle: no FSYNC follows it.  Caller holds ios_lock. */
+static bool acknowledge_early(const struct pfs *fs, const struct pfs_fh *fh, bool queued,
+			      bool dsync)
 {
-	return fh->cls == IOS_CLASS_WAL && fs->set.wal_direct_io &&
-	       ios_runs_inline(fs->ios, IOS_CLASS_WAL);
+	if (queued && fs->wb.cnt.limit == 0)
+		return false;
+	if (fh->how.mode == PFS_OPEN_DIRECT)
+		return !dsync && fh->cls == IOS_CLASS_WAL;
+	return fh->how.mode == PFS_OPEN_CACHED && !fs->writeback && queued;
 }
 
 /* submit() -- hand a request to the current scheduler (a reload swaps it
@@ -988,7 +1094,9 @@ static enum ios_class fh_class(const struct pfs_fh *fh)
 struct rw_ctx {
 	struct ios_req r;
 	fuse_req_t req;
+	struct pfs *fs;
 	struct pfs_inode *in; /* the file's inode (NULL for directories) */
+	size_t held;	      /* acknowledged early: bytes of the write cache held */
 	struct iovec iov;
 	void *buf; /* owned buffer (reads, and writes copied for O_DIRECT) */
 };
@@ -1024,18 +1132,24 @@ static void write_done(struct ios_req *r, ssize_t res)
 	rw_free(c);
 }
 
-/* write_behind_done() -- an acknowledged write finished: keep its error
- * (caller holds the inode's wb_lock). */
+/* write_behind_done() -- an acknowledged write finished: its error is kept
+ * for the next fsync. */
 static void write_behind_done(struct ios_req *r, ssize_t res)
 {
 	struct rw_ctx *c = (struct rw_ctx *)r;
-	struct pfs_inode *in = r->priv;
 
-	if (res < 0)
-		in->wb_err = (int)-res;
-	else if ((size_t)res < r->len)
-		in->wb_err = ENOSPC; /* a short write: the filesystem is full */
+	pfs_wb_end(c->fs, c->in, c->held, res, r->len);
 	rw_free(c);
+}
+
+/* write_dsync_done() -- a write the caller made synchronous (RWF_DSYNC) on
+ * a direct handle whose backing file is not O_DSYNC: no FSYNC follows such
+ * a write, so it is on the backing store before the reply. */
+static void write_dsync_done(struct ios_req *r, ssize_t res)
+{
+	if (res > 0 && fdatasync(r->fd) < 0)
+		res = -errno;
+	write_done(r, res);
 }
 
 static void sync_done(struct ios_req *r, ssize_t res)
@@ -1054,6 +1168,7 @@ static struct rw_ctx *rw_new(fuse_req_t req, struct pfs_fh *fh, int fd, enum ios
 	if (!c)
 		return NULL;
 	c->req = req;
+	c->fs = pfs_of(req);
 	c->r.fd = fd;
 	c->r.file_id = fh ? (uint64_t)fh->inode->ino : 0;
 	c->r.cls = fh ? fh_class(fh) : IOS_CLASS_OTHER;
@@ -1083,7 +1198,7 @@ static void pfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	bool direct = fh->dfd >= 0 && dio_aligned(off, size);
 	struct rw_ctx *c;
 
-	wb_wait(fh->inode); /* see acknowledged writes */
+	pfs_wb_wait(fh->inode); /* see acknowledged writes */
 	c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_READ);
 
 	if (!c || posix_memalign(&c->buf, DIO_ALIGN, size ? size : 1) != 0) {
@@ -1101,7 +1216,8 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 {
 	struct pfs *fs = pfs_of(req);
 	struct pfs_fh *fh = fh_of(fi);
-	bool direct = fh->dfd >= 0 && dio_aligned(off, size), queued;
+	bool direct = fh->dfd >= 0 && dio_aligned(off, size), queued, early;
+	bool dsync = (fi->flags & O_DSYNC) != 0;
 	struct rw_ctx *c;
 
 	refine_class(fh->inode, buf, size, off);
@@ -1114,20 +1230,27 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	if (pfs_wire_kill_suidgid() && kill_suidgid(fs, fh->fd, NULL))
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 	c->r.done = write_done;
+	if (dsync) /* for WAL, a commit's flush: the writeback throttle times it */
+		c->r.flags |= IOS_F_DSYNC;
+	/* the caller's O_DSYNC (or RWF_DSYNC): on a direct handle no FSYNC
+	 * follows, so the write must be on the backing store before the reply */
+	if (dsync && fh->how.mode == PFS_OPEN_DIRECT && !(fh->flags & O_DSYNC))
+		c->r.done = write_dsync_done;
 	pthread_rwlock_rdlock(&fs->ios_lock);
-	if (write_behind(fs, fh)) {
-		pthread_mutex_lock(&fh->inode->wb_lock);
-		fuse_reply_write(req, size); /* the data is ours now */
-		c->req = NULL;
-		c->r.priv = fh->inode;
-		c->r.done = write_behind_done;
-		rw_data(c, (void *)buf, size, off);
-		ios_submit(fs->ios, &c->r); /* direct: done when this returns */
-		pthread_mutex_unlock(&fh->inode->wb_lock);
-		pthread_rwlock_unlock(&fs->ios_lock);
-		return;
-	}
 	queued = !ios_runs_inline(fs->ios, c->r.cls);
+	early = acknowledge_early(fs, fh, queued, dsync);
+	if (early) {
+		int ret = pfs_wb_reserve(fh->fd, off, size);
+
+		if (ret == -EOPNOTSUPP) {
+			early = false;
+		} else if (ret < 0) {
+			pthread_rwlock_unlock(&fs->ios_lock);
+			free(c);
+			fuse_reply_err(req, -ret);
+			return;
+		}
+	}
 	if (!queued && (!direct || (uintptr_t)buf % DIO_ALIGN == 0)) {
 		/* done before this handler returns: the receive buffer will do
 		 * (loop.c lays it out so that a write's data is page aligned) */
@@ -1139,13 +1262,22 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		 * into a buffer of its own size, so a queued 8 KiB page holds
 		 * 8 KiB, not a 1 MiB receive buffer, and queued memory follows
 		 * the queued bytes.  A buffer that cannot be taken is copied
-		 * too (O_DIRECT needs alignment). */
-		if ((!direct || (uintptr_t)buf % DIO_ALIGN == 0) && size > WRITE_COPY_MAX)
+		 * too (O_DIRECT needs alignment).  An early acknowledged
+		 * write first waits for room in the write cache. */
+		bool take = (!direct || (uintptr_t)buf % DIO_ALIGN == 0) && size > WRITE_COPY_MAX;
+
+		if (early && queued) {
+			c->held = take ? pfs_loop_buffer_bytes() : size;
+			pfs_wb_begin(fs, fh->inode, c->held, off + (off_t)size);
+		}
+		if (take)
 			c->buf = pfs_loop_take_buffer(buf);
 		if (c->buf) {
 			rw_data(c, (void *)buf, size, off);
 		} else if (posix_memalign(&c->buf, DIO_ALIGN, size) != 0) {
 			pthread_rwlock_unlock(&fs->ios_lock);
+			if (early && queued)
+				pfs_wb_end(fs, fh->inode, c->held, 0, 0);
 			free(c);
 			fuse_reply_err(req, ENOMEM);
 			return;
@@ -1154,7 +1286,25 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 			rw_data(c, c->buf, size, off);
 		}
 	}
-	ios_submit(fs->ios, &c->r);
+	if (!early) {
+		ios_submit(fs->ios, &c->r);
+		pthread_rwlock_unlock(&fs->ios_lock);
+		return;
+	}
+	c->req = NULL;
+	c->r.done = write_behind_done;
+	if (queued) {
+		/* queued first: a request that follows the reply is ordered
+		 * after this write */
+		ios_submit(fs->ios, &c->r);
+		fuse_reply_write(req, size);
+	} else {
+		/* inline: the reply first, the backing write in this worker
+		 * right after; readers wait for it (pfs_wb_wait()) */
+		pfs_wb_begin(fs, fh->inode, 0, off + (off_t)size);
+		fuse_reply_write(req, size);
+		ios_submit(fs->ios, &c->r);
+	}
 	pthread_rwlock_unlock(&fs->ios_lock);
 }
 
@@ -1173,14 +1323,10 @@ static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync)
 
 static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	struct pfs_inode *in = fh_of(fi)->inode;
 	int err;
 
 	/* acknowledged writes first; an error of theirs is this fsync's */
-	pthread_mutex_lock(&in->wb_lock);
-	err = in->wb_err;
-	in->wb_err = 0;
-	pthread_mutex_unlock(&in->wb_lock);
+	err = pfs_wb_take_error(fh_of(fi)->inode);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
@@ -1193,7 +1339,7 @@ static void pfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset
 {
 	int ret;
 
-	wb_wait(fh_of(fi)->inode);
+	pfs_wb_wait(fh_of(fi)->inode);
 	ret = fallocate(fh_fd(fi), mode, offset, length) < 0 ? errno : 0;
 	if (ret == 0) /* to the end: collapse and insert move what follows */
 		sched_invalidate(pfs_of(req), fh_of(fi)->inode, offset, 0);
@@ -1448,7 +1594,10 @@ static void pfs_init(void *userdata, struct fuse_conn_info *conn)
 	struct pfs *fs = userdata;
 	const struct pgiofs_settings *s = &fs->set;
 
-	if (s->writeback_cache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+	pfs_open_mode_init(fs);
+	if (!(conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+		fs->writeback = false;
+	if (fs->writeback)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
@@ -1460,6 +1609,11 @@ static void pfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
 	/* ordering across the async queue is iosched's business */
 	conn->want |= conn->capable & FUSE_CAP_ASYNC_READ;
+	/* pgiofs is the backing files' only writer, so a changed mtime in the
+	 * attributes is our own doing, never a reason to drop the mount's
+	 * cached pages of the file (without the write-back cache every write
+	 * changes it: the next lseek(SEEK_END) would drop them all) */
+	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 	/* locks stay local to the kernel: the backing files are ours alone */
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	conn->max_write = (unsigned)(s->max_write_kb * 1024);

@@ -57,6 +57,11 @@ static char *buffer_new(void)
 	return p;
 }
 
+size_t pfs_loop_buffer_bytes(void)
+{
+	return RECV_SIZE + ALIGN;
+}
+
 void *pfs_loop_take_buffer(const void *data)
 {
 	const char *d = data;
@@ -106,6 +111,28 @@ static void *worker(void *arg)
 		free(tls_base);
 	tls_base = NULL;
 	return NULL;
+}
+
+int pfs_loop_init(struct fuse_session *se)
+{
+	struct fuse_buf fbuf;
+	char *base = buffer_new();
+	int res;
+
+	if (!base)
+		return -ENOMEM;
+	do {
+		memset(&fbuf, 0, sizeof(fbuf));
+		fbuf.mem = base + ALIGN - WRITE_HDR;
+		fbuf.size = RECV_SIZE;
+		res = fuse_session_receive_buf(se, &fbuf);
+	} while (res == -EINTR || res == -EAGAIN);
+	if (res > 0) {
+		fuse_session_process_buf(se, &fbuf);
+		atomic_fetch_add_explicit(&handled, 1, memory_order_relaxed);
+	}
+	free(base);
+	return res > 0 ? 0 : res == 0 ? -ENODEV : res;
 }
 
 int pfs_loop(struct fuse_session *se, unsigned nthreads)

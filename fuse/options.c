@@ -9,6 +9,13 @@
 
 #define F(x) offsetof(struct pgiofs_settings, x)
 
+const char *const pgiofs_wal_mode_names[] = {
+    [PGIOFS_WAL_CACHED] = "cached",
+    [PGIOFS_WAL_DIRECT] = "direct",
+    [PGIOFS_WAL_PASSTHROUGH] = "passthrough",
+    NULL,
+};
+
 static const struct conf_tunable rows[] = {
     {"fuse", "entry_timeout", CONF_DOUBLE, "s", "86400", 0, 1e9, NULL, F(entry_timeout),
      "How long the kernel may cache a name; safe to be long because pgiofs is the only "
@@ -19,7 +26,9 @@ static const struct conf_tunable rows[] = {
      "How long the kernel may cache that a name does not exist."},
     {"fuse", "writeback_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(writeback_cache),
      "Let the kernel gather small writes in its page cache and send them in large "
-     "WRITE requests (PostgreSQL writes 8 KiB blocks)."},
+     "WRITE requests (PostgreSQL writes 8 KiB blocks).  Off with files.wal_mode = "
+     "passthrough, which the kernel allows only without it; pgiofs is then the write "
+     "cache itself (files.write_cache_mb)."},
     {"fuse", "keep_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(keep_cache),
      "Keep a file's cached pages when it is opened again."},
     {"fuse", "max_write_kb", CONF_INT, "KiB", "1024", 4, 1024, NULL, F(max_write_kb),
@@ -39,13 +48,14 @@ static const struct conf_tunable rows[] = {
      "Idle worker threads kept ready."},
     {"fuse", "clone_fd", CONF_BOOL, "", "yes", 0, 0, NULL, F(clone_fd),
      "Give each worker thread its own /dev/fuse descriptor."},
-    {"fuse", "time_gran_ns", CONF_INT, "ns", "1000000000", 1, 1000000000, NULL, F(time_gran_ns),
-     "Timestamp granularity of the mount.  With the write-back cache the kernel keeps "
-     "mtime itself and sends it to the daemon before every fsync whose file's mtime "
-     "changed: with nanosecond timestamps one more round trip for nearly every commit "
-     "(pgbench tps 0.65x native instead of 0.79x here).  The default, whole seconds as "
-     "on ext3, makes that rare; PostgreSQL never uses sub-second times.  Set 1 for "
-     "exact nanosecond timestamps (cp -a, rsync, tar preserve them)."},
+    {"fuse", "time_gran_ns", CONF_INT, "ns", "1", 1, 1000000000, NULL, F(time_gran_ns),
+     "Timestamp granularity of the mount: 1, exact nanosecond timestamps as on ext4 (cp -a, "
+     "rsync and tar preserve them).  Through the write-back cache the kernel keeps mtime "
+     "itself and sends it before every fsync whose file's mtime changed, which with "
+     "nanosecond timestamps is nearly every commit of cached WAL "
+     "(bench/commit_requests.sh: 0.6 to 1 SETATTR per commit); WAL opened direct or in "
+     "passthrough (files.wal_mode) never goes that way.  1000000000 (whole seconds, as on "
+     "ext3) makes those round trips rare for files.wal_mode = cached."},
     {"bdi", "read_ahead_kb", CONF_INT, "KiB", "1024", -1, 65536, NULL, F(read_ahead_kb),
      "Readahead window of the mount (/sys/class/bdi/<dev>/read_ahead_kb), set when "
      "running as root; -1 leaves the kernel's value."},
@@ -55,10 +65,19 @@ static const struct conf_tunable rows[] = {
     {"bdi", "strict_limit", CONF_INT, "", "-1", -1, 1, NULL, F(strict_limit),
      "Whether the mount is held to its own dirty limit (FUSE sets 1); set when running "
      "as root; -1 leaves the kernel's value."},
-    {"files", "wal_direct_io", CONF_BOOL, "", "no", 0, 0, NULL, F(wal_direct_io),
-     "Open pg_wal segments with direct_io: WAL writes go straight to the daemon instead "
-     "of through the FUSE page cache (WAL is written once and read back only by "
-     "recovery and replication)."},
+    {"files", "wal_mode", CONF_ENUM, "", "direct", 0, 0, pgiofs_wal_mode_names, F(wal_mode),
+     "How pg_wal segments are opened: cached (through the mount's page cache, like every "
+     "file), direct (direct_io: every WAL write is a request to pgiofs, acknowledged once "
+     "pgiofs has the data unless it is O_DSYNC) or passthrough (FUSE passthrough: the "
+     "kernel reads and writes the backing file itself, only opens and fsyncs reach "
+     "pgiofs; needs Linux 6.9 or later and root, turns the write-back cache off, and "
+     "falls back to direct, saying so, where it cannot be had)."},
+    {"files", "write_cache_mb", CONF_INT, "MiB", "32", 0, 4096, NULL, F(write_cache_mb),
+     "Without the kernel's write-back cache (files.wal_mode = passthrough, or "
+     "fuse.writeback_cache = no) every write(2) waits for pgiofs: pgiofs then answers a "
+     "queued write of a data file as soon as the scheduler holds it, in at most this much "
+     "memory (writers wait when it is full), and reports a failed write at the next fsync "
+     "of the file, as the kernel does; 0: every write waits for the backing store."},
     {"files", "backing_direct", CONF_BOOL, "", "yes", 0, 0, NULL, F(backing_direct),
      "Read and write relation, WAL and temp files on the backing filesystem with "
      "O_DIRECT when offset and length are 4 KiB aligned, so their data is cached once "
@@ -71,11 +90,19 @@ static const struct conf_tunable rows[] = {
      "reloads; with no, they stand still."},
 };
 
-#define NROWS (sizeof(rows) / sizeof(rows[0]))
+/* pgiofs's own [fault] rows follow iosched's, in the same section */
+static const struct conf_tunable fault_rows[] = {
+    {"fault", "no_passthrough", CONF_BOOL, "", "no", 0, 0, NULL, F(fault_no_passthrough),
+     "Fault injection: act as if the kernel did not offer FUSE passthrough (tests the "
+     "fallback of files.wal_mode = passthrough)."},
+};
+
+#define NROWS	   (sizeof(rows) / sizeof(rows[0]))
+#define NFAULTROWS (sizeof(fault_rows) / sizeof(fault_rows[0]))
 
 /* The table of pgiofs: its own rows, then iosched's ([iosched], [device])
  * with their offsets moved into pgiofs_settings.ios. */
-static struct conf_tunable all_rows[NROWS + 64];
+static struct conf_tunable all_rows[NROWS + NFAULTROWS + 64];
 static struct conf_table table;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -90,6 +117,8 @@ static void build(void)
 		all_rows[n].offset += offsetof(struct pgiofs_settings, ios);
 		n++;
 	}
+	for (i = 0; i < NFAULTROWS && n < sizeof(all_rows) / sizeof(all_rows[0]); i++)
+		all_rows[n++] = fault_rows[i];
 	table.rows = all_rows;
 	table.nrows = n;
 	table.settings_size = sizeof(struct pgiofs_settings);
@@ -99,4 +128,9 @@ const struct conf_table *pgiofs_conf(void)
 {
 	pthread_once(&once, build);
 	return &table;
+}
+
+bool pgiofs_fault_configured(const struct pgiofs_settings *s)
+{
+	return ios_fault_configured(&s->ios) || s->fault_no_passthrough;
 }

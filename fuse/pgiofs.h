@@ -21,6 +21,15 @@
 
 #define PGIOFS_VERSION "0.1.0"
 
+/* How pg_wal segments are opened (files.wal_mode). */
+enum pgiofs_wal_mode {
+	PGIOFS_WAL_CACHED,	/* through the mount's page cache, like any file */
+	PGIOFS_WAL_DIRECT,	/* FOPEN_DIRECT_IO: every write is a request */
+	PGIOFS_WAL_PASSTHROUGH, /* FUSE passthrough: reads and writes bypass
+				 * the daemon (no write-back cache then) */
+};
+extern const char *const pgiofs_wal_mode_names[]; /* NULL-terminated */
+
 /* The tunables of pgiofs itself (see config/pgiofs.conf). */
 struct pgiofs_settings {
 	/* [fuse] */
@@ -41,16 +50,23 @@ struct pgiofs_settings {
 	int64_t max_ratio;     /* mount's bdi max_ratio (%); -1 = leave */
 	int64_t strict_limit;  /* mount's bdi strict_limit 0/1; -1 = leave */
 	/* [files] */
-	bool wal_direct_io;  /* pg_wal files bypass the FUSE page cache */
-	bool backing_direct; /* O_DIRECT on backing relation/WAL/temp files */
+	int wal_mode;		/* enum pgiofs_wal_mode */
+	int64_t write_cache_mb; /* acknowledged writes held at most (no write-back cache) */
+	bool backing_direct;	/* O_DIRECT on backing relation/WAL/temp files */
 	/* [stats] */
 	bool stats_enabled; /* account every request for `pgiofs stat` */
+	/* [fault] of pgiofs itself (tests; needs --allow-faults) */
+	bool fault_no_passthrough; /* act as if the kernel had no passthrough */
 	/* [iosched], [device] */
 	struct ios_settings ios;
 };
 
 /* pgiofs_conf() -- the tunables table: pgiofs's own and iosched's. */
 const struct conf_table *pgiofs_conf(void);
+
+/* pgiofs_fault_configured() -- whether @s injects any fault (iosched's
+ * [fault] or pgiofs's own): pgiofs refuses that without --allow-faults. */
+bool pgiofs_fault_configured(const struct pgiofs_settings *s);
 
 /* What a directory is to PostgreSQL; children are classified by it. */
 enum pgiofs_dirkind {

@@ -14,6 +14,7 @@
 #include <fuse_lowlevel.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,11 +40,44 @@ struct pfs_inode {
 	struct ios_stats_rel *rel;
 	uint32_t nopen; /* open handles (atomic): iosched readahead state is
 			 * released with the last */
-	/* write-behind (WAL with files.wal_direct_io): held while an
-	 * acknowledged write is still being written; its error, kept for the
-	 * next fsync */
+	/* writes acknowledged before they are on the backing store
+	 * (writebehind.c), under wb_lock: how many are left, and the first
+	 * error of one, kept for the next fsync */
 	pthread_mutex_t wb_lock;
+	pthread_cond_t wb_done; /* wb_pending reached 0 */
+	uint32_t wb_pending;
+	off_t wb_size; /* the file's size once they are written, or 0 */
 	int wb_err;
+	/* how the file is open (passthrough.c), under om_lock: the kernel
+	 * refuses a page-cache open while a passthrough one is outstanding
+	 * and the other way round, and wants one backing id for all of them */
+	pthread_mutex_t om_lock;
+	uint32_t n_cached, n_direct, n_passthrough; /* open handles per mode */
+	int backing_id;				    /* registered while n_passthrough > 0, else 0 */
+	bool uncached_seen;			    /* ever open direct or passthrough: the mount's
+						     * page cache of it may be stale, drop it at open */
+};
+
+/* How one open handle reaches the file (struct pfs_fh.mode). */
+enum pfs_open_mode {
+	PFS_OPEN_CACHED,      /* through the mount's page cache */
+	PFS_OPEN_DIRECT,      /* FOPEN_DIRECT_IO: every read and write a request */
+	PFS_OPEN_PASSTHROUGH, /* FOPEN_PASSTHROUGH: reads and writes bypass us */
+};
+
+/* wire.c's state of the connection (atomics: every worker reads them). */
+struct pfs_wire {
+	_Atomic uint64_t init_unique; /* the INIT request, UINT64_MAX once answered */
+	atomic_bool offered_killpriv_v2, offered_passthrough, offered_dio_mmap; /* in INIT */
+	atomic_bool passthrough; /* put into the INIT reply */
+};
+
+/* The write cache's state (writebehind.c). */
+struct pfs_wb_counters {
+	uint64_t limit, bytes, peak; /* bytes: the cache's limit, held now, most */
+	uint64_t writes;	     /* writes that went through the cache */
+	uint64_t waits;		     /* of which waited for room */
+	uint64_t errors;	     /* of which failed on the backing store */
 };
 
 /* The filesystem: one per mount. */
@@ -58,6 +92,18 @@ struct pfs {
 	struct fuse_session *se;
 	bool is_root; /* the daemon runs with euid 0 */
 	bool foreground;
+	struct pfs_wire wire;
+	/* what the mount runs with, decided at INIT (passthrough.c); the
+	 * settings keep what was asked for */
+	bool writeback;	    /* the kernel's write-back cache is on */
+	int wal_mode;	    /* enum pgiofs_wal_mode in effect */
+	char wal_note[256]; /* why wal_mode differs from the setting, or "" */
+	/* the write cache (writebehind.c): memory of acknowledged writes */
+	struct {
+		pthread_mutex_t lock;
+		pthread_cond_t room;
+		struct pfs_wb_counters cnt;
+	} wb;
 	struct ios_stats *stats;	/* since mount; attached to every scheduler */
 	struct pfs_control *control;	/* control channel (control.c), or NULL */
 	struct ios_trace_writer *trace; /* --trace, or NULL; every scheduler */
@@ -86,16 +132,88 @@ void pfs_log_to_syslog(void);
 
 /* loop.c: the session loop; requests may keep their receive buffer */
 int pfs_loop(struct fuse_session *se, unsigned nthreads);
+/* pfs_loop_init() -- read and process the kernel's first request (INIT)
+ * in the calling thread; 0 or -errno. */
+int pfs_loop_init(struct fuse_session *se);
 /* pfs_loop_take_buffer() -- if @data lies in the calling worker's receive
  * buffer, hand that buffer over: returns its base, to free() when done;
  * NULL otherwise (the caller must copy). */
 void *pfs_loop_take_buffer(const void *data);
+/* pfs_loop_buffer_bytes() -- the size of a receive buffer. */
+size_t pfs_loop_buffer_bytes(void);
 /* pfs_loop_requests() -- requests the session loop has handled so far. */
 unsigned long pfs_loop_requests(void);
 
 /* wire.c: raw protocol hooks (see there for why) */
-int pfs_wire_attach(struct fuse_session *se);
+int pfs_wire_attach(struct pfs *fs); /* after fuse_session_mount() */
+/* pfs_wire_kill_suidgid() -- the request being processed asks for the
+ * set-user-ID and set-group-ID bits to be cleared. */
 bool pfs_wire_kill_suidgid(void);
+/* pfs_wire_passthrough_offered() -- the kernel's INIT offered passthrough. */
+bool pfs_wire_passthrough_offered(const struct pfs *fs);
+/* pfs_wire_enable_passthrough() -- from the INIT handler: put passthrough
+ * into the reply (which must not ask for the write-back cache). */
+void pfs_wire_enable_passthrough(struct pfs *fs);
+/* pfs_wire_backing_open() -- register backing file @fd (an O_PATH
+ * descriptor will do) with the kernel: a backing id > 0, or -errno. */
+int pfs_wire_backing_open(const struct pfs *fs, int fd);
+void pfs_wire_backing_close(const struct pfs *fs, int backing_id);
+/* pfs_wire_arm_passthrough() -- the OPEN or CREATE reply this thread
+ * writes next opens the file in passthrough with @backing_id;
+ * pfs_wire_disarm() after the reply: whether it was patched. */
+void pfs_wire_arm_passthrough(int backing_id);
+bool pfs_wire_disarm(void);
+
+/* writebehind.c: writes acknowledged before they reach the backing store */
+void pfs_wb_init(struct pfs *fs, uint64_t limit); /* limit: bytes of the write cache */
+void pfs_wb_inode_init(struct pfs_inode *in);
+void pfs_wb_inode_destroy(struct pfs_inode *in);
+/* pfs_wb_begin() -- a write to @in ending at byte @end is about to be
+ * acknowledged: counted on the inode, and @bytes of the write cache's
+ * memory taken, waiting while it is full.  @bytes 0: a write done by the
+ * caller itself after the reply, which first waits for the inode's earlier
+ * acknowledged writes (they are queued writes' business otherwise). */
+void pfs_wb_begin(struct pfs *fs, struct pfs_inode *in, size_t bytes, off_t end);
+/* pfs_wb_reserve() -- before a write of @len bytes at @off to @fd is
+ * acknowledged early: the space it needs beyond the end of the file is
+ * allocated now (fallocate), so that the write cannot fail for the want of
+ * it.  0, -EOPNOTSUPP (the filesystem cannot: answer the write once it is
+ * written) or -errno: the writer's error (ENOSPC). */
+int pfs_wb_reserve(int fd, off_t off, size_t len);
+/* pfs_wb_size() -- before a stat of @in's backing file: the size the file
+ * has once the acknowledged writes are written (0: none pending), for
+ * pfs_wb_fix_size() to apply to the stat. */
+off_t pfs_wb_size(struct pfs_inode *in);
+struct stat;
+void pfs_wb_fix_size(off_t size, struct stat *st);
+/* pfs_wb_end() -- that write finished with @res (bytes, or -errno) of the
+ * @len it had: an error or a short write is kept for the next fsync. */
+void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res, size_t len);
+/* pfs_wb_wait() -- until no acknowledged write to @in is left. */
+void pfs_wb_wait(struct pfs_inode *in);
+/* pfs_wb_take_error() -- pfs_wb_wait(), then the error kept (a positive
+ * errno, or 0), forgotten once returned. */
+int pfs_wb_take_error(struct pfs_inode *in);
+void pfs_wb_counters(struct pfs *fs, struct pfs_wb_counters *out);
+
+/* passthrough.c: how files are opened (cached, direct, passthrough) */
+/* pfs_open_mode_init() -- in the INIT handler: decide fs->writeback and
+ * fs->wal_mode from the settings, the kernel's offer and our privileges
+ * (fs->wal_note says why if not what was asked for). */
+void pfs_open_mode_init(struct pfs *fs);
+struct pfs_open_how {
+	enum pfs_open_mode mode;
+	int backing_id;	 /* passthrough: the inode's backing id */
+	bool new_file;	 /* passthrough: the id was registered for this open */
+	bool drop_cache; /* the mount's pages of the file may be stale */
+};
+/* pfs_open_mode_take() -- how a new open handle of @in, a file of class
+ * @cls, reaches it, counted until pfs_open_mode_drop(); for passthrough the
+ * inode's backing id is registered first if need be.  Never fails: where
+ * passthrough cannot be had the handle is direct. */
+void pfs_open_mode_take(struct pfs *fs, struct pfs_inode *in, enum ios_class cls,
+			struct pfs_open_how *how);
+void pfs_open_mode_drop(struct pfs *fs, struct pfs_inode *in, enum pfs_open_mode mode);
 
 /* mount.c */
 struct pfs_mount_info {

@@ -370,11 +370,56 @@ static void print_interval(const struct ios_stats_snapshot *d)
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	for (c = 0; c < IOS_NCLASS; c++) {
 		const struct ios_stats_class *k = &d->cls[c];
+		char name[16];
 
+		/* "*": reads and writes of its passthrough files are not seen */
+		snprintf(name, sizeof(name), "%s%s", ios_class_name((enum ios_class)c),
+			 k->bytes_seen == IOS_SEEN_ALL ? "" : "*");
 		if (k->read_ops || k->write_ops || k->sync_ops)
-			interval_row(when, ios_class_name((enum ios_class)c), k, secs);
+			interval_row(when, name, k, secs);
 	}
 	interval_row(when, "total", &d->total, secs);
+}
+
+/* json_u64_member() -- the value of number member @key in the object of
+ * @json that starts at member @object ("" for the top level), 0 if none. */
+static uint64_t json_u64_member(const char *json, const char *object, const char *key)
+{
+	char pat[64];
+	const char *p = json;
+
+	if (*object) {
+		snprintf(pat, sizeof(pat), "\"%s\":{", object);
+		p = strstr(json, pat);
+		if (!p)
+			return 0;
+	}
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(p, pat);
+	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
+}
+
+/* print_modes() -- how WAL reaches the backing store, and the write cache. */
+static void print_modes(const struct sample *s)
+{
+	char wal[32] = "?", note[512] = "";
+
+	json_string_member(s->extra, "wal_mode", wal, sizeof(wal));
+	json_string_member(s->extra, "wal_note", note, sizeof(note));
+	printf("WAL %s, write-back cache %s", wal,
+	       strstr(s->extra, "\"writeback_cache\":true") ? "on" : "off");
+	if (json_u64_member(s->extra, "write_cache", "writes"))
+		printf("; write cache %.1f of %.1f MiB held (peak %.1f), %" PRIu64
+		       " writes, %" PRIu64 " waited for room, %" PRIu64 " failed",
+		       (double)json_u64_member(s->extra, "write_cache", "bytes") / 1048576,
+		       (double)json_u64_member(s->extra, "write_cache", "limit_bytes") / 1048576,
+		       (double)json_u64_member(s->extra, "write_cache", "peak_bytes") / 1048576,
+		       json_u64_member(s->extra, "write_cache", "writes"),
+		       json_u64_member(s->extra, "write_cache", "waits"),
+		       json_u64_member(s->extra, "write_cache", "errors"));
+	printf("\n");
+	if (*note)
+		printf("note: %s\n", note);
 }
 
 static void print_cumulative(const struct stat_opts *o, const struct sample *s)
@@ -389,6 +434,7 @@ static void print_cumulative(const struct stat_opts *o, const struct sample *s)
 	       strstr(s->extra, "\"stats_enabled\":false") ? " (statistics disabled: "
 							     "[stats] enabled = no)"
 							   : "");
+	print_modes(s);
 	ios_stats_print_table(stdout, &s->snap);
 }
 

@@ -1,21 +1,38 @@
 /*
  * wire.c -- hooks on the raw /dev/fuse traffic (libfuse custom I/O).
  *
- * libfuse 3.14 does not know FUSE_HANDLE_KILLPRIV_V2 (protocol 7.33).
- * Without it the kernel asks the daemon for "security.capability" before
- * every write(2) into the page cache (file_remove_privs() on a superblock
- * without SB_NOSEC): one GETXATTR round trip per 8 KiB PostgreSQL write,
- * which more than triples the time of a bulk import.  With it, the kernel
- * sets SB_NOSEC and instead tells the daemon, in the WRITE, SETATTR and OPEN
- * requests, when set-user-ID and set-group-ID bits must be cleared.
+ * libfuse 3.14 speaks protocol 7.38 and knows neither
+ * FUSE_HANDLE_KILLPRIV_V2's use here nor FUSE passthrough (7.40), so these
+ * hooks read every request header and may patch two kinds of reply:
  *
- * So these hooks (1) add FUSE_HANDLE_KILLPRIV_V2 to the INIT reply libfuse
- * writes, and (2) remember, per worker thread, whether the request being
- * processed carries a KILL_SUIDGID flag; pfs_wire_kill_suidgid() reads it.
- * libfuse reads a request and processes it in the same worker thread.
+ *   - INIT.  FUSE_HANDLE_KILLPRIV_V2 is added when the kernel offered it.
+ *     Without it the kernel asks the daemon for "security.capability" before
+ *     every write(2) into the page cache (file_remove_privs() on a superblock
+ *     without SB_NOSEC): one GETXATTR round trip per 8 KiB PostgreSQL write,
+ *     which more than triples the time of a bulk import.  With it, the kernel
+ *     sets SB_NOSEC and instead tells the daemon, in the WRITE, SETATTR and
+ *     OPEN requests, when set-user-ID and set-group-ID bits must be cleared
+ *     (pfs_wire_kill_suidgid()).  FUSE_DIRECT_IO_ALLOW_MMAP (7.39) is added
+ *     when offered, so that a WAL file opened direct can still be mapped
+ *     shared (otherwise ENODEV).  When passthrough was chosen for the mount
+ *     (pfs_wire_enable_passthrough(), called from the INIT handler), the
+ *     reply also gets FUSE_PASSTHROUGH and max_stack_depth 1; the kernel
+ *     accepts that only without FUSE_WRITEBACK_CACHE, which the handler has
+ *     then left out.
+ *   - OPEN and CREATE.  A handler that opens a file in passthrough arms its
+ *     reply (pfs_wire_arm_passthrough()) with a backing id registered by
+ *     pfs_wire_backing_open(); the hook sets FOPEN_PASSTHROUGH and the id in
+ *     the fuse_open_out libfuse wrote, and clears FOPEN_KEEP_CACHE and
+ *     FOPEN_DIRECT_IO, which must not come with it.
  *
- * What must stay true: a reply other than INIT's is written unchanged; the
- * flag is offered only when the kernel offered it.
+ * libfuse reads a request, processes it and writes its reply in the same
+ * worker thread, so what a request carries (its unique id, opcode, the
+ * KILL_SUIDGID flag) and what its handler armed are kept per thread.
+ *
+ * What must stay true: any other reply is written unchanged; a flag is
+ * offered to the kernel only when the kernel offered it; an armed reply is
+ * patched only if it answers the request this thread is processing, without
+ * error, and is disarmed whatever happens.
  */
 #include "pgiofs_i.h"
 
@@ -23,34 +40,118 @@
 #include <linux/fuse.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
+#include <syslog.h>
 #include <unistd.h>
 
-static _Atomic uint64_t init_unique = UINT64_MAX;
-static atomic_bool kernel_has_killpriv_v2;
+/* Protocol 7.40 (passthrough), newer than <linux/fuse.h> on Debian 12 (7.38)
+ * and than libfuse 3.14. */
+#ifndef FUSE_PASSTHROUGH
+#define FUSE_PASSTHROUGH (1ULL << 37) /* init flags: in flags2, bit 5 */
+#endif
+#ifndef FUSE_DIRECT_IO_ALLOW_MMAP
+#define FUSE_DIRECT_IO_ALLOW_MMAP (1ULL << 36) /* 7.39: flags2, bit 4 */
+#endif
+#ifndef FOPEN_PASSTHROUGH
+#define FOPEN_PASSTHROUGH (1u << 7)
+#endif
+/* fuse_init_out.max_stack_depth: unused[0] in 7.38, after flags2 */
+#define INIT_OUT_MAX_STACK_DEPTH (offsetof(struct fuse_init_out, flags2) + sizeof(uint32_t))
+/* fuse_open_out.backing_id: the padding of 7.38 */
+#define OPEN_OUT_BACKING_ID (offsetof(struct fuse_open_out, open_flags) + sizeof(uint32_t))
+
+struct pfs_backing_map {
+	int32_t fd;
+	uint32_t flags;
+	uint64_t padding;
+};
+#define PFS_DEV_IOC_BACKING_OPEN  _IOW(FUSE_DEV_IOC_MAGIC, 1, struct pfs_backing_map)
+#define PFS_DEV_IOC_BACKING_CLOSE _IOW(FUSE_DEV_IOC_MAGIC, 2, uint32_t)
+
+/* the request this worker thread is processing, and what its handler armed */
 static __thread bool tls_kill_suidgid;
+static __thread uint64_t tls_unique;
+static __thread uint32_t tls_opcode;
+static __thread int32_t tls_backing_id; /* armed: > 0 */
+static __thread bool tls_patched;
 
 bool pfs_wire_kill_suidgid(void)
 {
 	return tls_kill_suidgid;
 }
 
-static void note_request(const void *buf, size_t len)
+bool pfs_wire_passthrough_offered(const struct pfs *fs)
+{
+	return atomic_load(&fs->wire.offered_passthrough);
+}
+
+void pfs_wire_enable_passthrough(struct pfs *fs)
+{
+	atomic_store(&fs->wire.passthrough, true);
+}
+
+void pfs_wire_arm_passthrough(int backing_id)
+{
+	tls_backing_id = backing_id;
+	tls_patched = false;
+}
+
+bool pfs_wire_disarm(void)
+{
+	bool patched = tls_patched;
+
+	tls_backing_id = 0;
+	tls_patched = false;
+	return patched;
+}
+
+int pfs_wire_backing_open(const struct pfs *fs, int fd)
+{
+	struct pfs_backing_map map = {.fd = fd};
+	int id = ioctl(fuse_session_fd(fs->se), PFS_DEV_IOC_BACKING_OPEN, &map);
+
+	if (id < 0)
+		return -errno;
+	return id > 0 ? id : -EIO; /* 0 is not an id the kernel hands out */
+}
+
+void pfs_wire_backing_close(const struct pfs *fs, int backing_id)
+{
+	uint32_t id = (uint32_t)backing_id;
+
+	if (ioctl(fuse_session_fd(fs->se), PFS_DEV_IOC_BACKING_CLOSE, &id) < 0)
+		pfs_log(LOG_ERR, "cannot close passthrough backing id %d: %s", backing_id,
+			strerror(errno));
+}
+
+static void note_request(struct pfs *fs, const void *buf, size_t len)
 {
 	const struct fuse_in_header *in = buf;
 	const char *arg = (const char *)buf + sizeof(*in);
 
 	tls_kill_suidgid = false;
+	tls_backing_id = 0;
 	if (len < sizeof(*in))
 		return;
+	tls_unique = in->unique;
+	tls_opcode = in->opcode;
 	switch (in->opcode) {
 	case FUSE_INIT:
-		if (len >= sizeof(*in) + sizeof(struct fuse_init_in)) {
+		if (len >= sizeof(*in) + offsetof(struct fuse_init_in, flags2)) {
 			const struct fuse_init_in *ii = (const void *)arg;
+			uint64_t flags = ii->flags;
 
-			atomic_store(&kernel_has_killpriv_v2,
-				     (ii->flags & FUSE_HANDLE_KILLPRIV_V2) != 0);
-			atomic_store(&init_unique, in->unique);
+			if ((flags & FUSE_INIT_EXT) && len >= sizeof(*in) + sizeof(*ii))
+				flags |= (uint64_t)ii->flags2 << 32;
+			atomic_store(&fs->wire.offered_killpriv_v2,
+				     (flags & FUSE_HANDLE_KILLPRIV_V2) != 0);
+			atomic_store(&fs->wire.offered_passthrough,
+				     (flags & FUSE_INIT_EXT) && (flags & FUSE_PASSTHROUGH));
+			atomic_store(&fs->wire.offered_dio_mmap,
+				     (flags & FUSE_INIT_EXT) &&
+					 (flags & FUSE_DIRECT_IO_ALLOW_MMAP));
+			atomic_store(&fs->wire.init_unique, in->unique);
 		}
 		break;
 	case FUSE_WRITE:
@@ -80,46 +181,105 @@ static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 {
 	ssize_t n = read(fd, buf, len);
 
-	(void)userdata;
 	if (n > 0)
-		note_request(buf, (size_t)n);
+		note_request(userdata, buf, (size_t)n);
 	return n;
 }
 
-/* patch_init() -- set FUSE_HANDLE_KILLPRIV_V2 in the INIT reply's flags,
- * wherever the iovec split puts that field. */
-static void patch_init(struct iovec *iov, int count)
+/* field() -- the @len bytes at byte @pos of the reply, if one iovec element
+ * holds them all (libfuse writes a header and one argument), else NULL. */
+static char *field(struct iovec *iov, int count, size_t pos, size_t len)
 {
-	size_t want = sizeof(struct fuse_out_header) + offsetof(struct fuse_init_out, flags);
-	size_t pos = 0;
+	size_t at = 0;
 	int i;
 
 	for (i = 0; i < count; i++) {
-		if (want >= pos && want + sizeof(uint32_t) <= pos + iov[i].iov_len) {
-			uint32_t flags;
-			char *p = (char *)iov[i].iov_base + (want - pos);
-
-			memcpy(&flags, p, sizeof(flags));
-			flags |= FUSE_HANDLE_KILLPRIV_V2;
-			memcpy(p, &flags, sizeof(flags));
-			return;
-		}
-		pos += iov[i].iov_len;
+		if (pos >= at && pos + len <= at + iov[i].iov_len)
+			return (char *)iov[i].iov_base + (pos - at);
+		at += iov[i].iov_len;
 	}
+	return NULL;
+}
+
+static void set_u32(char *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static uint32_t get_u32(const char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* patch_init() -- the INIT reply's flags: FUSE_HANDLE_KILLPRIV_V2 if the
+ * kernel offered it; FUSE_PASSTHROUGH (and what comes with it) if enabled. */
+static void patch_init(struct pfs *fs, struct iovec *iov, int count, size_t total)
+{
+	const size_t hdr = sizeof(struct fuse_out_header);
+	char *flags = field(iov, count, hdr + offsetof(struct fuse_init_out, flags), 4);
+	char *flags2 = field(iov, count, hdr + offsetof(struct fuse_init_out, flags2), 4);
+	char *depth = field(iov, count, hdr + INIT_OUT_MAX_STACK_DEPTH, 4);
+	uint32_t f;
+
+	if (!flags)
+		return;
+	f = get_u32(flags);
+	if (atomic_load(&fs->wire.offered_killpriv_v2))
+		f |= FUSE_HANDLE_KILLPRIV_V2;
+	if (atomic_load(&fs->wire.offered_dio_mmap) && flags2) {
+		f |= FUSE_INIT_EXT;
+		set_u32(flags2, get_u32(flags2) | (uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32));
+	}
+	if (atomic_load(&fs->wire.passthrough)) {
+		if (flags2 && depth && total >= hdr + INIT_OUT_MAX_STACK_DEPTH + 4 &&
+		    !(f & FUSE_WRITEBACK_CACHE)) {
+			f |= FUSE_INIT_EXT;
+			set_u32(flags2, get_u32(flags2) | (uint32_t)(FUSE_PASSTHROUGH >> 32));
+			set_u32(depth, 1); /* a backing file may not be stacked itself */
+		} else {
+			/* the handler checked all this: never reached */
+			atomic_store(&fs->wire.passthrough, false);
+		}
+	}
+	set_u32(flags, f);
+}
+
+/* patch_open() -- the armed fuse_open_out of an OPEN or CREATE reply. */
+static void patch_open(struct iovec *iov, int count)
+{
+	size_t pos = sizeof(struct fuse_out_header);
+	char *of, *id;
+
+	if (tls_opcode == FUSE_CREATE)
+		pos += sizeof(struct fuse_entry_out);
+	else if (tls_opcode != FUSE_OPEN)
+		return;
+	of = field(iov, count, pos + offsetof(struct fuse_open_out, open_flags), 4);
+	id = field(iov, count, pos + OPEN_OUT_BACKING_ID, 4);
+	if (!of || !id)
+		return;
+	set_u32(of, (get_u32(of) & ~(uint32_t)(FOPEN_KEEP_CACHE | FOPEN_DIRECT_IO)) |
+			FOPEN_PASSTHROUGH);
+	set_u32(id, (uint32_t)tls_backing_id);
+	tls_patched = true;
 }
 
 static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
-	(void)userdata;
+	struct pfs *fs = userdata;
+
 	if (count > 0 && iov[0].iov_len >= sizeof(struct fuse_out_header)) {
 		const struct fuse_out_header *out = iov[0].iov_base;
-		uint64_t iu = atomic_load(&init_unique);
 
-		if (out->unique == iu && out->error == 0 &&
-		    out->len >= sizeof(*out) + offsetof(struct fuse_init_out, max_write) &&
-		    atomic_load(&kernel_has_killpriv_v2)) {
-			patch_init(iov, count);
-			atomic_store(&init_unique, UINT64_MAX);
+		if (out->unique == atomic_load(&fs->wire.init_unique) && out->error == 0 &&
+		    out->len >= sizeof(*out) + offsetof(struct fuse_init_out, max_write)) {
+			patch_init(fs, iov, count, out->len);
+			atomic_store(&fs->wire.init_unique, UINT64_MAX);
+		} else if (tls_backing_id > 0 && out->unique == tls_unique && out->error == 0) {
+			patch_open(iov, count);
 		}
 	}
 	return writev(fd, iov, count);
@@ -130,9 +290,11 @@ static const struct fuse_custom_io wire_io = {
     .writev = hook_writev,
 };
 
-int pfs_wire_attach(struct fuse_session *se)
+int pfs_wire_attach(struct pfs *fs)
 {
-	int ret = fuse_session_custom_io(se, &wire_io, fuse_session_fd(se));
+	int ret;
 
+	atomic_store(&fs->wire.init_unique, UINT64_MAX);
+	ret = fuse_session_custom_io(fs->se, &wire_io, fuse_session_fd(fs->se));
 	return ret < 0 ? ret : 0;
 }

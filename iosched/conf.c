@@ -78,6 +78,13 @@ static const struct conf_tunable rows[] = {
      "this after they arrive (bounded write latency)."},
     {"iosched", "temp_expire_ms", CONF_INT, "ms", "5000", 1, 600000, NULL, F(temp_expire_ms),
      "dbaware: temp-file (pgsql_tmp) reads and writes."},
+    {"iosched", "wal_target_us", CONF_INT, "us", "2000", 0, 10000000, NULL, F(wal_target_us),
+     "dbaware: the writeback throttle's target for WAL flushes (a commit's fdatasync of the "
+     "segment, or its O_DSYNC write): when 1% or more of them in a window take longer, "
+     "the heap, index and temp writeback in flight is halved (down to one transfer); "
+     "while none does, it grows back by a quarter (up to nr_requests).  0: no throttle."},
+    {"iosched", "throttle_window_ms", CONF_INT, "ms", "100", 1, 60000, NULL, F(throttle_window_ms),
+     "dbaware: how often the writeback throttle decides."},
     {"iosched", "wal_inline", CONF_BOOL, "", "yes", 0, 0, NULL, F(wal_inline),
      "Queueing policies: run WAL and commit-status (pg_xact, ...) requests at arrival "
      "in the requesting thread, as direct does, instead of queueing them for the "

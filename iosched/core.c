@@ -142,7 +142,9 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 		struct ios_stats *st = s->stats;
 		ssize_t res;
 
-		if (!st && !s->trace && !s->fault) {
+		uint64_t lat;
+
+		if (!st && !s->trace && !s->fault && !(s->wbt && ios_wbt_is_flush(req))) {
 			req->arrival_ns = 0;
 			req->done(req, ios_execute(req));
 			return 0;
@@ -151,7 +153,9 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 		 * before done, so a completed request is already counted */
 		req->arrival_ns = ios_now_ns();
 		res = s->fault ? ios_fault_execute(s->fault, req) : ios_execute(req);
-		account(s, req, res, 0, ios_now_ns() - req->arrival_ns);
+		lat = ios_now_ns() - req->arrival_ns;
+		account(s, req, res, 0, lat);
+		ios_wbt_observe(s->wbt, req, lat);
 		req->done(req, res);
 		return 0;
 	}
@@ -548,6 +552,8 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 	ios_list_add_tail(&s->inflight, &head->anode);
 	s->nr_inflight += head->nreq;
 	s->nr_xfers_inflight++;
+	if (ios_wbt_is_writeback(head->req))
+		s->nr_wb_inflight++;
 	s->bytes_inflight += xlen;
 	if (s->bytes_inflight > s->cnt.peak_bytes_inflight)
 		s->cnt.peak_bytes_inflight = s->bytes_inflight;
@@ -572,6 +578,7 @@ void ios_core_dispatch(struct ios_sched *s)
 {
 	uint64_t now = s->clock(s);
 
+	ios_wbt_round(s);
 	for (;;) {
 		struct ios_rq *rq;
 		bool from_ready = !ios_list_empty(&s->ready);
@@ -610,6 +617,8 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 	ios_list_del(&head->anode);
 	s->nr_inflight -= head->nreq;
 	s->nr_xfers_inflight--;
+	if (ios_wbt_is_writeback(head->req))
+		s->nr_wb_inflight--;
 	s->bytes_inflight -= head->len;
 	s->pol_ops->completed(s, head, now);
 	for (p = head->merged.next; p != &head->merged; p = n) {
@@ -640,6 +649,7 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 		account(s, req, r,
 			head->dispatch_ns > m->arrival_ns ? head->dispatch_ns - m->arrival_ns : 0,
 			now > head->dispatch_ns ? now - head->dispatch_ns : 0);
+		ios_wbt_observe(s->wbt, req, now > m->arrival_ns ? now - m->arrival_ns : 0);
 		req->done(req, r);
 		if (m != head) {
 			file_put(s, m->file);
@@ -771,6 +781,9 @@ struct ios_sched *ios_core_create(const struct ios_settings *set, const struct i
 		if (!s->ra)
 			goto fail;
 	}
+	if (set->policy == IOS_POLICY_DBAWARE && set->wal_target_us > 0 &&
+	    !(s->wbt = ios_wbt_create(set)))
+		goto fail;
 	ret = s->pol_ops->init(s);
 	if (ret < 0) {
 		errno = -ret;
@@ -794,6 +807,7 @@ fail:
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
 	ios_ra_destroy(s);
+	ios_wbt_destroy(s->wbt);
 	ios_device_destroy(s->dev);
 	ios_fault_destroy(s->fault);
 	free(s->files);
@@ -813,6 +827,7 @@ void ios_destroy(struct ios_sched *s)
 		if (s->wake_fd >= 0)
 			close(s->wake_fd);
 		ios_device_destroy(s->dev);
+		ios_wbt_destroy(s->wbt);
 		free(s->files);
 	}
 	ios_fault_destroy(s->fault);
@@ -840,6 +855,7 @@ bool ios_is_async(const struct ios_sched *s)
 void ios_attach_stats(struct ios_sched *s, struct ios_stats *st)
 {
 	s->stats = st;
+	ios_wbt_publish(s, NULL); /* this scheduler's throttle, or none */
 }
 
 void ios_attach_trace(struct ios_sched *s, struct ios_trace_writer *w)

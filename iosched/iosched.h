@@ -52,6 +52,9 @@ enum ios_dir { IOS_READ, IOS_WRITE, IOS_SYNC, IOS_NDIR };
 /* virtual schedulers only: execute nothing, succeed with the full length
  * (a trace replay) */
 #define IOS_F_NOEXEC 0x2
+/* IOS_WRITE: the caller made it synchronous (O_DSYNC on the descriptor):
+ * for WAL it is a commit's flush, which the writeback throttle times */
+#define IOS_F_DSYNC 0x4
 
 struct ios_req;
 struct ios_stats_rel;
@@ -118,9 +121,11 @@ struct ios_settings {
 	int64_t xact_expire_ms;
 	int64_t data_write_expire_ms; /* heap, index, fsm, vm, meta, other */
 	int64_t temp_expire_ms;
-	int64_t read_ahead_kb; /* largest readahead window (0: no readahead) */
-	bool wal_inline;       /* WAL and commit-status requests run at arrival */
-	int64_t ra_cache_mb;   /* read-ahead data held at most */
+	int64_t wal_target_us;	    /* dbaware: WAL flush latency the throttle aims at (0: off) */
+	int64_t throttle_window_ms; /* dbaware: how often the throttle decides */
+	int64_t read_ahead_kb;	    /* largest readahead window (0: no readahead) */
+	bool wal_inline;	    /* WAL and commit-status requests run at arrival */
+	int64_t ra_cache_mb;	    /* read-ahead data held at most */
 	/* [device] */
 	int device_model;      /* enum ios_device_model */
 	double seq_mb_s;       /* hdd/ssd transfer rate */
@@ -314,6 +319,10 @@ uint64_t ios_now_ns(void);
 
 #include <stdio.h>
 
+/* Whether a class's read and write counters cover all of its data: not
+ * when some of its files were opened in FUSE passthrough. */
+enum ios_bytes_seen { IOS_SEEN_ALL, IOS_SEEN_PARTIAL, IOS_SEEN_NONE };
+
 /* Latency histogram: values below 16 ns have a bucket each; above, every
  * power of two is split into 16 sub-buckets, so a bucket is at most 1/16
  * (6.25%) of its lower bound wide.  Covers the whole uint64_t range. */
@@ -332,6 +341,11 @@ struct ios_stats_class {
 	uint64_t merges;		 /* requests merged into another */
 	uint64_t ra_hit_bytes;		 /* readahead bytes later read */
 	uint64_t ra_wasted_bytes;	 /* readahead bytes never read */
+	/* opens of the class's files through the mount, and of those, the ones
+	 * in FUSE passthrough, whose reads and writes bypass pgiofs and are in
+	 * none of the counters above (their fsyncs are); passthrough_files:
+	 * files that went into passthrough (for WAL, a segment taken into use) */
+	uint64_t opens, passthrough_opens, passthrough_files;
 	/* latency = queue wait + service time, over every accounted request */
 	uint64_t lat_count;	 /* requests in the histogram */
 	uint64_t queue_sum_ns;	 /* total queue wait */
@@ -344,7 +358,24 @@ struct ios_stats_class {
 	/* derived (ios_stats_snapshot() and ios_stats_snapshot_diff() fill them) */
 	uint64_t lat_avg_ns, lat_p50_ns, lat_p99_ns, lat_p999_ns;
 	double over_2s_pct, over_10s_pct; /* percent of lat_count */
+	enum ios_bytes_seen bytes_seen;	  /* from the cumulative open counts */
 	uint64_t hist[IOS_STATS_NBUCKETS];
+};
+
+/* The writeback throttle of dbaware (docs/iosched.md), as the statistics
+ * see it: counters since creation (or in the interval, for a diff), and the
+ * running scheduler's settings and depth at its last decision. */
+struct ios_stats_throttle {
+	uint64_t windows;	 /* decisions taken */
+	uint64_t windows_cut;	 /* of which cut the writeback depth */
+	uint64_t windows_raised; /* of which raised it */
+	uint64_t wal_flushes;	 /* WAL flushes (syncs, O_DSYNC writes) timed */
+	uint64_t wal_slow;	 /* of which slower than the target */
+	uint64_t throttled_ns;	 /* time the depth was below its maximum */
+	uint64_t held;		 /* dispatch rounds in which writeback waited for the depth */
+	/* gauges */
+	uint64_t target_ns; /* 0: no throttle (another policy, or wal_target_us 0) */
+	uint64_t depth, max_depth;
 };
 
 /* A snapshot: about 80 KiB, so allocate it rather than put it on the stack
@@ -356,6 +387,7 @@ struct ios_stats_snapshot {
 	int cumulative;	   /* 1: since creation; 0: an interval (a diff) */
 	struct ios_stats_class cls[IOS_NCLASS];
 	struct ios_stats_class total; /* sum of the classes */
+	struct ios_stats_throttle throttle;
 };
 
 struct ios_stats;
@@ -384,6 +416,16 @@ void ios_stats_note_merge(struct ios_stats *s, enum ios_class cls, uint64_t n);
  * ahead and then used, @wasted_bytes read ahead and dropped unused. */
 void ios_stats_note_readahead(struct ios_stats *s, enum ios_class cls, uint64_t hit_bytes,
 			      uint64_t wasted_bytes);
+
+/* ios_stats_note_open() -- a file of class @cls was opened, in FUSE
+ * passthrough if @passthrough, which took a file into passthrough if
+ * @new_file. */
+void ios_stats_note_open(struct ios_stats *s, enum ios_class cls, int passthrough, int new_file);
+
+/* ios_stats_note_throttle() -- one decision of the writeback throttle: its
+ * counters (windows, windows_cut, windows_raised, wal_flushes, wal_slow,
+ * throttled_ns, held) are added, its gauges replace the last ones. */
+void ios_stats_note_throttle(struct ios_stats *s, const struct ios_stats_throttle *t);
 
 /* ios_stats_snapshot() -- copy the counters into @out and derive average,
  * percentiles and shares.  Each counter is exact; a snapshot taken while

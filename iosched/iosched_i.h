@@ -16,6 +16,7 @@
 #define PGIOFS_IOSCHED_I_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -182,9 +183,10 @@ struct ios_sched {
 	size_t nfiles_tab, nfiles;
 	struct ios_list ready; /* parked rqs that became eligible */
 	struct ios_list inflight;
-	struct ios_list held;  /* emulated device: done, not yet due */
-	int nr_inflight;       /* requests (not transfers) in flight */
-	int nr_xfers_inflight; /* transfers in flight */
+	struct ios_list held;	 /* emulated device: done, not yet due */
+	int nr_inflight;	 /* requests (not transfers) in flight */
+	int nr_xfers_inflight;	 /* transfers in flight */
+	unsigned nr_wb_inflight; /* of which writeback (ios_wbt_is_writeback()) */
 	size_t bytes_inflight;
 	size_t nr_queued; /* requests in the policy */
 	struct ios_counters cnt;
@@ -195,6 +197,7 @@ struct ios_sched {
 	struct ios_trace_writer *trace; /* optional */
 	struct ios_fault *fault;	/* fault injection, or NULL */
 	struct ios_ra *ra;		/* readahead, or NULL (read_ahead_kb 0, direct) */
+	struct ios_wbt *wbt;		/* writeback throttle (dbaware), or NULL */
 	bool ra_flush_all;		/* under sub_lock: a control node could not be
 					 * allocated, drop all read-ahead data */
 	pthread_t thread;
@@ -256,6 +259,42 @@ void ios_ra_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t l
 void ios_ra_release(struct ios_sched *s, uint64_t file_id);
 void ios_ra_flush(struct ios_sched *s);
 void ios_ra_counters(const struct ios_sched *s, struct ios_counters *out);
+
+/* wbt.c: dbaware's writeback throttle (see there) */
+struct ios_wbt {
+	/* tunables */
+	uint64_t target_ns, window_ns;
+	unsigned max_depth;
+	/* observations: any thread */
+	_Atomic uint64_t flushes, slow; /* WAL flushes in this window, over the target */
+	/* dispatcher only */
+	unsigned depth; /* writeback transfers in flight at most */
+	uint64_t window_start, window_end;
+	uint64_t held; /* dispatch rounds in this window that held writeback */
+	bool held_round;
+};
+/* ios_wbt_create() -- a throttle for @set, or NULL: off (wal_target_us 0)
+ * or out of memory. */
+struct ios_wbt *ios_wbt_create(const struct ios_settings *set);
+void ios_wbt_destroy(struct ios_wbt *w);
+/* ios_wbt_is_flush() -- @req is a WAL flush, which the throttle times. */
+bool ios_wbt_is_flush(const struct ios_req *req);
+/* ios_wbt_is_writeback() -- @req is writeback, which the throttle holds. */
+bool ios_wbt_is_writeback(const struct ios_req *req);
+/* ios_wbt_observe() -- @req completed @lat_ns after it arrived (any
+ * thread; ignores what is not a WAL flush; @w may be NULL). */
+void ios_wbt_observe(struct ios_wbt *w, const struct ios_req *req, uint64_t lat_ns);
+/* ios_wbt_allows() -- one more writeback transfer may start now. */
+bool ios_wbt_allows(struct ios_sched *s);
+/* ios_wbt_round() -- a dispatch round begins. */
+void ios_wbt_round(struct ios_sched *s);
+/* ios_wbt_tick() -- decide if a window ended by @now; when to ask next. */
+uint64_t ios_wbt_tick(struct ios_sched *s, uint64_t now);
+/* ios_wbt_open() -- no throttle, or at its maximum depth. */
+bool ios_wbt_open(const struct ios_sched *s);
+/* ios_wbt_publish() -- @counters (NULL: none) and the throttle's gauges
+ * (none without a throttle) into the statistics. */
+void ios_wbt_publish(struct ios_sched *s, const struct ios_stats_throttle *counters);
 
 /* device.c: the emulated device, a disk model (iosched.h) of 64 GiB on
  * which each file starts at a spread-out place */

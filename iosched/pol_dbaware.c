@@ -16,6 +16,10 @@
  * behind the whole backlog (seen on the emulated hdd: WAL waits of 2 s); alternating bounds a
  * commit's wait by one writeback transfer.  Within a tier requests go in position order (one sweep
  * across files and offsets), which keeps merges and sequential runs together.
+ *
+ * The writeback throttle (wbt.c) bounds how much writeback is in flight by the latency of the
+ * WAL flushes it observes: a writeback or temp write is chosen only while the throttle allows one
+ * more; until then the other tiers go, and the write keeps its place and its deadline.
  */
 #include "iosched_i.h"
 
@@ -129,12 +133,20 @@ static struct ios_rq *log_pick(struct dbaware *d, uint64_t now)
 	return h ? h : ios_container_of(d->sorted[T_LOG].next, struct ios_rq, pol[0]);
 }
 
+/* held() -- @rq (the head of tier @t) must wait for the throttle. */
+static bool held(struct ios_sched *s, struct ios_rq *rq)
+{
+	return (rq->pol_queue == T_WRITEBACK || rq->pol_queue == T_TEMP) &&
+	       ios_wbt_is_writeback(rq->req) && !ios_wbt_allows(s);
+}
+
 static struct ios_rq *db_next(struct ios_sched *s, uint64_t now)
 {
 	struct dbaware *d = s->pol;
 	struct ios_rq *best = NULL;
 	int t;
 
+	ios_wbt_tick(s, now);
 	d->chosen_lower = false;
 	/* after an expired lower-tier request, queued log work goes: an
 	 * overloaded writeback backlog, all of it past its deadline, takes
@@ -148,7 +160,8 @@ static struct ios_rq *db_next(struct ios_sched *s, uint64_t now)
 		if (ios_list_empty(&d->fifo[t]))
 			continue;
 		h = ios_container_of(d->fifo[t].next, struct ios_rq, pol[1]);
-		if (h->deadline_ns <= now && (!best || h->deadline_ns < best->deadline_ns))
+		if (h->deadline_ns <= now && (!best || h->deadline_ns < best->deadline_ns) &&
+		    !held(s, h))
 			best = h;
 	}
 	if (best) {
@@ -162,6 +175,8 @@ static struct ios_rq *db_next(struct ios_sched *s, uint64_t now)
 		best = d->cursor[t];
 		if (!best)
 			best = ios_container_of(d->sorted[t].next, struct ios_rq, pol[0]);
+		if (held(s, best))
+			continue;
 		return d->chosen = best;
 	}
 	return NULL;
@@ -175,14 +190,14 @@ static void db_completed(struct ios_sched *s, struct ios_rq *rq, uint64_t now)
 }
 
 /* db_timer() -- wake up when the earliest queued deadline passes, so an
- * expired request is not left waiting for the next arrival. */
+ * expired request is not left waiting for the next arrival, and when the
+ * throttle's window ends. */
 static uint64_t db_timer(struct ios_sched *s, uint64_t now)
 {
 	struct dbaware *d = s->pol;
 	uint64_t t = UINT64_MAX;
 	int i;
 
-	(void)now;
 	for (i = 0; i < NTIER; i++)
 		if (!ios_list_empty(&d->fifo[i])) {
 			uint64_t dl =
@@ -191,6 +206,15 @@ static uint64_t db_timer(struct ios_sched *s, uint64_t now)
 			if (dl < t)
 				t = dl;
 		}
+	/* the throttle decides while there is writeback, or until it is open
+	 * again */
+	if (s->nr_wb_inflight || !ios_list_empty(&d->sorted[T_WRITEBACK]) ||
+	    !ios_list_empty(&d->sorted[T_TEMP]) || !ios_wbt_open(s)) {
+		uint64_t w = ios_wbt_tick(s, now);
+
+		if (w < t)
+			t = w;
+	}
 	return t;
 }
 

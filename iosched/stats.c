@@ -47,6 +47,7 @@ struct shard_class {
 	_Atomic uint64_t errors;
 	_Atomic uint64_t merges;
 	_Atomic uint64_t ra_hit, ra_wasted;
+	_Atomic uint64_t opens, pt_opens, pt_files;
 	_Atomic uint64_t queue_sum, service_sum;
 	_Atomic uint64_t over_2s, over_10s;
 	_Atomic uint64_t max;
@@ -77,6 +78,10 @@ struct ios_stats {
 	pthread_mutex_t rel_lock;
 	_Atomic uint32_t nrels;
 	_Atomic uint64_t rel_untracked;
+	/* the writeback throttle: counters added, gauges stored, per decision
+	 * (one thread at a time: the dispatcher of the running scheduler) */
+	_Atomic uint64_t thr[7]; /* windows .. held, in struct order */
+	_Atomic uint64_t thr_target, thr_depth, thr_max;
 	struct ios_stats_rel *rels; /* IOS_STATS_MAX_RELATIONS + 1 */
 	uint32_t *rel_slot;	    /* REL_SLOTS */
 };
@@ -227,6 +232,48 @@ void ios_stats_note_merge(struct ios_stats *s, enum ios_class cls, uint64_t n)
 		add(&my_shard(s)->cls[class_index(cls)].merges, n);
 }
 
+void ios_stats_note_open(struct ios_stats *s, enum ios_class cls, int passthrough, int new_file)
+{
+	struct shard_class *k;
+
+	if (!s)
+		return;
+	k = &my_shard(s)->cls[class_index(cls)];
+	add(&k->opens, 1);
+	if (passthrough)
+		add(&k->pt_opens, 1);
+	if (new_file)
+		add(&k->pt_files, 1);
+}
+
+/* throttle_counters() -- the counters of @t in the order of ios_stats.thr */
+static void throttle_counters(const struct ios_stats_throttle *t, uint64_t v[7])
+{
+	v[0] = t->windows;
+	v[1] = t->windows_cut;
+	v[2] = t->windows_raised;
+	v[3] = t->wal_flushes;
+	v[4] = t->wal_slow;
+	v[5] = t->throttled_ns;
+	v[6] = t->held;
+}
+
+void ios_stats_note_throttle(struct ios_stats *s, const struct ios_stats_throttle *t)
+{
+	uint64_t v[7];
+	unsigned i;
+
+	if (!s || !t)
+		return;
+	throttle_counters(t, v);
+	for (i = 0; i < 7; i++)
+		if (v[i])
+			add(&s->thr[i], v[i]);
+	atomic_store_explicit(&s->thr_target, t->target_ns, memory_order_relaxed);
+	atomic_store_explicit(&s->thr_depth, t->depth, memory_order_relaxed);
+	atomic_store_explicit(&s->thr_max, t->max_depth, memory_order_relaxed);
+}
+
 void ios_stats_note_readahead(struct ios_stats *s, enum ios_class cls, uint64_t hit_bytes,
 			      uint64_t wasted_bytes)
 {
@@ -292,6 +339,15 @@ static void derive(struct ios_stats_class *c)
 	c->over_10s_pct = 100.0 * (double)c->lat_over_10s / (double)n;
 }
 
+/* seen() -- whether the byte counters of a class with these cumulative
+ * open counts cover all of its data. */
+static enum ios_bytes_seen seen(const struct ios_stats_class *c)
+{
+	if (!c->passthrough_opens)
+		return IOS_SEEN_ALL;
+	return c->passthrough_opens < c->opens ? IOS_SEEN_PARTIAL : IOS_SEEN_NONE;
+}
+
 /* accumulate() -- add the counters of @c to @sum (max: the larger). */
 static void accumulate(struct ios_stats_class *sum, const struct ios_stats_class *c)
 {
@@ -306,6 +362,9 @@ static void accumulate(struct ios_stats_class *sum, const struct ios_stats_class
 	sum->merges += c->merges;
 	sum->ra_hit_bytes += c->ra_hit_bytes;
 	sum->ra_wasted_bytes += c->ra_wasted_bytes;
+	sum->opens += c->opens;
+	sum->passthrough_opens += c->passthrough_opens;
+	sum->passthrough_files += c->passthrough_files;
 	sum->queue_sum_ns += c->queue_sum_ns;
 	sum->service_sum_ns += c->service_sum_ns;
 	sum->lat_over_2s += c->lat_over_2s;
@@ -359,6 +418,9 @@ int ios_stats_snapshot(const struct ios_stats *s, struct ios_stats_snapshot *out
 			o->merges += load(&k->merges);
 			o->ra_hit_bytes += load(&k->ra_hit);
 			o->ra_wasted_bytes += load(&k->ra_wasted);
+			o->opens += load(&k->opens);
+			o->passthrough_opens += load(&k->pt_opens);
+			o->passthrough_files += load(&k->pt_files);
 			o->queue_sum_ns += load(&k->queue_sum);
 			o->service_sum_ns += load(&k->service_sum);
 			o->lat_over_2s += load(&k->over_2s);
@@ -369,7 +431,20 @@ int ios_stats_snapshot(const struct ios_stats *s, struct ios_stats_snapshot *out
 				o->hist[b] += load(&k->hist[b]);
 		}
 	}
+	out->throttle.windows = load(&s->thr[0]);
+	out->throttle.windows_cut = load(&s->thr[1]);
+	out->throttle.windows_raised = load(&s->thr[2]);
+	out->throttle.wal_flushes = load(&s->thr[3]);
+	out->throttle.wal_slow = load(&s->thr[4]);
+	out->throttle.throttled_ns = load(&s->thr[5]);
+	out->throttle.held = load(&s->thr[6]);
+	out->throttle.target_ns = load(&s->thr_target);
+	out->throttle.depth = load(&s->thr_depth);
+	out->throttle.max_depth = load(&s->thr_max);
 	finish(out);
+	for (c = 0; c < IOS_NCLASS; c++)
+		out->cls[c].bytes_seen = seen(&out->cls[c]);
+	out->total.bytes_seen = seen(&out->total);
 	return 0;
 }
 
@@ -395,6 +470,10 @@ static void diff_class(const struct ios_stats_class *a, const struct ios_stats_c
 	out->merges = sub(b->merges, a->merges);
 	out->ra_hit_bytes = sub(b->ra_hit_bytes, a->ra_hit_bytes);
 	out->ra_wasted_bytes = sub(b->ra_wasted_bytes, a->ra_wasted_bytes);
+	out->opens = sub(b->opens, a->opens);
+	out->passthrough_opens = sub(b->passthrough_opens, a->passthrough_opens);
+	out->passthrough_files = sub(b->passthrough_files, a->passthrough_files);
+	out->bytes_seen = b->bytes_seen; /* about the mount, not the interval */
 	out->queue_sum_ns = sub(b->queue_sum_ns, a->queue_sum_ns);
 	out->service_sum_ns = sub(b->service_sum_ns, a->service_sum_ns);
 	out->lat_over_2s = sub(b->lat_over_2s, a->lat_over_2s);
@@ -421,18 +500,31 @@ static void diff_class(const struct ios_stats_class *a, const struct ios_stats_c
 int ios_stats_snapshot_diff(const struct ios_stats_snapshot *a, const struct ios_stats_snapshot *b,
 			    struct ios_stats_snapshot *out)
 {
-	uint64_t start;
+	enum ios_bytes_seen total_seen;
+	uint64_t start, av[7], bv[7];
 	unsigned c;
 
 	if (!a || !b || !out || b->time_ns < a->time_ns)
 		return -EINVAL;
 	start = a->time_ns;
+	total_seen = b->total.bytes_seen;
 	for (c = 0; c < IOS_NCLASS; c++)
 		diff_class(&a->cls[c], &b->cls[c], &out->cls[c]);
+	throttle_counters(&a->throttle, av);
+	throttle_counters(&b->throttle, bv);
+	out->throttle = b->throttle; /* the gauges */
+	out->throttle.windows = sub(bv[0], av[0]);
+	out->throttle.windows_cut = sub(bv[1], av[1]);
+	out->throttle.windows_raised = sub(bv[2], av[2]);
+	out->throttle.wal_flushes = sub(bv[3], av[3]);
+	out->throttle.wal_slow = sub(bv[4], av[4]);
+	out->throttle.throttled_ns = sub(bv[5], av[5]);
+	out->throttle.held = sub(bv[6], av[6]);
 	out->time_ns = b->time_ns;
 	out->start_ns = start;
 	out->cumulative = 0;
 	finish(out);
+	out->total.bytes_seen = total_seen;
 	return 0;
 }
 
@@ -618,6 +710,12 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
+static const char *const seen_names[] = {
+    [IOS_SEEN_ALL] = "all",
+    [IOS_SEEN_PARTIAL] = "partial",
+    [IOS_SEEN_NONE] = "none",
+};
+
 static void json_class(struct sbuf *sb, const struct ios_stats_class *c)
 {
 	uint64_t n = c->lat_count;
@@ -629,6 +727,10 @@ static void json_class(struct sbuf *sb, const struct ios_stats_class *c)
 		  ",\"ra_wasted_bytes\":%" PRIu64,
 		  c->read_ops, c->read_bytes, c->write_ops, c->write_bytes, c->sync_ops, c->errors,
 		  c->merges, c->ra_hit_bytes, c->ra_wasted_bytes);
+	sb_printf(sb,
+		  ",\"opens\":%" PRIu64 ",\"passthrough_opens\":%" PRIu64
+		  ",\"passthrough_files\":%" PRIu64 ",\"bytes_seen\":\"%s\"",
+		  c->opens, c->passthrough_opens, c->passthrough_files, seen_names[c->bytes_seen]);
 	sb_printf(
 	    sb,
 	    ",\"latency_ms\":{\"count\":%" PRIu64
@@ -710,6 +812,18 @@ static void json_relations(struct sbuf *sb, const struct ios_rel_list *l)
 	sb_printf(sb, "]");
 }
 
+static void json_throttle(struct sbuf *sb, const struct ios_stats_throttle *t)
+{
+	sb_printf(sb,
+		  ",\"throttle\":{\"target_ms\":%.6f,\"depth\":%" PRIu64 ",\"max_depth\":%" PRIu64
+		  ",\"windows\":%" PRIu64 ",\"windows_cut\":%" PRIu64 ",\"windows_raised\":%" PRIu64
+		  ",\"wal_flushes\":%" PRIu64 ",\"wal_slow\":%" PRIu64
+		  ",\"throttled_s\":%.6f,\"held\":%" PRIu64 "}",
+		  ms(t->target_ns), t->depth, t->max_depth, t->windows, t->windows_cut,
+		  t->windows_raised, t->wal_flushes, t->wal_slow, (double)t->throttled_ns / 1e9,
+		  t->held);
+}
+
 /* json_build() -- the JSON object of @snap (and @rels, if any) into @sb. */
 static void json_build(struct sbuf *sb, const struct ios_stats_snapshot *snap,
 		       const char *extra_json_fields, const struct ios_rel_list *rels)
@@ -728,6 +842,7 @@ static void json_build(struct sbuf *sb, const struct ios_stats_snapshot *snap,
 	}
 	sb_printf(sb, "},\"total\":");
 	json_class(sb, &snap->total);
+	json_throttle(sb, &snap->throttle);
 	if (rels)
 		json_relations(sb, rels);
 	sb_printf(sb, "}");
@@ -780,18 +895,63 @@ int ios_stats_write_json_rels(FILE *f, const struct ios_stats_snapshot *snap,
 static int active(const struct ios_stats_class *c)
 {
 	return c->read_ops || c->write_ops || c->sync_ops || c->merges || c->ra_hit_bytes ||
-	       c->ra_wasted_bytes;
+	       c->ra_wasted_bytes || c->passthrough_opens;
 }
 
+/* table_row() -- one class; read and write columns of data pgiofs does not
+ * see all of (passthrough) are marked: "*" some, "n/s" none. */
 static void table_row(FILE *f, const char *name, const struct ios_stats_class *c)
 {
+	char rops[24], rmb[24], wops[24], wmb[24];
+	const char *mark = c->bytes_seen == IOS_SEEN_PARTIAL ? "*" : "";
+
+	if (c->bytes_seen == IOS_SEEN_NONE) {
+		snprintf(rops, sizeof(rops), "n/s");
+		snprintf(rmb, sizeof(rmb), "n/s");
+		snprintf(wops, sizeof(wops), "n/s");
+		snprintf(wmb, sizeof(wmb), "n/s");
+	} else {
+		snprintf(rops, sizeof(rops), "%" PRIu64 "%s", c->read_ops, mark);
+		snprintf(rmb, sizeof(rmb), "%.2f%s", (double)c->read_bytes / 1e6, mark);
+		snprintf(wops, sizeof(wops), "%" PRIu64 "%s", c->write_ops, mark);
+		snprintf(wmb, sizeof(wmb), "%.2f%s", (double)c->write_bytes / 1e6, mark);
+	}
 	fprintf(f,
-		"%-6s %10" PRIu64 " %10.2f %10" PRIu64 " %10.2f %9" PRIu64 " %7" PRIu64 " %7" PRIu64
+		"%-6s %10s %10s %10s %10s %9" PRIu64 " %7" PRIu64 " %7" PRIu64
 		" %9.3f %9.3f %9.3f %9.3f %9.3f %6.2f %6.2f\n",
-		name, c->read_ops, (double)c->read_bytes / 1e6, c->write_ops,
-		(double)c->write_bytes / 1e6, c->sync_ops, c->errors, c->merges, ms(c->lat_avg_ns),
+		name, rops, rmb, wops, wmb, c->sync_ops, c->errors, c->merges, ms(c->lat_avg_ns),
 		ms(c->lat_p50_ns), ms(c->lat_p99_ns), ms(c->lat_p999_ns), ms(c->lat_max_ns),
 		c->over_2s_pct, c->over_10s_pct);
+}
+
+/* table_notes() -- what the marks of the table mean, and the throttle. */
+static void table_notes(FILE *f, const struct ios_stats_snapshot *snap)
+{
+	const struct ios_stats_throttle *t = &snap->throttle;
+	unsigned c;
+
+	for (c = 0; c < IOS_NCLASS; c++) {
+		const struct ios_stats_class *k = &snap->cls[c];
+
+		if (k->bytes_seen == IOS_SEEN_ALL)
+			continue;
+		fprintf(f,
+			"%s: %s of %" PRIu64 " opens in passthrough (%" PRIu64 " files): their "
+			"reads and writes bypass pgiofs and are not counted (%s)\n",
+			ios_class_name((enum ios_class)c),
+			k->bytes_seen == IOS_SEEN_NONE ? "all" : "some", k->opens,
+			k->passthrough_files, k->bytes_seen == IOS_SEEN_NONE ? "n/s" : "*");
+	}
+	if (!t->target_ns)
+		return;
+	fprintf(f,
+		"throttle: WAL flush target %.3f ms; writeback depth %" PRIu64 " of %" PRIu64
+		"; %" PRIu64 " of %" PRIu64 " WAL flushes slower; %" PRIu64 " of %" PRIu64
+		" decisions cut the depth, %" PRIu64 " raised it; throttled %.1f s, writeback "
+		"held %" PRIu64 " times\n",
+		ms(t->target_ns), t->depth, t->max_depth, t->wal_slow, t->wal_flushes,
+		t->windows_cut, t->windows, t->windows_raised, (double)t->throttled_ns / 1e9,
+		t->held);
 }
 
 void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap)
@@ -807,6 +967,7 @@ void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap)
 		if (active(&snap->cls[c]))
 			table_row(f, ios_class_name((enum ios_class)c), &snap->cls[c]);
 	table_row(f, "total", &snap->total);
+	table_notes(f, snap);
 	if (!snap->total.ra_hit_bytes && !snap->total.ra_wasted_bytes)
 		return;
 	fprintf(f, "readahead (MB):");

@@ -1,10 +1,28 @@
 #!/bin/bash
-# test_writebehind.sh -- WAL write-behind (files.wal_direct_io = yes): a
-# WRITE is acknowledged before it reaches the backing file, so (1) reads,
-# fsync and close see every acknowledged write, in order, even when the
-# same WAL page is rewritten again and again as PostgreSQL does, and (2) a
-# backing write that fails (here: ENOSPC on a full tmpfs) is never turned
-# into success: the next fsync reports it, once, like a writeback error.
+# test_writebehind.sh -- writes acknowledged before they reach the backing
+# file, and what must wait for them.
+#
+# WAL write-behind (files.wal_mode = direct): (1) reads, fsync and close see
+# every acknowledged write, in order, even when the same WAL page is
+# rewritten again and again as PostgreSQL does; an O_DSYNC write is on the
+# backing file when it returns; (2) a full filesystem (a 2 MiB tmpfs): the
+# space of an extending write is reserved before it is acknowledged, so the
+# write that does not fit fails at once with ENOSPC and every acknowledged
+# one is in the backing file after the fsync.
+#
+# The write cache (no write-back cache: pgiofs answers a queued write of a
+# data file once the scheduler has it), with every heap write held back
+# 300 ms by an injected delay, so that the checks run while the writes are
+# still pending: (3) the file's size and contents through the mount include
+# them (a smaller size from pgiofs would make the kernel cut the file), an
+# fsync returns only once they are on the backing file, and a full
+# filesystem fails the write that does not fit, at once; (4) with a 1 MiB
+# cache writers wait for room, and never more than the cache (plus one
+# write) is held.
+#
+# (5) A backing write that fails after it was acknowledged (an injected
+# EIO, WAL direct and the write cache) is never turned into success: the
+# next fsync of the file reports it, once, like a writeback error.
 source "$(dirname "$0")/../lib.sh"
 need_root
 T=$(mktempdir)
@@ -12,7 +30,7 @@ mkdir -p "$T/backing" "$T/mnt"
 mount -t tmpfs -o size=2m tmpfs "$T/backing" || fail "cannot mount a tmpfs"
 on_exit "umount -l $T/backing"
 mkdir "$T/backing/pg_wal"
-pgiofs_mount "$T/backing" "$T/mnt" --set wal_direct_io=yes
+pgiofs_mount "$T/backing" "$T/mnt" --set files.wal_mode=direct
 
 python3 - "$T/mnt/pg_wal" "$T/backing/pg_wal" <<'PY' || fail "write-behind semantics"
 import errno, os, sys
@@ -34,23 +52,124 @@ with open(back + "/000000010000000000000001", "rb") as f:
 assert data[8192 * 3:8192 * 4] == bytes(page), "backing file lacks the last write"
 os.close(fd)
 
-# (2) fill the backing filesystem: the writes are acknowledged, the fsync
-# that follows must fail with ENOSPC, and only that fsync
+# an O_DSYNC write is never written behind: on the backing file on return
+fd = os.open(mnt + "/000000010000000000000003", os.O_RDWR | os.O_CREAT | os.O_DSYNC, 0o600)
+os.pwrite(fd, b"s" * 8192, 0)
+with open(back + "/000000010000000000000003", "rb") as f:
+    assert f.read() == b"s" * 8192, "an O_DSYNC write was not on the backing file"
+os.close(fd)
+
+# (2) fill the backing filesystem: the write that does not fit fails at
+# once; every acknowledged one is there after the fsync
 fd = os.open(mnt + "/000000010000000000000002", os.O_RDWR | os.O_CREAT, 0o600)
 acked = 0
 try:
     for i in range(64):                     # 4 MiB into a 2 MiB tmpfs
         os.pwrite(fd, b"w" * 65536, i * 65536)
         acked += 1
+    sys.exit("4 MiB of writes acknowledged on a 2 MiB filesystem")
 except OSError as e:
-    pass                                    # refused outright is fine too
-try:
-    os.fdatasync(fd)
-    sys.exit("fdatasync succeeded after %d acknowledged writes that cannot fit" % acked)
-except OSError as e:
-    assert e.errno == errno.ENOSPC, "fdatasync failed with %s, want ENOSPC" % e
-os.fdatasync(fd)                            # reported once
+    assert e.errno == errno.ENOSPC, "the write failed with %s, want ENOSPC" % e
+os.fdatasync(fd)
 os.close(fd)
-print("ok: %d writes acknowledged, ENOSPC reported by the next fsync" % acked)
+with open(back + "/000000010000000000000002", "rb") as f:
+    assert f.read(acked * 65536) == b"w" * (acked * 65536), "an acknowledged write is missing"
+os.unlink(mnt + "/000000010000000000000002")
+print("ok: %d writes acknowledged, the next refused with ENOSPC" % acked)
+PY
+pgiofs_umount "$T/mnt" || fail "unmount failed"
+rm -rf "$T/backing/pg_wal"
+
+# ---- the write cache, every heap write held back 300 ms ----------------------
+mkdir -p "$T/backing/base/1" "$T/mnt2"
+pgiofs_mount "$T/backing" "$T/mnt2" --allow-faults --set fuse.writeback_cache=no \
+	--set fault.class=heap --set fault.direction=write --set fault.nth=1 --set fault.count=0 \
+	--set fault.delay_ms=300 --set files.write_cache_mb=1
+python3 - "$T/mnt2/base/1" "$T/backing/base/1" <<'PY' || fail "write cache semantics"
+import errno, os, sys
+mnt, back = sys.argv[1], sys.argv[2]
+
+# (3) size and contents through the mount while the writes are pending
+fd = os.open(mnt + "/16384", os.O_RDWR | os.O_CREAT, 0o600)
+pages = [bytes([65 + i]) * 8192 for i in range(10)]
+for i, p in enumerate(pages):
+    os.pwrite(fd, p, i * 8192)
+    assert os.lseek(fd, 0, os.SEEK_END) == (i + 1) * 8192, "size after write %d" % i
+    assert os.fstat(fd).st_size == (i + 1) * 8192, "fstat size after write %d" % i
+fd2 = os.open(mnt + "/16384", os.O_RDONLY)
+for i, p in enumerate(pages):
+    assert os.pread(fd2, 8192, i * 8192) == p, "page %d read back" % i
+os.close(fd2)
+os.fsync(fd)
+with open(back + "/16384", "rb") as f:
+    assert f.read() == b"".join(pages), "fsync returned before the writes were on the backing file"
+os.close(fd)
+
+# ENOSPC: the tmpfs holds 2 MiB; 4 MiB of writes cannot fit, and the one
+# that does not is refused at once, its space being reserved first
+fd = os.open(mnt + "/16385", os.O_RDWR | os.O_CREAT, 0o600)
+acked = 0
+try:
+    for i in range(512):
+        os.pwrite(fd, b"h" * 8192, i * 8192)
+        acked += 1
+    sys.exit("4 MiB of writes acknowledged on a 2 MiB filesystem")
+except OSError as e:
+    assert e.errno == errno.ENOSPC, "the write failed with %s, want ENOSPC" % e
+os.fsync(fd)
+os.close(fd)
+with open(back + "/16385", "rb") as f:
+    assert f.read(acked * 8192) == b"h" * (acked * 8192), "an acknowledged write is missing"
+os.unlink(mnt + "/16385")
+
+# times set while a write is pending stay set: the write lands first
+fd = os.open(mnt + "/16386", os.O_RDWR | os.O_CREAT, 0o600)
+os.pwrite(fd, b"t" * 8192, 0)
+os.utime(fd, ns=(1_000_000_007, 2_000_000_009))
+os.fsync(fd)
+os.close(fd)
+st = os.stat(back + "/16386")
+assert (st.st_atime_ns, st.st_mtime_ns) == (1_000_000_007, 2_000_000_009), \
+    "times set after a pending write were moved by it: %d %d" % (st.st_atime_ns, st.st_mtime_ns)
+os.unlink(mnt + "/16386")
+print("ok: write cache: size, contents and fsync right; ENOSPC after %d acknowledged writes; "
+      "times set after a pending write kept" % acked)
+PY
+"$BIN/pgiofs" stat "$T/mnt2" --json >"$T/stat.json" || fail "pgiofs stat failed"
+python3 - "$T/stat.json" <<'PY' || fail "write cache statistics: $(cat "$T/stat.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+w = s["write_cache"]
+assert s["writeback_cache"] is False and w["limit_bytes"] == 1 << 20, w
+assert w["writes"] >= 100 and w["bytes"] == 0, w
+# (4) 1 MiB held back 300 ms at a time: writers waited for room, and never
+# more than the cache plus one write was held
+assert w["waits"] > 0 and w["peak_bytes"] <= (1 << 20) + 8192, w
+print("ok: %d writes through the cache, %d waited, peak %d bytes" % (w["writes"], w["waits"], w["peak_bytes"]))
+PY
+pgiofs_umount "$T/mnt2" || fail "unmount failed"
+
+# ---- (5) an acknowledged write that fails: the 2nd and 3rd writes -------------
+mkdir -p "$T/backing/pg_wal" "$T/mnt3"
+pgiofs_mount "$T/backing" "$T/mnt3" --allow-faults --set fuse.writeback_cache=no \
+	--set fault.direction=write --set fault.error=eio --set fault.nth=2 --set fault.count=2
+python3 - "$T/mnt3" <<'PY' || fail "an acknowledged write's error"
+import errno, os, sys
+mnt = sys.argv[1]
+wal = os.open(mnt + "/pg_wal/000000010000000000000009", os.O_RDWR | os.O_CREAT, 0o600)
+heap = os.open(mnt + "/base/1/16390", os.O_RDWR | os.O_CREAT, 0o600)
+os.pwrite(wal, b"1" * 8192, 0)               # write 1: fine
+os.pwrite(wal, b"2" * 8192, 8192)            # write 2: acknowledged, fails behind
+os.pwrite(heap, b"3" * 8192, 0)              # write 3: acknowledged, fails in the cache
+os.pwrite(heap, b"4" * 8192, 8192)           # write 4: fine
+for fd, what, sync in ((wal, "WAL", os.fdatasync), (heap, "heap", os.fsync)):
+    try:
+        sync(fd)
+        sys.exit("the %s fsync succeeded after an acknowledged write failed" % what)
+    except OSError as e:
+        assert e.errno == errno.EIO, "%s fsync failed with %s, want EIO" % (what, e)
+    sync(fd)                                 # reported once
+    os.close(fd)
+print("ok: EIO of an acknowledged write reported by the next fsync, once")
 PY
 echo ok

@@ -1,0 +1,168 @@
+/*
+ * writebehind.c -- writes acknowledged before they are on the backing
+ * store, and what must wait for them.
+ *
+ * Two kinds of WRITE are answered as soon as pgiofs holds their data:
+ *
+ *   - WAL on a direct handle (files.wal_mode = direct, or the fallback of
+ *     passthrough): the backing write follows in the same worker, right
+ *     after the reply, so a commit's WRITE does not wait for the disk;
+ *   - without the kernel's write-back cache (files.wal_mode = passthrough,
+ *     or fuse.writeback_cache = no), every write(2) of a data file is a
+ *     WRITE the caller waits for: pgiofs is then the write cache, and a
+ *     queued write is answered once the scheduler has it, in at most
+ *     files.write_cache_mb of memory (writers wait when it is full), so
+ *     iosched can merge and order writeback as the kernel's cache would.
+ *
+ * Neither kind is used for a write the caller made synchronous (O_DSYNC)
+ * on a direct handle, which no FSYNC follows.  A write that extends the
+ * file first has its space allocated on the backing filesystem
+ * (pfs_wb_reserve()): a full filesystem is then the writer's error at once,
+ * as without the cache (PostgreSQL's "could not extend file"), not a later
+ * fsync's, and the file's size already includes the write; where the
+ * filesystem cannot allocate ahead, such a write is answered once written.
+ *
+ * What must stay true: an inode counts its acknowledged writes until they
+ * finished, and every size pgiofs tells the kernel includes them (the
+ * kernel has already grown the file by them: a smaller size in a later
+ * GETATTR would make it cut its page cache and the file); fsync, reads, truncation, fallocate,
+ * flush and close of the file wait until none is left; a write that failed (or wrote less than it
+ * was given: a full filesystem) is remembered and returned by the next fsync
+ * of the file, as the kernel reports write-back errors, and then
+ * forgotten; the cache never holds more than its limit, except for one
+ * write larger than the whole cache, which goes alone.
+ */
+#include "pgiofs_i.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+int pfs_wb_reserve(int fd, off_t off, size_t len)
+{
+	struct stat st;
+
+	if (!len)
+		return 0;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (off + (off_t)len <= st.st_size)
+		return 0; /* overwrites allocated blocks */
+	if (fallocate(fd, 0, off, (off_t)len) == 0)
+		return 0;
+	return errno == EOPNOTSUPP ? -EOPNOTSUPP : -errno;
+}
+
+void pfs_wb_init(struct pfs *fs, uint64_t limit)
+{
+	pthread_mutex_init(&fs->wb.lock, NULL);
+	pthread_cond_init(&fs->wb.room, NULL);
+	fs->wb.cnt.limit = limit;
+}
+
+void pfs_wb_inode_init(struct pfs_inode *in)
+{
+	pthread_mutex_init(&in->wb_lock, NULL);
+	pthread_cond_init(&in->wb_done, NULL);
+}
+
+void pfs_wb_inode_destroy(struct pfs_inode *in)
+{
+	pthread_mutex_destroy(&in->wb_lock);
+	pthread_cond_destroy(&in->wb_done);
+}
+
+void pfs_wb_begin(struct pfs *fs, struct pfs_inode *in, size_t bytes, off_t end)
+{
+	if (bytes) {
+		bool waited = false;
+
+		pthread_mutex_lock(&fs->wb.lock);
+		while (fs->wb.cnt.bytes && fs->wb.cnt.bytes + bytes > fs->wb.cnt.limit) {
+			waited = true;
+			pthread_cond_wait(&fs->wb.room, &fs->wb.lock);
+		}
+		fs->wb.cnt.bytes += bytes;
+		if (fs->wb.cnt.bytes > fs->wb.cnt.peak)
+			fs->wb.cnt.peak = fs->wb.cnt.bytes;
+		fs->wb.cnt.writes++;
+		fs->wb.cnt.waits += waited;
+		pthread_mutex_unlock(&fs->wb.lock);
+	}
+	pthread_mutex_lock(&in->wb_lock);
+	/* written in this worker after the reply (not queued): the writes
+	 * before it must be done, or a rewrite of the same page could land
+	 * before the older one */
+	while (!bytes && in->wb_pending)
+		pthread_cond_wait(&in->wb_done, &in->wb_lock);
+	in->wb_pending++;
+	if (end > in->wb_size)
+		in->wb_size = end;
+	pthread_mutex_unlock(&in->wb_lock);
+}
+
+void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res, size_t len)
+{
+	pthread_mutex_lock(&in->wb_lock);
+	if (res < 0 && !in->wb_err)
+		in->wb_err = (int)-res;
+	else if (res >= 0 && (size_t)res < len && !in->wb_err)
+		in->wb_err = ENOSPC; /* a short write: the filesystem is full */
+	if (--in->wb_pending == 0) {
+		in->wb_size = 0;
+		pthread_cond_broadcast(&in->wb_done);
+	}
+	pthread_mutex_unlock(&in->wb_lock);
+	if (bytes) {
+		pthread_mutex_lock(&fs->wb.lock);
+		fs->wb.cnt.bytes -= bytes;
+		if (res < 0 || (size_t)res < len)
+			fs->wb.cnt.errors++;
+		pthread_cond_broadcast(&fs->wb.room);
+		pthread_mutex_unlock(&fs->wb.lock);
+	}
+}
+
+off_t pfs_wb_size(struct pfs_inode *in)
+{
+	off_t size;
+
+	pthread_mutex_lock(&in->wb_lock);
+	size = in->wb_size;
+	pthread_mutex_unlock(&in->wb_lock);
+	return size;
+}
+
+void pfs_wb_fix_size(off_t size, struct stat *st)
+{
+	if (S_ISREG(st->st_mode) && size > st->st_size)
+		st->st_size = size;
+}
+
+void pfs_wb_wait(struct pfs_inode *in)
+{
+	pthread_mutex_lock(&in->wb_lock);
+	while (in->wb_pending)
+		pthread_cond_wait(&in->wb_done, &in->wb_lock);
+	pthread_mutex_unlock(&in->wb_lock);
+}
+
+int pfs_wb_take_error(struct pfs_inode *in)
+{
+	int err;
+
+	pthread_mutex_lock(&in->wb_lock);
+	while (in->wb_pending)
+		pthread_cond_wait(&in->wb_done, &in->wb_lock);
+	err = in->wb_err;
+	in->wb_err = 0;
+	pthread_mutex_unlock(&in->wb_lock);
+	return err;
+}
+
+void pfs_wb_counters(struct pfs *fs, struct pfs_wb_counters *out)
+{
+	pthread_mutex_lock(&fs->wb.lock);
+	*out = fs->wb.cnt;
+	pthread_mutex_unlock(&fs->wb.lock);
+}
