@@ -17,6 +17,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,98 +109,229 @@ static double disk_num(const char *stats, const char *name)
 	return disk_value(stats, name, v, sizeof(v)) ? strtod(v, NULL) : 0;
 }
 
+/* Where a figure's values come from. */
+enum fig_src {
+	FIG_IMPORT,	/* the mean import time; per run, its import time */
+	FIG_OLTP,	/* a member of struct oltp_figures, of the cell and of each run */
+	FIG_STREAM_DEV, /* streaming figures: measured once per cell */
+	FIG_STREAM_READ,
+};
+
 /* A figure the report names the best cell of. */
 struct figure {
 	const char *name, *unit;
 	bool higher_better;
-	double (*get)(const struct cell *c); /* < 0: the cell has no such figure */
+	enum fig_src src;
+	size_t off; /* FIG_OLTP: offsetof(struct oltp_figures, member) */
 };
 
-static double f_import(const struct cell *c)
-{
-	return c->ns ? c->mean : -1;
-}
-static double f_p50(const struct cell *c)
-{
-	return c->oltp.tx ? c->oltp.p50 : -1;
-}
-static double f_p99(const struct cell *c)
-{
-	return c->oltp.tx ? c->oltp.p99 : -1;
-}
-static double f_p999(const struct cell *c)
-{
-	return c->oltp.tx ? c->oltp.p999 : -1;
-}
-static double f_max(const struct cell *c)
-{
-	return c->oltp.tx ? c->oltp.max : -1;
-}
-static double f_tps(const struct cell *c)
-{
-	return c->oltp.tx ? c->oltp.tps : -1;
-}
-static double f_dev(const struct cell *c)
-{
-	return c->stream_dev;
-}
-static double f_fread(const struct cell *c)
-{
-	return c->stream_read;
-}
-
 static const struct figure figures[] = {
-    {"import", "s", false, f_import},	  {"commit p50", "ms", false, f_p50},
-    {"commit p99", "ms", false, f_p99},	  {"commit p99.9", "ms", false, f_p999},
-    {"commit max", "ms", false, f_max},	  {"tps", "", true, f_tps},
-    {"device read", "MB/s", true, f_dev}, {"file read", "MB/s", true, f_fread},
+    {"import", "s", false, FIG_IMPORT, 0},
+    {"commit p50", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, p50)},
+    {"commit p99", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, p99)},
+    {"commit p99.9", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, p999)},
+    {"commit max", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, max)},
+    {"tps", "", true, FIG_OLTP, offsetof(struct oltp_figures, tps)},
+    {"device read", "MB/s", true, FIG_STREAM_DEV, 0},
+    {"file read", "MB/s", true, FIG_STREAM_READ, 0},
 };
 #define NFIGURES (sizeof(figures) / sizeof(figures[0]))
 
-/* best() -- the best cell of figure F and the runner-up (-1: none). */
-static int best(const struct cmp *m, const struct figure *fig, int *second)
+/* oltp_value() -- member OFF of O, or -1 without transactions. */
+static double oltp_value(const struct oltp_figures *o, size_t off)
+{
+	return o->tx ? *(const double *)((const char *)o + off) : -1;
+}
+
+/* fig_cell() -- FIG of cell C; < 0: the cell has no such figure. */
+static double fig_cell(const struct figure *fig, const struct cell *c)
+{
+	switch (fig->src) {
+	case FIG_IMPORT:
+		return c->ns ? c->mean : -1;
+	case FIG_OLTP:
+		return oltp_value(&c->oltp, fig->off);
+	case FIG_STREAM_DEV:
+		return c->stream_dev;
+	case FIG_STREAM_READ:
+		return c->stream_read;
+	}
+	return -1;
+}
+
+/* fig_run() -- FIG of one run; < 0: none (a streaming figure is measured
+ * once per cell, not per run). */
+static double fig_run(const struct figure *fig, const struct sample *s)
+{
+	if (fig->src == FIG_IMPORT)
+		return s->import;
+	return fig->src == FIG_OLTP ? oltp_value(&s->oltp, fig->off) : -1;
+}
+
+/* Which cells best() looks at. */
+enum side { ALL_CELLS, NATIVE_CELLS, PGIOFS_CELLS };
+
+/* best() -- the best cell of figure F among the cells of SIDE and the
+ * runner-up (-1: none). */
+static int best(const struct cmp *m, const struct figure *fig, enum side side, int *second)
 {
 	int b = -1;
 	*second = -1;
 	for (int i = 0; i < m->ncell; i++) {
-		double v = fig->get(&m->cell[i]);
-		if (v < 0)
+		double v = fig_cell(fig, &m->cell[i]);
+		if (v < 0 || (side == NATIVE_CELLS && m->cell[i].profile) ||
+		    (side == PGIOFS_CELLS && !m->cell[i].profile))
 			continue;
-		bool better_than_b = b < 0 || (fig->higher_better ? v > fig->get(&m->cell[b])
-								  : v < fig->get(&m->cell[b]));
+		bool better_than_b = b < 0 || (fig->higher_better ? v > fig_cell(fig, &m->cell[b])
+								  : v < fig_cell(fig, &m->cell[b]));
 		if (better_than_b) {
 			*second = b;
 			b = i;
-		} else if (*second < 0 || (fig->higher_better ? v > fig->get(&m->cell[*second])
-							      : v < fig->get(&m->cell[*second]))) {
+		} else if (*second < 0 ||
+			   (fig->higher_better ? v > fig_cell(fig, &m->cell[*second])
+					       : v < fig_cell(fig, &m->cell[*second]))) {
 			*second = i;
 		}
 	}
 	return b;
 }
 
-/* print_best() -- the best cell of every figure the cells have. */
+/* ratio() -- how far V is ahead of W in FIG's direction (>= 1 if it is). */
+static double ratio(const struct figure *fig, double v, double w)
+{
+	if (fig->higher_better)
+		return w > 0 ? v / w : 0;
+	return v > 0 ? w / v : 0;
+}
+
+/* worst() -- the worst value of figure FIG among the cells having it, and
+ * how many have it into *N. */
+static double worst(const struct cmp *m, const struct figure *fig, int *n)
+{
+	double w = -1;
+	*n = 0;
+	for (int i = 0; i < m->ncell; i++) {
+		double v = fig_cell(fig, &m->cell[i]);
+		if (v < 0)
+			continue;
+		if (!(*n)++ || ratio(fig, w, v) > 1)
+			w = v;
+	}
+	return w;
+}
+
+/* tied() -- whether V is less than TIE_PCT ahead of W. */
+static bool tied(const struct figure *fig, double v, double w)
+{
+	return ratio(fig, v, w) < 1.0 + TIE_PCT / 100.0;
+}
+
+/* runs_overlap() -- whether a run of cell A was no better on FIG than a run
+ * of cell B: then A's lead over B is within the spread of the runs, and
+ * the report does not call it a win. */
+static bool runs_overlap(const struct figure *fig, const struct cell *a, const struct cell *b)
+{
+	double worst_a = -1, best_b = -1;
+	for (int i = 0; i < a->ns; i++) {
+		double v = fig_run(fig, &a->s[i]);
+		if (v >= 0 && (worst_a < 0 || ratio(fig, worst_a, v) > 1))
+			worst_a = v;
+	}
+	for (int i = 0; i < b->ns; i++) {
+		double v = fig_run(fig, &b->s[i]);
+		if (v >= 0 && (best_b < 0 || ratio(fig, v, best_b) > 1))
+			best_b = v;
+	}
+	return worst_a >= 0 && best_b >= 0 && ratio(fig, worst_a, best_b) <= 1;
+}
+
+/* Who wins a figure. */
+struct verdict {
+	int best, second; /* cells; second -1 if only one cell has the figure */
+	double vb, vs;	  /* their values */
+	double vlo, vhi;  /* the range of the cells' values */
+	int n;		  /* cells having the figure */
+	bool all_tied;	  /* every cell within TIE_PCT of the best: no winner */
+	bool tie_next;	  /* the best within TIE_PCT of the second, or their runs overlap */
+	bool overlap;	  /* their runs overlap */
+};
+
+/* judge() -- the verdict on figure FIG into V; false if fewer than two
+ * cells have it. */
+static bool judge(const struct cmp *m, const struct figure *fig, struct verdict *v)
+{
+	v->best = best(m, fig, ALL_CELLS, &v->second);
+	if (v->best < 0 || v->second < 0)
+		return false;
+	v->vb = fig_cell(fig, &m->cell[v->best]);
+	v->vs = fig_cell(fig, &m->cell[v->second]);
+	double vw = worst(m, fig, &v->n);
+	v->vlo = fig->higher_better ? vw : v->vb;
+	v->vhi = fig->higher_better ? v->vb : vw;
+	v->all_tied = tied(fig, v->vb, vw);
+	v->overlap = runs_overlap(fig, &m->cell[v->best], &m->cell[v->second]);
+	v->tie_next = tied(fig, v->vb, v->vs) || v->overlap;
+	return true;
+}
+
+/* print_sides() -- the kernel against pgiofs: the best native cell of each
+ * figure against the best pgiofs cell, under the same rule for a tie. */
+static void print_sides(const struct cmp *m, FILE *f)
+{
+	bool header = false;
+	for (size_t k = 0; k < NFIGURES; k++) {
+		const struct figure *fig = &figures[k];
+		int unused, kn = best(m, fig, NATIVE_CELLS, &unused);
+		int kp = best(m, fig, PGIOFS_CELLS, &unused);
+		if (kn < 0 || kp < 0)
+			continue;
+		if (!header)
+			fprintf(f,
+				"\nThe kernel against pgiofs (the best cell of each, the same rule "
+				"for a tie):\n");
+		header = true;
+		const struct cell *n = &m->cell[kn], *p = &m->cell[kp];
+		double vn = fig_cell(fig, n), vp = fig_cell(fig, p);
+		bool nwins = ratio(fig, vn, vp) >= 1;
+		const struct cell *w = nwins ? n : p, *l = nwins ? p : n;
+		double vw = nwins ? vn : vp, vl = nwins ? vp : vn;
+		bool tie = tied(fig, vw, vl) || runs_overlap(fig, w, l);
+		fprintf(f, "  %-13s %-7s %.2fx: %.2f %s (%s) against %.2f (%s)\n", fig->name,
+			tie	? "a tie"
+			: nwins ? "kernel"
+				: "pgiofs",
+			ratio(fig, vw, vl), vn, fig->unit, n->label, vp, p->label);
+	}
+}
+
+/* print_best() -- the best cell of every figure the cells have; a figure
+ * on which every cell is within TIE_PCT of the best names no cell. */
 static void print_best(const struct cmp *m, FILE *f, int w)
 {
 	if (m->ncell < 2)
 		return;
-	fprintf(f, "\nBest of each figure (lowest, but tps and MB/s highest):\n");
+	fprintf(f,
+		"\nBest of each figure (lowest, but tps and MB/s highest; a tie when within %.0f "
+		"%% of the next or when a run of the best was no better than one of the next):\n",
+		TIE_PCT);
 	for (size_t k = 0; k < NFIGURES; k++) {
-		int second, b = best(m, &figures[k], &second);
-		if (b < 0)
+		const struct figure *fig = &figures[k];
+		struct verdict v;
+		if (!judge(m, fig, &v))
 			continue;
-		double vb = figures[k].get(&m->cell[b]);
-		fprintf(f, "  %-13s %-*s %10.2f %-4s", figures[k].name, w, m->cell[b].label, vb,
-			figures[k].unit);
-		if (second >= 0) {
-			double vs = figures[k].get(&m->cell[second]);
-			double r = figures[k].higher_better ? (vs > 0 ? vb / vs : 0)
-							    : (vb > 0 ? vs / vb : 0);
-			fprintf(f, " %.2fx the next, %s%s", r, m->cell[second].label,
-				r < 1.0 + TIE_PCT / 100.0 ? " (a tie)" : "");
+		if (v.all_tied) {
+			fprintf(f, "  %-13s all %d cells within %.0f %% (%.2f to %.2f %s)\n",
+				fig->name, v.n, TIE_PCT, v.vlo, v.vhi, fig->unit);
+			continue;
 		}
-		fprintf(f, "\n");
+		fprintf(f, "  %-13s %-*s %10.2f %-4s %.2fx the next, %s%s\n", fig->name, w,
+			m->cell[v.best].label, v.vb, fig->unit, ratio(fig, v.vb, v.vs),
+			m->cell[v.second].label,
+			v.overlap    ? " (a tie: their runs overlap)"
+			: v.tie_next ? " (a tie)"
+				     : "");
 	}
+	print_sides(m, f);
 	/* the pgiofs cells against the native cell of the lowest commit p99 */
 	int nat = -1;
 	bool pgiofs = false;
@@ -544,6 +676,33 @@ static void json_cell_devices(FILE *f, const struct cell *c)
 	fprintf(f, ",\n");
 }
 
+/* json_best() -- ", "best": [...]": the verdict on every figure. */
+static void json_best(FILE *f, const struct cmp *m)
+{
+	fprintf(f, ",\n  \"best\": [");
+	const char *sep = "";
+	for (size_t k = 0; k < NFIGURES; k++) {
+		const struct figure *fig = &figures[k];
+		struct verdict v;
+		if (!judge(m, fig, &v))
+			continue;
+		fprintf(f, "%s\n    {\"figure\": ", sep);
+		json_str_write(f, fig->name);
+		fprintf(f, ", \"unit\": ");
+		json_str_write(f, fig->unit);
+		fprintf(f, ", \"cell\": ");
+		json_str_or_null(f, v.all_tied ? NULL : m->cell[v.best].label);
+		fprintf(f, ", \"value\": %.6g, \"next\": ", v.vb);
+		json_str_write(f, m->cell[v.second].label);
+		fprintf(f,
+			", \"ratio\": %.4f, \"tie\": %s, \"runs_overlap\": %s, \"all_within\": %s}",
+			ratio(fig, v.vb, v.vs), v.tie_next ? "true" : "false",
+			v.overlap ? "true" : "false", v.all_tied ? "true" : "false");
+		sep = ",";
+	}
+	fprintf(f, "\n  ]");
+}
+
 static int write_json(const struct cmp *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -603,6 +762,7 @@ static int write_json(const struct cmp *m, const char *path)
 	fprintf(f, ", \"stream_mb\": %d", m->stream_mb);
 	fprintf(f, ",\n    \"cv_limit_pct\": %.1f\n  },\n  \"baseline\": ", CV_LIMIT_PCT);
 	json_str_write(f, m->cell[m->baseline].label);
+	json_best(f, m);
 	fprintf(f, ",\n  \"cells\": [\n");
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
@@ -736,11 +896,19 @@ static void gp_label(FILE *f, const char *s)
 /* gp_best() -- "; best: LABEL" of figure K for a chart's title. */
 static void gp_best(FILE *f, const struct cmp *m, size_t k)
 {
-	int second, b = best(m, &figures[k], &second);
-	if (b < 0 || m->ncell < 2)
+	struct verdict v;
+	if (!judge(m, &figures[k], &v))
 		return;
+	if (v.all_tied) {
+		fprintf(f, "; all within %.0f %%", TIE_PCT);
+		return;
+	}
 	fprintf(f, "; best: ");
-	gp_label(f, m->cell[b].label);
+	gp_label(f, m->cell[v.best].label);
+	if (v.tie_next) {
+		fprintf(f, ", a tie with ");
+		gp_label(f, m->cell[v.second].label);
+	}
 }
 
 /* The charts made. */

@@ -7,15 +7,16 @@
 # bfq, and through pgiofs with its dbaware, deadline-2.6 and as-2.6
 # profiles (over the kernel's none).  Three interleaved runs each; it
 # prints the table (import time, commit latency p50/p99/p99.9/max and tps
-# during the import), the best cell of each figure, the streaming figures
-# of each disk, and the path of the report (index.html with charts,
-# results.json, results.csv).
+# during the import), the best cell of each figure and whether the kernel
+# or pgiofs wins it, the streaming figures of each disk, and the path of
+# the report (index.html with charts, results.json, results.csv).
 #
-# About four minutes on 2 cores.  DEMO_SCALE (default 0.2, about 20 MB of
-# COPY data), DEMO_RUNS (default 3) and DEMO_CLIENTS (default 4) change the
-# size; DEMO_OUT (default demo-report/) is where the report goes.  Needs
-# root (loop devices, mounts).  Nothing else is left behind: pgload compare
-# removes its clusters, mounts, loop devices, pgdisk daemons and images.
+# 6 to 7 minutes on a busy 2-core machine.  DEMO_SCALE (default 0.2, about
+# 20 MB of COPY data), DEMO_RUNS (default 3) and DEMO_CLIENTS (default 4)
+# change the size; DEMO_OUT (default demo-report/) is where the report
+# goes.  Needs root (loop devices, mounts).  Nothing else is left behind:
+# pgload compare removes its clusters, mounts, loop devices, pgdisk daemons
+# and images.
 set -eu
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,4 +34,4 @@ echo "demo: pgload compare on a modelled 2004 hdd with ext4: the kernel's mq-dea
 	"$CLIENTS OLTP clients, $RUNS runs each" >&2
 exec "$TOP/bin/pgload" compare --gen "$SCALE" --backends hdd:ext4 \
 	--profiles native,dbaware,deadline-2.6,as-2.6 --elevators mq-deadline,bfq \
-	--oltp "$CLIENTS" --runs "$RUNS" --size 1G --stream-mb 32 --out "$OUT"
+	--oltp "$CLIENTS" --runs "$RUNS" --size 512M --stream-mb 16 --out "$OUT"

@@ -44,6 +44,8 @@ grep -q '^Backend/profile  *\[runs\] Schema(s) Import(s)  *±sd  *CPU%  *p50(ms)
 	"$W/stdout" || { cat "$W/stdout"; fail "no OLTP columns"; }
 grep -q '^  commit p99  ' "$W/stdout" || fail "no best cell of the commit p99"
 grep -q '^  device read  ' "$W/stdout" || fail "no best cell of the device read"
+grep -qE '^  commit p99 +(kernel|pgiofs|a tie) +[0-9.]+x: ' "$W/stdout" ||
+	{ cat "$W/stdout"; fail "no verdict of the kernel against pgiofs on the commit p99"; }
 # queue_row LABEL -- the row of LABEL in the table of block queues
 queue_row() { sed -n '/^Block queues/,/^$/p' "$W/stdout" | grep -F -- "$1 "; }
 queue_row "$MQ" | grep -q ' mq-deadline read_ahead_kb=.* write_expire=1000 ' ||
@@ -80,11 +82,17 @@ bfq = [c for c in cells.values() if c["elevator"] == "bfq"][0]
 assert "low_latency" in bfq["queue"]["tunables"] and bfq["queue_set"] == {}
 db = [c for c in cells.values() if c["pgiofs"]][0]
 assert db["elevator"] == "none" and db["latency"]["wal"]["ops"] > 0
+best = {b["figure"]: b for b in d["best"]}             # who wins each figure
+assert {"import", "commit p99", "tps", "device read"} <= set(best), list(best)
+for b in best.values():
+    assert b["next"] in cells and b["ratio"] >= 1, b
+    assert (b["cell"] is None) == b["all_within"] and (b["cell"] is None or b["cell"] in cells), b
+    assert b["tie"] == (b["ratio"] < 1.05 or b["runs_overlap"]) and (not b["all_within"] or b["tie"]), b
 PY
 grep -q ',mq-deadline,write_expire=1000,seek_ms=4,[1-9]' "$W/out/results.csv" || fail "results.csv: elevator and tunables"
 python3 -c 'import sys, xml.dom.minidom as x; assert x.parse(sys.argv[1]).documentElement.tagName == "svg"' \
 	"$W/out/oltp.svg" || fail "oltp.svg is not an SVG"
-grep -q 'best: ' "$W/out/oltp.svg" || fail "oltp.svg does not name the best cell"
+grep -qE 'best: |all within 5 %' "$W/out/oltp.svg" || fail "oltp.svg does not name the best cell"
 grep -q '<img src="oltp.svg"' "$W/out/index.html" || fail "index.html lacks oltp.svg"
 echo "ok: hdd:ext4 with mq-deadline, bfq and dbaware: report names elevators, tunables, model; nothing left"
 
@@ -102,7 +110,13 @@ python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["cells"][0]; asse
 echo "ok: ssd:IMAGE runs on a copy of the image"
 
 # ---- bad input: refused before anything is set up -----------------------------
-snapshot() { ls -d "$TMPDIR"/pgload-compare.* 2>/dev/null; losetup -a | sort; grep -c . /proc/self/mountinfo; }
+# what compare could have made: everything of it is under $TMPDIR (the loop
+# devices and mounts of other tests running beside this one are not)
+snapshot() {
+	ls -d "$TMPDIR"/pgload-compare.* 2>/dev/null
+	losetup -a | grep -F -- "$TMPDIR" | sort
+	grep -F -- "$TMPDIR" /proc/self/mountinfo | cut -d' ' -f5 | sort
+}
 snapshot >"$W/before"
 bad() { # bad MESSAGE ARGS... -- pgload compare ARGS fails saying MESSAGE, making nothing
 	local msg=$1
