@@ -2,7 +2,8 @@
 #
 # Variants: `make` (release, -O2), `make asan` / `make tsan` (sanitizer builds
 # in build/asan and build/tsan; binaries in bin/asan, bin/tsan), `make check`
-# (build then run every test; last line "N passed, N failed, N skipped"),
+# (build then run every test, or those TESTS names; last line "N passed,
+# N failed, N skipped"),
 # `make check-long` (the long crash and load sets, LONG=1), `make check-asan`,
 # `make check-tsan`.  WERROR=1 (set by CI) adds -Werror.
 
@@ -160,9 +161,10 @@ asan:
 tsan:
 	$(MAKE) VARIANT=tsan all
 
+# TESTS: substrings selecting tests (tests/run.sh), e.g. TESTS="fuse/ iosched/"
 check: deps
 	$(MAKE) all
-	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh
+	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh $(TESTS)
 
 # check-long: the long crash set (LONG=1: 25 postgres kills, 5
 # daemon kills, ...) and the long load test (4 minutes of load); see
@@ -171,10 +173,12 @@ check-long: deps
 	$(MAKE) all
 	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash test_load
 
+# the fuzz targets are clang's own sanitizer builds whatever the variant:
+# the sanitizer runs give them a few seconds each, make check the full 10-20
 check-asan:
-	$(MAKE) VARIANT=asan check
+	$(MAKE) VARIANT=asan FUZZ_SECONDS=3 FUZZ_IOSTAT_SECONDS=2 check
 check-tsan:
-	$(MAKE) VARIANT=tsan check
+	$(MAKE) VARIANT=tsan FUZZ_SECONDS=3 FUZZ_IOSTAT_SECONDS=2 check
 
 # fuzz: every libFuzzer target for FUZZ_SECONDS each (default 600); make check
 # runs them briefly

@@ -1,12 +1,12 @@
 #!/bin/bash
 # seqscan.sh -- cold sequential scan of a ~1 GB table: native against pgiofs
-# with iosched readahead (iosched.read_ahead_kb) 0, 128 and 512 KiB under a
+# with iosched readahead (iosched.ra_window_kb) 0, 128 and 512 KiB under a
 # profile (default dbaware), the issue's third benchmark.
 #
 # One cluster is built once, natively, in a backing directory; every sample
 # then scans the same table: "native" runs PostgreSQL on the backing
 # directory itself, "raN" mounts pgiofs over it with -s
-# iosched.read_ahead_kb=N and runs PostgreSQL on the mount.  A sample stops
+# iosched.ra_window_kb=N and runs PostgreSQL on the mount.  A sample stops
 # the server, drops the page cache, starts it again and times
 # `SELECT count(*)` without parallel workers (psql's \timing).  The samples
 # are interleaved (native, ra0, ra128, ra512, native, ...) for --rounds
@@ -42,7 +42,7 @@ readahead windows of several sizes, side by side and interleaved.  Needs root.
   --rounds N          rounds of samples (default $ROUNDS, 1..100)
   --size-mb N         size of the table (default $SIZE_MB, 16..65536)
   --profile NAME      pgiofs profile (default $PROFILE)
-  --ra "N N ..."      iosched.read_ahead_kb values (default "$RA_LIST")
+  --ra "N N ..."      iosched.ra_window_kb values (default "$RA_LIST")
   --quick             a 256 MB table, 2 rounds
   --dir DIR           parent of the working directory (default $DIR)
   --pgiofs-args ARGS  extra pgiofs options, e.g. "-s bdi.read_ahead_kb=128"
@@ -99,7 +99,7 @@ sample() {
 	out=$WORK/logs/$kind.$round.log
 	if [ "$kind" != native ]; then
 		MNT=$WORK/mnt
-		"$PGIOFS" -o allow_other --profile "$PROFILE" -s "iosched.read_ahead_kb=${kind#ra}" \
+		"$PGIOFS" -o allow_other --profile "$PROFILE" -s "iosched.ra_window_kb=${kind#ra}" \
 			"${PGIOFS_ARGV[@]}" "$WORK/backing" "$MNT" || die "pgiofs mount for $kind failed"
 		mountpoint -q "$MNT" || die "$MNT is not a mount point after pgiofs returned"
 		data=$MNT/data
@@ -161,7 +161,7 @@ stop_server "$WORK/backing/data"
 
 fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
 echo "pgiofs cold sequential scan: PostgreSQL $("$PGBIN/postgres" -V | awk '{ print $3 }'), table of $size," \
-	"$ROUNDS rounds, profile $PROFILE, iosched.read_ahead_kb in: $RA_LIST${PGIOFS_ARGS:+, $PGIOFS_ARGS}"
+	"$ROUNDS rounds, profile $PROFILE, iosched.ra_window_kb in: $RA_LIST${PGIOFS_ARGS:+, $PGIOFS_ARGS}"
 echo "backing: $WORK ($fsinfo); kernel $(uname -r), $(nproc) CPUs"
 echo
 echo "raw samples:"

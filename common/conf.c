@@ -167,8 +167,22 @@ int conf_defaults(const struct conf_table *t, void *settings)
 int conf_set(const struct conf_table *t, void *settings, const char *section, const char *name,
 	     const char *value, char *err, size_t errlen)
 {
-	const struct conf_tunable *r = conf_find(t, section, name);
+	const struct conf_tunable *r = conf_find(t, section, name), *first = NULL;
+	size_t i;
 
+	if (!r && !(section && *section))
+		for (i = 0; i < t->nrows; i++)
+			if (strcmp(t->rows[i].name, name) == 0) {
+				if (first) {
+					seterr(err, errlen,
+					       "option \"%s\" is in more than one section: say "
+					       "which (%s.%s, %s.%s)",
+					       name, first->section, name, t->rows[i].section,
+					       name);
+					return -ENOENT;
+				}
+				first = &t->rows[i];
+			}
 	if (!r) {
 		if (section && *section)
 			seterr(err, errlen, "unknown option \"%s\" in section [%s]", name, section);

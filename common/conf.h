@@ -55,7 +55,8 @@ const struct conf_tunable *conf_find(const struct conf_table *t, const char *sec
 				     const char *name);
 
 /* conf_set() -- parse @value for one tunable into @settings.
- * Returns 0, -ENOENT (unknown name) or -EINVAL / -ERANGE with a reason
+ * Returns 0, -ENOENT (unknown name, or a name without a section that more
+ * than one section has) or -EINVAL / -ERANGE with a reason
  * ("must be between 0 and 100") written to @err. */
 int conf_set(const struct conf_table *t, void *settings, const char *section, const char *name,
 	     const char *value, char *err, size_t errlen);

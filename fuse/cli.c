@@ -448,7 +448,7 @@ static void wait_quiet(void)
 static void *signal_thread(void *arg)
 {
 	struct sigctx *c = arg;
-	int sig, i;
+	int sig, i, ret;
 
 	for (;;) {
 		if (sigwait(&c->set, &sig) != 0)
@@ -469,14 +469,15 @@ static void *signal_thread(void *arg)
 	 * the write-back of every dirty page, but on a FUSE mount it need not
 	 * wait for our replies, and a queueing scheduler may still hold what
 	 * arrived: wait until no request has come for QUIET_MS (at most
-	 * QUIET_MAX_S), drain the scheduler (a reload with the same settings
-	 * completes everything the old one holds) and sync the backing store
-	 * before the session ends. */
+	 * QUIET_MAX_S), drain the scheduler (pfs_drain(): a new one takes
+	 * over once the old one completed everything it holds) and sync the
+	 * backing store before the session ends. */
 	pfs_log(LOG_WARNING, "%s is busy: flushing and detaching it", c->mountpoint);
 	flush_mount(c);
 	wait_quiet();
-	if (pfs_reload(c->fs, &c->fs->set) < 0)
-		pfs_log(LOG_ERR, "cannot restart the scheduler after draining it");
+	ret = pfs_drain(c->fs);
+	if (ret < 0)
+		pfs_log(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
 	if (syncfs(c->backing_fd) < 0)
 		pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
 	if (c->is_root)
@@ -778,7 +779,7 @@ static int run(struct cli *c, struct pfs *fs)
 		pfs_control_stop(fs);
 	}
 
-	ret = pfs_loop(se, (unsigned)fs->set.max_threads) < 0 ? 1 : 0;
+	ret = pfs_loop(se, &fs->set) < 0 ? 1 : 0;
 	atomic_store(&sc.loop_done, true);
 	/* requests still queued complete (their replies go nowhere now)
 	 * before the session they belong to goes away */

@@ -158,6 +158,23 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 	return in;
 }
 
+/* inode_find() -- the inode of (@st->st_dev, @st->st_ino) if the kernel
+ * knows it, with one more lookup reference (drop it with inode_forget());
+ * NULL otherwise. */
+static struct pfs_inode *inode_find(struct pfs *fs, const struct stat *st)
+{
+	struct pfs_inode *in;
+
+	pthread_mutex_lock(&fs->lock);
+	for (in = fs->tab[hash_of(fs, st->st_dev, st->st_ino)]; in; in = in->hnext)
+		if (in->ino == st->st_ino && in->dev == st->st_dev) {
+			in->nlookup++;
+			break;
+		}
+	pthread_mutex_unlock(&fs->lock);
+	return in;
+}
+
 /* inode_forget() -- drop @n lookup references; free the inode at zero. */
 static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 {
@@ -254,13 +271,19 @@ void pfs_cleanup(struct pfs *fs)
 	pthread_mutex_destroy(&fs->lock);
 }
 
+/* inode_fid() -- how the scheduler knows @in's backing file. */
+static struct ios_file_id inode_fid(const struct pfs_inode *in)
+{
+	return (struct ios_file_id){(uint64_t)in->dev, (uint64_t)in->ino};
+}
+
 /* sched_invalidate() -- [@off, @off + @len) of @in (@len 0: to the end)
  * changed without a queued write: the scheduler's readahead forgets it.
  * Called after the change, before the reply. */
 static void sched_invalidate(struct pfs *fs, struct pfs_inode *in, off_t off, off_t len)
 {
 	pthread_rwlock_rdlock(&fs->ios_lock);
-	ios_invalidate(fs->ios, (uint64_t)in->ino, off, len);
+	ios_invalidate(fs->ios, inode_fid(in), off, len);
 	pthread_rwlock_unlock(&fs->ios_lock);
 }
 
@@ -837,7 +860,8 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 	fh->inode = in;
 	fh->cls = (enum ios_class)__atomic_load_n(&in->cls, __ATOMIC_RELAXED);
 	pfs_open_mode_take(fs, in, fh->cls, &fh->how);
-	if (fs->set.stats_enabled)
+	/* read without ios_lock: a reload may change it meanwhile */
+	if (__atomic_load_n(&fs->set.stats_enabled, __ATOMIC_RELAXED))
 		ios_stats_note_open(fs->stats, fh->cls, fh->how.mode == PFS_OPEN_PASSTHROUGH,
 				    fh->how.new_file);
 	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls, fh->how.mode)) {
@@ -856,7 +880,7 @@ static void fh_free(struct pfs *fs, struct pfs_fh *fh)
 {
 	if (__atomic_sub_fetch(&fh->inode->nopen, 1, __ATOMIC_RELAXED) == 0) {
 		pthread_rwlock_rdlock(&fs->ios_lock);
-		ios_release(fs->ios, (uint64_t)fh->inode->ino);
+		ios_release(fs->ios, inode_fid(fh->inode));
 		pthread_rwlock_unlock(&fs->ios_lock);
 	}
 	pfs_open_mode_drop(fs, fh->inode, fh->how.mode);
@@ -908,6 +932,9 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int fd, ret;
 
 	proc_path(path, sizeof(path), in->fd);
+	/* libfuse enables atomic O_TRUNC: the open truncates, as setattr does */
+	if (flags & O_TRUNC)
+		pfs_wb_wait(in); /* an acknowledged write lands before, not after it */
 	fd = open(path, flags);
 	if (fd < 0 && errno == EACCES && widened)
 		fd = open(path, (flags & ~O_ACCMODE) | O_WRONLY);
@@ -915,8 +942,11 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, errno);
 		return;
 	}
-	if ((flags & O_TRUNC) && pfs_wire_kill_suidgid() && kill_suidgid(fs, fd, NULL))
-		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	if (flags & O_TRUNC) {
+		sched_invalidate(fs, in, 0, 0); /* no read-ahead data of before */
+		if (pfs_wire_kill_suidgid() && kill_suidgid(fs, fd, NULL))
+			fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	}
 	ret = fh_new(fs, fi, fd, flags, in);
 	if (ret < 0) {
 		close(fd);
@@ -932,11 +962,12 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 		       struct fuse_file_info *fi)
 {
 	struct pfs *fs = pfs_of(req);
-	struct pfs_inode *dir = inode_of(req, parent);
+	struct pfs_inode *dir = inode_of(req, parent), *old = NULL;
 	struct fuse_entry_param e;
 	bool widened, armed;
 	int flags = open_flags(fs, fi->flags, &widened);
 	struct creds c;
+	struct stat st;
 	int fd, ret = check_name(name);
 
 	if (ret < 0) {
@@ -945,6 +976,11 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	}
 	/* the kernel sends O_EXCL if the caller asked; keep it for the backing */
 	flags |= O_CREAT | (fi->flags & O_EXCL);
+	/* a file that exists after all (the kernel's negative entry was out
+	 * of date) is truncated here, as in pfs_open() */
+	if ((flags & (O_TRUNC | O_EXCL)) == O_TRUNC &&
+	    fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (old = inode_find(fs, &st)))
+		pfs_wb_wait(old);
 	c = creds_enter(req);
 	fd = openat(dir->fd, name, flags, mode);
 	if (fd < 0 && errno == EACCES && widened)
@@ -961,6 +997,10 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	}
 	if (ret == 0)
 		ret = do_lookup(fs, dir, name, &e);
+	if (old)
+		inode_forget(fs, old, 1);
+	if (ret == 0 && (flags & O_TRUNC))
+		sched_invalidate(fs, inode_of(req, e.ino), 0, 0);
 	if (ret == 0) {
 		ret = fh_new(fs, fi, fd, flags, (struct pfs_inode *)(uintptr_t)e.ino);
 		if (ret < 0)
@@ -1043,26 +1083,33 @@ struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings 
 
 int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
 {
-	struct ios_sched *n;
+	/* the new scheduler first: if it cannot be made (no memory, no file
+	 * descriptor for its io_uring), the old one keeps running */
+	struct ios_sched *n = pfs_sched_create(fs, ns);
 
+	if (!n)
+		return -errno;
 	pthread_rwlock_wrlock(&fs->ios_lock);
 	ios_destroy(fs->ios); /* completes everything it holds */
-	n = pfs_sched_create(fs, ns);
-	if (!n) {
-		int e = errno;
-
-		fs->ios = pfs_sched_create(fs, &fs->set);
-		pthread_rwlock_unlock(&fs->ios_lock);
-		return -e;
-	}
 	/* only what is read under ios_lock changes here: the [fuse] and
 	 * [files] settings are read by every handler without a lock and take
 	 * effect at the next mount */
 	fs->ios = n;
-	fs->set.stats_enabled = ns->stats_enabled;
+	__atomic_store_n(&fs->set.stats_enabled, ns->stats_enabled, __ATOMIC_RELAXED);
 	fs->set.ios = ns->ios;
 	pthread_rwlock_unlock(&fs->ios_lock);
 	return 0;
+}
+
+int pfs_drain(struct pfs *fs)
+{
+	struct pgiofs_settings direct;
+
+	if (pfs_reload(fs, &fs->set) == 0)
+		return 0;
+	direct = fs->set; /* needs no thread or descriptor */
+	direct.ios.policy = IOS_POLICY_DIRECT;
+	return pfs_reload(fs, &direct);
 }
 
 /* refine_class() -- a relation main fork's name cannot tell a table from
@@ -1121,14 +1168,26 @@ static void read_done(struct ios_req *r, ssize_t res)
 	rw_free(c);
 }
 
+/* write_error() -- the errno of a completed write, 0 if it succeeded.
+ * iosched completes a write in full or with the backing store's -errno; a
+ * short count is never answered as a success (the kernel's writeback looks
+ * at the error, not the count, and would lose the tail): EIO. */
+static int write_error(const struct ios_req *r, ssize_t res)
+{
+	if (res < 0)
+		return (int)-res;
+	return (size_t)res == r->len ? 0 : EIO;
+}
+
 static void write_done(struct ios_req *r, ssize_t res)
 {
 	struct rw_ctx *c = (struct rw_ctx *)r;
+	int err = write_error(r, res);
 
-	if (res < 0)
-		fuse_reply_err(c->req, (int)-res);
+	if (err)
+		fuse_reply_err(c->req, err);
 	else
-		fuse_reply_write(c->req, (size_t)res);
+		fuse_reply_write(c->req, r->len);
 	rw_free(c);
 }
 
@@ -1170,7 +1229,8 @@ static struct rw_ctx *rw_new(fuse_req_t req, struct pfs_fh *fh, int fd, enum ios
 	c->req = req;
 	c->fs = pfs_of(req);
 	c->r.fd = fd;
-	c->r.file_id = fh ? (uint64_t)fh->inode->ino : 0;
+	if (fh)
+		c->r.fid = inode_fid(fh->inode);
 	c->r.cls = fh ? fh_class(fh) : IOS_CLASS_OTHER;
 	c->r.rel = fh ? __atomic_load_n(&fh->inode->rel, __ATOMIC_RELAXED) : NULL;
 	c->in = fh ? fh->inode : NULL;

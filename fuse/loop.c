@@ -9,19 +9,36 @@
  * whole buffer with pfs_loop_take_buffer() and frees it when the request
  * completes, and the worker reads the next request into a fresh one.
  *
+ * Workers come and go as libfuse's multi-threaded loop has them: one at
+ * first; a worker that takes a request when no other is waiting for one
+ * starts another (up to fuse.max_threads); a worker that finishes a request
+ * while fuse.max_idle_threads others are waiting exits.  With
+ * fuse.clone_fd each worker reads from a /dev/fuse descriptor of its own
+ * (FUSE_DEV_IOC_CLONE), so that the kernel's per-descriptor queue of
+ * requests being processed is not shared by all; wire.c sends each reply
+ * back through the descriptor its request came from, the only one the
+ * kernel looks it up in.  A descriptor a worker leaves behind stays open
+ * (kept for the next worker) until the process exits, because requests
+ * read from it may still be completed, and replied to through it, by the
+ * scheduler after the loop ended.
+ *
  * What must stay true: a buffer is owned by exactly one party (the worker
- * or one request); the loop ends when the kernel ends the connection
- * (ENODEV) or the session is told to exit.
+ * or one request); at least one worker runs until the loop ends; the loop
+ * ends when the kernel ends the connection (ENODEV) or the session is told
+ * to exit, and only then.
  */
 #include "pgiofs_i.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/fuse.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #define ALIGN 4096u
 /* a WRITE's data follows these two headers */
@@ -31,8 +48,17 @@
 
 struct loop {
 	struct fuse_session *se;
-	int error;
+	unsigned max_threads, max_idle;
+	bool clone_fd;
 	pthread_mutex_t lock;
+	pthread_cond_t gone; /* a worker exited */
+	/* under lock */
+	unsigned nworkers; /* running */
+	unsigned nidle;	   /* waiting for a request */
+	int error;	   /* the first error that ended the loop */
+	int *spare_fds;	   /* cloned descriptors of workers that exited */
+	unsigned nspare;
+	bool clone_failed; /* said once */
 };
 
 static atomic_ulong handled; /* requests processed, all workers */
@@ -72,44 +98,131 @@ void *pfs_loop_take_buffer(const void *data)
 	return tls_base;
 }
 
+/* clone_fd__() -- a /dev/fuse descriptor of the session's connection for a
+ * new worker: one a worker left, or a new clone; -1 (the session's own) if
+ * none can be made.  Caller holds l->lock. */
+static int clone_fd__(struct loop *l)
+{
+	uint32_t master = (uint32_t)fuse_session_fd(l->se);
+	int fd;
+
+	if (l->nspare)
+		return l->spare_fds[--l->nspare];
+	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && ioctl(fd, FUSE_DEV_IOC_CLONE, &master) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0 && !l->clone_failed) {
+		l->clone_failed = true;
+		pfs_log(LOG_WARNING,
+			"fuse.clone_fd: cannot clone the /dev/fuse descriptor (%s); workers "
+			"share one",
+			strerror(errno));
+	}
+	return fd;
+}
+
+static void *worker(void *arg);
+
+/* start_worker__() -- one more worker; false if it could not be started.
+ * Caller holds l->lock. */
+static bool start_worker__(struct loop *l)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	bool ok;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	l->nworkers++;
+	ok = pthread_create(&t, &attr, worker, l) == 0;
+	if (!ok)
+		l->nworkers--;
+	pthread_attr_destroy(&attr);
+	return ok;
+}
+
+/* worker_exit__() -- this worker leaves: hand its descriptor on.  Caller
+ * holds l->lock. */
+static void worker_exit__(struct loop *l, int fd)
+{
+	if (fd >= 0)
+		l->spare_fds[l->nspare++] = fd; /* at most max_threads */
+	l->nworkers--;
+	pthread_cond_broadcast(&l->gone);
+}
+
 static void *worker(void *arg)
 {
 	struct loop *l = arg;
 	struct fuse_buf fbuf;
-	int res = 0;
+	bool ended = false;
+	int res = 0, fd = -1;
 
+	pthread_setname_np(pthread_self(), "pgiofs-fuse");
+	if (l->clone_fd) {
+		pthread_mutex_lock(&l->lock);
+		fd = clone_fd__(l);
+		pthread_mutex_unlock(&l->lock);
+	}
+	pfs_wire_read_from(fd); /* this thread reads from it, replies go back */
 	while (!fuse_session_exited(l->se)) {
+		bool more;
+
 		if (!tls_base || tls_taken) {
 			tls_base = buffer_new();
 			tls_size = RECV_SIZE + ALIGN;
 			tls_taken = false;
 			if (!tls_base) {
 				res = -ENOMEM;
+				ended = true;
 				break;
 			}
 		}
 		memset(&fbuf, 0, sizeof(fbuf));
 		fbuf.mem = tls_base + ALIGN - WRITE_HDR;
 		fbuf.size = RECV_SIZE;
+		pthread_mutex_lock(&l->lock);
+		l->nidle++;
+		pthread_mutex_unlock(&l->lock);
 		res = fuse_session_receive_buf(l->se, &fbuf);
+		pthread_mutex_lock(&l->lock);
+		l->nidle--;
+		/* nobody else waits for the next request: start someone */
+		more = res > 0 && l->nidle == 0 && l->nworkers < l->max_threads;
+		if (more)
+			start_worker__(l);
+		pthread_mutex_unlock(&l->lock);
 		if (res == -EINTR || res == -EAGAIN)
 			continue;
-		if (res <= 0)
+		if (res <= 0) {
+			ended = true;
 			break;
+		}
 		fuse_session_process_buf(l->se, &fbuf);
 		atomic_fetch_add_explicit(&handled, 1, memory_order_relaxed);
-	}
-	if (res < 0 && res != -ENODEV) {
 		pthread_mutex_lock(&l->lock);
-		if (!l->error)
-			l->error = res;
+		if (l->nidle >= l->max_idle) { /* enough others wait: leave */
+			if (!tls_taken)
+				free(tls_base);
+			tls_base = NULL;
+			worker_exit__(l, fd);
+			pthread_mutex_unlock(&l->lock);
+			return NULL;
+		}
 		pthread_mutex_unlock(&l->lock);
 	}
-	/* the first worker to leave ends the session for all */
-	fuse_session_exit(l->se);
 	if (!tls_taken)
 		free(tls_base);
 	tls_base = NULL;
+	pthread_mutex_lock(&l->lock);
+	if (ended && res < 0 && res != -ENODEV && !l->error)
+		l->error = res;
+	/* the end of the connection (or an error) ends the session for all */
+	fuse_session_exit(l->se);
+	worker_exit__(l, fd);
+	pthread_mutex_unlock(&l->lock);
 	return NULL;
 }
 
@@ -135,29 +248,35 @@ int pfs_loop_init(struct fuse_session *se)
 	return res > 0 ? 0 : res == 0 ? -ENODEV : res;
 }
 
-int pfs_loop(struct fuse_session *se, unsigned nthreads)
+int pfs_loop(struct fuse_session *se, const struct pgiofs_settings *set)
 {
-	struct loop l = {.se = se, .error = 0};
-	pthread_t *t = calloc(nthreads, sizeof(*t));
-	unsigned i, started = 0;
+	/* one loop per process; never freed: a worker's last unlock may still
+	 * be running when the loop sees it gone */
+	static struct loop the_loop = {.lock = PTHREAD_MUTEX_INITIALIZER,
+				       .gone = PTHREAD_COND_INITIALIZER};
+	struct loop *l = &the_loop;
+	int ret;
 
-	if (!t)
+	l->se = se;
+	l->max_threads = (unsigned)set->max_threads;
+	l->max_idle = (unsigned)set->max_idle_threads;
+	l->clone_fd = set->clone_fd;
+	free(l->spare_fds);
+	l->spare_fds = calloc(l->max_threads, sizeof(*l->spare_fds));
+	if (!l->spare_fds)
 		return -ENOMEM;
-	pthread_mutex_init(&l.lock, NULL);
-	for (i = 0; i < nthreads; i++)
-		if (pthread_create(&t[i], NULL, worker, &l) == 0)
-			started++;
-		else
-			break;
-	if (!started) {
-		free(t);
-		return -EAGAIN;
-	}
-	/* the others are blocked in read(): the kernel ends the connection for
-	 * all of them at unmount; a signal-thread exit has its own timeout */
-	for (i = 0; i < started; i++)
-		pthread_join(t[i], NULL);
-	free(t);
-	pthread_mutex_destroy(&l.lock);
-	return l.error;
+	pthread_mutex_lock(&l->lock);
+	l->nspare = 0;
+	l->error = 0;
+	ret = start_worker__(l) ? 0 : -EAGAIN;
+	/* the workers are blocked in read(): the kernel ends the connection
+	 * for all of them at unmount; a signal-thread exit has its own
+	 * timeout */
+	while (ret == 0 && l->nworkers > 0)
+		pthread_cond_wait(&l->gone, &l->lock);
+	if (ret == 0)
+		ret = l->error;
+	/* the cloned descriptors stay open (see the top of the file) */
+	pthread_mutex_unlock(&l->lock);
+	return ret;
 }

@@ -43,11 +43,16 @@ static const struct conf_tunable rows[] = {
      "keeps its peak RSS near 80 MiB under a bulk import (256: 260 MiB) with no loss of "
      "commit latency or import speed."},
     {"fuse", "max_threads", CONF_INT, "", "32", 1, 1024, NULL, F(max_threads),
-     "Worker threads serving /dev/fuse at most."},
+     "Worker threads serving /dev/fuse at most.  A worker that takes a request while no "
+     "other waits for one starts another, up to this many."},
     {"fuse", "max_idle_threads", CONF_INT, "", "8", 1, 1024, NULL, F(max_idle_threads),
-     "Idle worker threads kept ready."},
-    {"fuse", "clone_fd", CONF_BOOL, "", "yes", 0, 0, NULL, F(clone_fd),
-     "Give each worker thread its own /dev/fuse descriptor."},
+     "Idle worker threads kept ready: a worker that finishes a request while this many "
+     "others wait for one exits."},
+    {"fuse", "clone_fd", CONF_BOOL, "", "no", 0, 0, NULL, F(clone_fd),
+     "Give each worker thread its own /dev/fuse descriptor (FUSE_DEV_IOC_CLONE), so "
+     "that the kernel's list of requests being processed is not one for all; replies go "
+     "back through the descriptor of their request.  On two CPUs it changes nothing "
+     "measurable (bench/workers.sh), so it is off; it may help with many."},
     {"fuse", "time_gran_ns", CONF_INT, "ns", "1", 1, 1000000000, NULL, F(time_gran_ns),
      "Timestamp granularity of the mount: 1, exact nanosecond timestamps as on ext4 (cp -a, "
      "rsync and tar preserve them).  Through the write-back cache the kernel keeps mtime "
@@ -100,9 +105,11 @@ static const struct conf_tunable fault_rows[] = {
 #define NROWS	   (sizeof(rows) / sizeof(rows[0]))
 #define NFAULTROWS (sizeof(fault_rows) / sizeof(fault_rows[0]))
 
-/* The table of pgiofs: its own rows, then iosched's ([iosched], [device])
- * with their offsets moved into pgiofs_settings.ios. */
-static struct conf_tunable all_rows[NROWS + NFAULTROWS + 64];
+/* The table of pgiofs: its own rows, then iosched's ([iosched], [device],
+ * [fault]), then its own [fault] rows, with their offsets moved into pgiofs_settings.ios.  Sized by
+ * both tables' row counts, both known when compiling: no row can be left
+ * out. */
+static struct conf_tunable all_rows[NROWS + IOS_CONF_NROWS + NFAULTROWS];
 static struct conf_table table;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -112,12 +119,12 @@ static void build(void)
 
 	for (i = 0; i < NROWS; i++)
 		all_rows[n++] = rows[i];
-	for (i = 0; i < ios_conf.nrows && n < sizeof(all_rows) / sizeof(all_rows[0]); i++) {
+	for (i = 0; i < IOS_CONF_NROWS; i++) {
 		all_rows[n] = ios_conf.rows[i];
 		all_rows[n].offset += offsetof(struct pgiofs_settings, ios);
 		n++;
 	}
-	for (i = 0; i < NFAULTROWS && n < sizeof(all_rows) / sizeof(all_rows[0]); i++)
+	for (i = 0; i < NFAULTROWS; i++)
 		all_rows[n++] = fault_rows[i];
 	table.rows = all_rows;
 	table.nrows = n;

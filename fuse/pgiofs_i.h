@@ -116,10 +116,15 @@ struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings 
 
 extern const struct fuse_lowlevel_ops pfs_ops;
 
-/* pfs_reload() -- adopt new settings: the running scheduler is drained
- * (so nothing it holds can be overtaken) and replaced.  0 or -errno (the old
- * scheduler and settings stay). */
+/* pfs_reload() -- adopt new settings: a scheduler with them is started,
+ * then the running one is drained (so nothing it holds can be overtaken)
+ * and replaced.  0 or -errno: the new scheduler could not be started, and
+ * the old one and the old settings stay. */
 int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns);
+/* pfs_drain() -- complete everything the scheduler holds: replace it with
+ * one of the same settings or, if that cannot be started, with "direct".
+ * 0 or -errno. */
+int pfs_drain(struct pfs *fs);
 
 /* pfs_init_root() -- open the backing root; returns 0 or -errno. */
 int pfs_init_root(struct pfs *fs, const char *backing);
@@ -130,8 +135,9 @@ void pfs_cleanup(struct pfs *fs);
 void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pfs_log_to_syslog(void);
 
-/* loop.c: the session loop; requests may keep their receive buffer */
-int pfs_loop(struct fuse_session *se, unsigned nthreads);
+/* loop.c: the session loop (fuse.max_threads, max_idle_threads,
+ * clone_fd); requests may keep their receive buffer.  0 or -errno. */
+int pfs_loop(struct fuse_session *se, const struct pgiofs_settings *set);
 /* pfs_loop_init() -- read and process the kernel's first request (INIT)
  * in the calling thread; 0 or -errno. */
 int pfs_loop_init(struct fuse_session *se);
@@ -149,6 +155,10 @@ int pfs_wire_attach(struct pfs *fs); /* after fuse_session_mount() */
 /* pfs_wire_kill_suidgid() -- the request being processed asks for the
  * set-user-ID and set-group-ID bits to be cleared. */
 bool pfs_wire_kill_suidgid(void);
+/* pfs_wire_read_from() -- the calling thread reads requests from @fd, a
+ * clone of the session's /dev/fuse descriptor (-1: the session's own),
+ * and their replies go back through it, from whichever thread. */
+void pfs_wire_read_from(int fd);
 /* pfs_wire_passthrough_offered() -- the kernel's INIT offered passthrough. */
 bool pfs_wire_passthrough_offered(const struct pfs *fs);
 /* pfs_wire_enable_passthrough() -- from the INIT handler: put passthrough

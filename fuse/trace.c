@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 static void trace_usage(FILE *out)
@@ -76,7 +77,7 @@ static void print_header(const char *path, const struct ios_trace_info *info, ui
 	char when[64];
 
 	if (csv) {
-		printf("time_s,class,dir,file,offset,len,queue_us,service_us,pid,result\n");
+		printf("time_s,class,dir,dev,file,offset,len,queue_us,service_us,pid,result\n");
 		return;
 	}
 	if (!gmtime_r(&sec, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm))
@@ -90,21 +91,22 @@ static void print_record(const struct ios_trace_rec *rec, const struct ios_trace
 			 bool csv)
 {
 	const char *dir = ios_dir_name((enum ios_dir)rec->dir);
+	char file[64];
 
 	if (csv) {
-		printf("%.6f,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32
+		printf("%.6f,%s,%s,%u:%u,%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32
 		       ",%" PRIu32 ",%" PRId32 "\n",
 		       rel_seconds(rec, info), ios_class_name((enum ios_class)rec->cls), dir,
-		       rec->file_id, rec->off, rec->len, rec->queue_us, rec->service_us, rec->pid,
-		       rec->result);
+		       major(rec->dev), minor(rec->dev), rec->ino, rec->off, rec->len,
+		       rec->queue_us, rec->service_us, rec->pid, rec->result);
 		return;
 	}
 	if (rec->dir == IOS_SYNC && (rec->flags & IOS_TRACE_F_DATASYNC))
 		dir = "dsync";
-	printf("%12.6f %-5s %-5s file %-10" PRIu64 " off %-12" PRIu64 " len %-8" PRIu32
-	       " queue %6" PRIu32 "us service %6" PRIu32 "us pid %-7" PRIu32 " result %" PRId32
-	       "\n",
-	       rel_seconds(rec, info), ios_class_name((enum ios_class)rec->cls), dir, rec->file_id,
+	snprintf(file, sizeof(file), "%u:%u:%" PRIu64, major(rec->dev), minor(rec->dev), rec->ino);
+	printf("%12.6f %-5s %-5s file %-18s off %-12" PRIu64 " len %-8" PRIu32 " queue %6" PRIu32
+	       "us service %6" PRIu32 "us pid %-7" PRIu32 " result %" PRId32 "\n",
+	       rel_seconds(rec, info), ios_class_name((enum ios_class)rec->cls), dir, file,
 	       rec->off, rec->len, rec->queue_us, rec->service_us, rec->pid, rec->result);
 }
 
@@ -160,7 +162,7 @@ static int replay(const char *path, const struct replay_opts *o)
 	char model[32], qpath[2 * PATH_MAX + 8], qprof[2 * PATH_MAX + 8], extra[5 * PATH_MAX];
 	const char *policy;
 	uint64_t span = 0;
-	int64_t n;
+	int64_t n, ra_kb;
 	int err = 0, status = 1;
 
 	if (replay_settings(o, &set))
@@ -190,14 +192,17 @@ static int replay(const char *path, const struct replay_opts *o)
 	snap->start_ns = 0; /* virtual time: from the first arrival */
 	snap->time_ns = span;
 	policy = ios_policy_names[set.ios.policy];
+	/* direct reads nothing ahead (a replay queues it, as noop) */
+	ra_kb = set.ios.policy == IOS_POLICY_DIRECT ? 0 : set.ios.ra_window_kb;
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &set, model, sizeof(model));
 	if (o->json) {
 		json_str_format(qpath, sizeof(qpath), path);
 		json_str_format(qprof, sizeof(qprof), o->profile ? o->profile : "");
 		snprintf(extra, sizeof(extra),
 			 "\"trace\":%s,\"replay\":true,\"profile\":%s,\"policy\":\"%s\","
-			 "\"device\":\"%s\",\"records\":%" PRId64 ",\"complete\":%s",
-			 qpath, o->profile ? qprof : "null", policy, model, n,
+			 "\"device\":\"%s\",\"ra_window_kb\":%" PRId64 ",\"records\":%" PRId64
+			 ",\"complete\":%s",
+			 qpath, o->profile ? qprof : "null", policy, model, ra_kb, n,
 			 err < 0 ? "false" : "true");
 		ios_stats_write_json(stdout, snap, extra);
 	} else {
@@ -205,6 +210,13 @@ static int replay(const char *path, const struct replay_opts *o)
 		       "%.3f s from the first arrival to the last completion\n",
 		       path, n, n == 1 ? "" : "s", err < 0 ? " before the damage" : "",
 		       o->profile ? o->profile : "(defaults)", policy, model, (double)span / 1e9);
+		if (ra_kb > 0)
+			printf("readahead modelled: windows of up to %" PRId64
+			       " KiB (the trace has no file sizes: a window may reach past "
+			       "the end of a file)\n",
+			       ra_kb);
+		else
+			printf("readahead: none (ra_window_kb 0 or policy direct)\n");
 		ios_stats_print_table(stdout, snap);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {

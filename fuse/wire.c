@@ -29,16 +29,27 @@
  * worker thread, so what a request carries (its unique id, opcode, the
  * KILL_SUIDGID flag) and what its handler armed are kept per thread.
  *
- * What must stay true: any other reply is written unchanged; a flag is
- * offered to the kernel only when the kernel offered it; an armed reply is
- * patched only if it answers the request this thread is processing, without
- * error, and is disarmed whatever happens.
+ * With fuse.clone_fd a worker reads from a /dev/fuse descriptor of its
+ * own (loop.c), and the kernel looks a reply up only among the requests
+ * read from the descriptor the reply is written to; libfuse 3.14 has no
+ * public API for that (its channels are internal), and always writes to the
+ * session's descriptor.  So the read hook notes, for each request that gets
+ * a reply, the descriptor it came from, and the write hook sends the reply
+ * there, whichever thread replies (the scheduler's dispatcher completes
+ * queued requests).
+ *
+ * What must stay true: any other reply is written unchanged, to the
+ * descriptor its request was read from; a flag is offered to the kernel
+ * only when the kernel offered it; an armed reply is patched only if it
+ * answers the request this thread is processing, without error, and is
+ * disarmed whatever happens.
  */
 #include "pgiofs_i.h"
 
 #include <errno.h>
 #include <linux/fuse.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
@@ -177,12 +188,88 @@ static void note_request(struct pfs *fs, const void *buf, size_t len)
 	}
 }
 
+/* ---- (3) replies through the descriptor of their request ---------------- */
+
+#define ROUTE_BUCKETS 1024 /* power of two */
+
+struct route {
+	struct route *next;
+	uint64_t unique;
+	int fd;
+};
+
+static __thread int tls_read_fd = -1;
+static pthread_mutex_t route_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct route *routes[ROUTE_BUCKETS]; /* under route_lock */
+static atomic_uint nroutes;
+
+void pfs_wire_read_from(int fd)
+{
+	tls_read_fd = fd;
+}
+
+/* route_add() -- the reply to @unique goes to @fd. */
+static void route_add(uint64_t unique, int fd)
+{
+	struct route *r = malloc(sizeof(*r));
+	static atomic_bool said;
+
+	if (!r) {
+		if (!atomic_exchange(&said, true))
+			pfs_log(LOG_ERR, "out of memory: a reply may not reach the kernel");
+		return;
+	}
+	r->unique = unique;
+	r->fd = fd;
+	pthread_mutex_lock(&route_lock);
+	r->next = routes[unique / 2 % ROUTE_BUCKETS];
+	routes[unique / 2 % ROUTE_BUCKETS] = r;
+	atomic_fetch_add(&nroutes, 1);
+	pthread_mutex_unlock(&route_lock);
+}
+
+/* route_take() -- where the reply to @unique goes: the descriptor its
+ * request was read from, or @fd. */
+static int route_take(uint64_t unique, int fd)
+{
+	struct route **pp, *r;
+
+	if (atomic_load(&nroutes) == 0)
+		return fd;
+	pthread_mutex_lock(&route_lock);
+	for (pp = &routes[unique / 2 % ROUTE_BUCKETS]; (r = *pp); pp = &r->next)
+		if (r->unique == unique) {
+			*pp = r->next;
+			atomic_fetch_sub(&nroutes, 1);
+			fd = r->fd;
+			free(r);
+			break;
+		}
+	pthread_mutex_unlock(&route_lock);
+	return fd;
+}
+
+/* has_reply() -- whether a request of @opcode is answered (the others:
+ * forgets, interrupts and notification replies). */
+static bool has_reply(uint32_t opcode)
+{
+	return opcode != FUSE_FORGET && opcode != FUSE_BATCH_FORGET && opcode != FUSE_INTERRUPT &&
+	       opcode != FUSE_NOTIFY_REPLY;
+}
+
 static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 {
-	ssize_t n = read(fd, buf, len);
+	int from = tls_read_fd >= 0 ? tls_read_fd : fd;
+	ssize_t n = read(from, buf, len);
 
 	if (n > 0)
 		note_request(userdata, buf, (size_t)n);
+	if (from != fd && n >= (ssize_t)sizeof(struct fuse_in_header)) {
+		const struct fuse_in_header *in = buf;
+
+		if (has_reply(in->opcode))
+			route_add(in->unique, from);
+	}
 	return n;
 }
 
@@ -274,6 +361,8 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 	if (count > 0 && iov[0].iov_len >= sizeof(struct fuse_out_header)) {
 		const struct fuse_out_header *out = iov[0].iov_base;
 
+		if (out->unique != 0) /* 0: a notification */
+			fd = route_take(out->unique, fd);
 		if (out->unique == atomic_load(&fs->wire.init_unique) && out->error == 0 &&
 		    out->len >= sizeof(*out) + offsetof(struct fuse_init_out, max_write)) {
 			patch_init(fs, iov, count, out->len);

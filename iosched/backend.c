@@ -8,11 +8,16 @@
  * (policy or emulated device), whichever comes first.  io_uring does not
  * order an fsync after earlier writes: the core only dispatches a sync once
  * those writes have completed.  A short read or write (rare on local
- * filesystems) is finished synchronously.
+ * filesystems, but what a filesystem filling up in the middle of a write
+ * returns) is finished synchronously, which turns it into the backing
+ * store's error (ENOSPC, EFBIG, EIO) with the bytes done before it.
  *
  * virtual: for tests.  A transfer is executed synchronously when it is
  * dispatched and completes when the emulated device says so, on a virtual
- * clock driven by ios_virtual_advance().
+ * clock driven by ios_virtual_advance().  With ios_virtual_reorder() it is
+ * performed only when it completes, after a random delay: transfers are in
+ * flight together and take effect and complete out of order, as on a
+ * device with a queue.
  */
 #include "iosched_i.h"
 
@@ -30,16 +35,19 @@ struct uring_be {
 	bool poll_armed;
 };
 
-/* finish_short() -- do the rest of a transfer io_uring left short. */
+/* finish_short() -- do the rest of a transfer io_uring left short after
+ * @got bytes: the whole length (less only for a read at EOF), or -errno
+ * with rq->xfer_done the bytes done before the error. */
 static ssize_t finish_short(struct ios_rq *rq, ssize_t got)
 {
 	struct iovec stackv[16], *v = stackv;
-	size_t skip = (size_t)got;
+	size_t skip = (size_t)got, more_done = 0;
 	int i, n = 0;
 	ssize_t more;
 
+	rq->xfer_done = (size_t)got;
 	if (rq->iovcnt > 16 && !(v = malloc(sizeof(*v) * (size_t)rq->iovcnt)))
-		return got;
+		return -ENOMEM;
 	for (i = 0; i < rq->iovcnt; i++) {
 		if (skip >= rq->iov[i].iov_len) {
 			skip -= rq->iov[i].iov_len;
@@ -50,12 +58,12 @@ static ssize_t finish_short(struct ios_rq *rq, ssize_t got)
 		skip = 0;
 		n++;
 	}
-	more = ios_do_rw(rq->req->fd, rq->req->dir, v, n, rq->off + got, rq->len - (size_t)got);
+	more = ios_do_rw(rq->req->fd, rq->req->dir, v, n, rq->off + got, rq->len - (size_t)got,
+			 &more_done);
 	if (v != stackv)
 		free(v);
-	if (more < 0)
-		return got > 0 ? got : more;
-	return got + more;
+	rq->xfer_done += more_done;
+	return more < 0 ? more : got + more;
 }
 
 static struct io_uring_sqe *get_sqe(struct uring_be *u)
@@ -124,12 +132,14 @@ static void handle_cqe(struct ios_sched *s, struct uring_be *u, struct io_uring_
 		return;
 	}
 	rq = io_uring_cqe_get_data(cqe);
+	rq->xfer_done = 0;
 	if (res == -EINTR || res == -EAGAIN) /* retry synchronously */
-		res = rq->req->dir == IOS_SYNC ? ios_execute(rq->req)
-					       : ios_do_rw(rq->req->fd, rq->req->dir, rq->iov,
-							   rq->iovcnt, rq->off, rq->len);
-	else if (res >= 0 && rq->req->dir != IOS_SYNC && (size_t)res < rq->len && res > 0)
-		res = finish_short(rq, res);
+		res = rq->req->dir == IOS_SYNC
+			  ? ios_execute(rq->req)
+			  : ios_do_rw(rq->req->fd, rq->req->dir, rq->iov, rq->iovcnt, rq->off,
+				      rq->len, &rq->xfer_done);
+	else if (res >= 0 && (size_t)res < rq->len && (res > 0 || rq->req->dir == IOS_WRITE))
+		res = finish_short(rq, res);	/* a write's error, or a read's EOF */
 	if (rq->device_done_ns > s->clock(s)) { /* emulated device, injected delay */
 		rq->result = res;
 		ios_core_hold(s, rq);
@@ -237,6 +247,13 @@ const struct ios_backend_ops ios_backend_uring = {
 
 /* ---- virtual ------------------------------------------------------------------ */
 
+/* ios_virtual_reorder()'s state: transfers in flight, by completion time */
+struct virt_be {
+	uint64_t rng; /* splitmix64 */
+	uint64_t max_delay_ns;
+	struct ios_list pending; /* rq->anode */
+};
+
 static int virt_init(struct ios_sched *s)
 {
 	(void)s;
@@ -247,27 +264,84 @@ static void virt_exit(struct ios_sched *s)
 {
 	/* complete what is left, as the real back end drains before stopping */
 	ios_virtual_advance(s, UINT64_MAX / 2);
+	free(s->be);
+	s->be = NULL;
 }
 
-static int virt_start(struct ios_sched *s, struct ios_rq *rq)
+/* virt_perform() -- do @rq's transfer now. */
+static void virt_perform(struct ios_rq *rq)
 {
 	struct ios_req *req = rq->req;
-	uint64_t now = s->clock(s);
 
 	if (req->flags & IOS_F_NOEXEC) /* a replay: the device alone times it */
 		rq->result = req->dir == IOS_SYNC ? 0 : (ssize_t)rq->len;
 	else if (req->dir == IOS_SYNC)
 		rq->result = ios_execute(req);
 	else
-		rq->result = ios_do_rw(req->fd, req->dir, rq->iov, rq->iovcnt, rq->off, rq->len);
+		rq->result = ios_do_rw(req->fd, req->dir, rq->iov, rq->iovcnt, rq->off, rq->len,
+				       &rq->xfer_done);
+}
+
+static int virt_start(struct ios_sched *s, struct ios_rq *rq)
+{
+	struct virt_be *v = s->be;
+	uint64_t now = s->clock(s);
+
 	if (s->dev) {
 		uint64_t t = ios_device_service(s->dev, rq, now);
 
 		if (t > rq->device_done_ns)
 			rq->device_done_ns = t;
 	}
+	if (v) { /* performed when it completes, after a random delay */
+		uint64_t t = now + ios_splitmix64(&v->rng) % (v->max_delay_ns + 1);
+
+		if (t > rq->device_done_ns)
+			rq->device_done_ns = t;
+		ios_core_hold_on(&v->pending, rq);
+		return 0;
+	}
+	virt_perform(rq);
 	ios_core_hold(s, rq);
 	return 0;
+}
+
+void ios_virtual_reorder(struct ios_sched *s, uint64_t seed, uint64_t max_delay_ns)
+{
+	struct virt_be *v;
+
+	if (s->be_ops != &ios_backend_virtual || s->be || !(v = calloc(1, sizeof(*v))))
+		return;
+	v->rng = seed;
+	v->max_delay_ns = max_delay_ns;
+	ios_list_init(&v->pending);
+	s->be = v;
+}
+
+/* ios_virtual_due() -- when the next reordered transfer completes;
+ * UINT64_MAX if none is pending. */
+uint64_t ios_virtual_due(const struct ios_sched *s)
+{
+	const struct virt_be *v = s->be_ops == &ios_backend_virtual ? s->be : NULL;
+
+	if (!v || ios_list_empty(&v->pending))
+		return UINT64_MAX;
+	return ios_container_of(v->pending.next, struct ios_rq, anode)->device_done_ns;
+}
+
+/* ios_virtual_step() -- perform and complete the reordered transfers due. */
+void ios_virtual_step(struct ios_sched *s)
+{
+	struct virt_be *v = s->be_ops == &ios_backend_virtual ? s->be : NULL;
+
+	while (v && !ios_list_empty(&v->pending)) {
+		struct ios_rq *rq = ios_container_of(v->pending.next, struct ios_rq, anode);
+
+		if (rq->device_done_ns > s->vclock)
+			break;
+		virt_perform(rq);
+		ios_core_complete(s, rq, rq->result);
+	}
 }
 
 const struct ios_backend_ops ios_backend_virtual = {

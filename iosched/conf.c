@@ -94,8 +94,9 @@ static const struct conf_tunable rows[] = {
      "the kernel's, as with direct.  Off with an emulated device, where WAL has to "
      "compete for the modelled disk.  The profiles that reproduce kernel elevators "
      "set it to no."},
-    {"iosched", "read_ahead_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(read_ahead_kb),
-     "Largest readahead window of a sequential reader (0: none).  A stream starts at 4x "
+    {"iosched", "ra_window_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(ra_window_kb),
+     "Largest readahead window of a sequential reader (0: none), read by the scheduler "
+     "itself (bdi.read_ahead_kb is the kernel's, above it).  A stream starts at 4x "
      "its read, the window doubles at every async marker; windows are read through the "
      "scheduler at low priority into the readahead cache.  Any queueing policy."},
     {"iosched", "ra_cache_mb", CONF_INT, "MiB", "32", 1, 4096, NULL, F(ra_cache_mb),
@@ -149,11 +150,20 @@ static const struct conf_tunable rows[] = {
      "Fault injection: when this many matching requests have arrived, the process "
      "kills itself with SIGKILL (a crash: nothing is cleaned up) before performing "
      "the last one; 0: never."},
+    {"fault", "in_transfer", CONF_BOOL, "", "no", 0, 0, NULL, F(fault_in_transfer),
+     "Fault injection, queueing policies: a picked read or write is merged with adjacent "
+     "requests like any other, and the transfer holding it fails where it starts, as a "
+     "device failing at one sector of a large transfer: the requests before it are "
+     "performed and succeed, it and every request after it fail with the error and are "
+     "not performed.  With no, a picked request is never merged and fails alone."},
 };
+
+_Static_assert(sizeof(rows) / sizeof(rows[0]) == IOS_CONF_NROWS,
+	       "IOS_CONF_NROWS (iosched.h) must be the number of rows");
 
 const struct conf_table ios_conf = {
     .rows = rows,
-    .nrows = sizeof(rows) / sizeof(rows[0]),
+    .nrows = IOS_CONF_NROWS,
     .settings_size = sizeof(struct ios_settings),
 };
 

@@ -30,27 +30,27 @@
 
 /* ---- per-file state ------------------------------------------------------------ */
 
-static size_t file_hash(const struct ios_sched *s, uint64_t id)
+static size_t file_hash(const struct ios_sched *s, struct ios_file_id id)
 {
-	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ios_fid_mix(id);
 
 	return (size_t)(h ^ (h >> 31)) & (s->nfiles_tab - 1);
 }
 
-static struct ios_file *file_get(struct ios_sched *s, uint64_t id)
+static struct ios_file *file_get(struct ios_sched *s, struct ios_file_id id)
 {
 	size_t h = file_hash(s, id);
 	struct ios_file *f;
 
 	for (f = s->files[h]; f; f = f->hnext)
-		if (f->file_id == id) {
+		if (ios_fid_eq(f->fid, id)) {
 			f->refs++;
 			return f;
 		}
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->file_id = id;
+	f->fid = id;
 	f->refs = 1;
 	ios_list_init(&f->queued);
 	ios_list_init(&f->parked);
@@ -67,7 +67,7 @@ static void file_put(struct ios_sched *s, struct ios_file *f)
 
 	if (--f->refs > 0)
 		return;
-	for (pp = &s->files[file_hash(s, f->file_id)]; *pp; pp = &(*pp)->hnext)
+	for (pp = &s->files[file_hash(s, f->fid)]; *pp; pp = &(*pp)->hnext)
 		if (*pp == f) {
 			*pp = f->hnext;
 			break;
@@ -119,7 +119,8 @@ static void account(struct ios_sched *s, const struct ios_req *req, ssize_t res,
 		return;
 	memset(&rec, 0, sizeof(rec));
 	rec.time_ns = req->arrival_ns;
-	rec.file_id = req->file_id;
+	rec.dev = req->fid.dev;
+	rec.ino = req->fid.ino;
 	rec.off = req->dir == IOS_SYNC ? 0 : (uint64_t)req->off;
 	rec.len =
 	    req->dir == IOS_SYNC ? 0 : (req->len > UINT32_MAX ? UINT32_MAX : (uint32_t)req->len);
@@ -211,7 +212,7 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 	ios_list_init(&rq->wnode);
 	ios_list_init(&rq->merged);
 	ios_list_init(&rq->mnode);
-	rq->file = file_get(s, req->file_id);
+	rq->file = file_get(s, req->fid);
 	if (!rq->file) {
 		account(s, req, -ENOMEM, 0, 0);
 		req->done(req, -ENOMEM);
@@ -224,7 +225,7 @@ static void arrive(struct ios_sched *s, struct ios_rq *rq)
 		/* before it is queued: no read after it may see read-ahead data
 		 * older than it */
 		if (s->ra && req->len)
-			ios_ra_invalidate(s, req->file_id, req->off, (off_t)req->len);
+			ios_ra_invalidate(s, req->fid, req->off, (off_t)req->len);
 		ios_list_add_tail(&rq->file->writes, &rq->wnode);
 	}
 	if (req->dir == IOS_READ && s->ra && !rq->fault && !(req->flags & IOS_F_INTERNAL) &&
@@ -295,7 +296,7 @@ static void control(struct ios_sched *s, struct ios_rq *rq)
 
 /* submit_control() -- queue a control node in submission order; if it
  * cannot be allocated, all read-ahead data goes (coherence first). */
-static void submit_control(struct ios_sched *s, enum ios_ctl ctl, uint64_t file_id, off_t off,
+static void submit_control(struct ios_sched *s, enum ios_ctl ctl, struct ios_file_id fid, off_t off,
 			   off_t len)
 {
 	struct ios_rq *rq;
@@ -306,7 +307,7 @@ static void submit_control(struct ios_sched *s, enum ios_ctl ctl, uint64_t file_
 	pthread_mutex_lock(&s->sub_lock);
 	if (rq) {
 		rq->ctl = ctl;
-		rq->ctl_file = file_id;
+		rq->ctl_file = fid;
 		rq->off = off;
 		rq->len = (size_t)len;
 		ios_list_add_tail(&s->submitted, &rq->anode);
@@ -317,14 +318,14 @@ static void submit_control(struct ios_sched *s, enum ios_ctl ctl, uint64_t file_
 	wake(s);
 }
 
-void ios_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len)
+void ios_invalidate(struct ios_sched *s, struct ios_file_id fid, off_t off, off_t len)
 {
-	submit_control(s, CTL_INVALIDATE, file_id, off, len);
+	submit_control(s, CTL_INVALIDATE, fid, off, len);
 }
 
-void ios_release(struct ios_sched *s, uint64_t file_id)
+void ios_release(struct ios_sched *s, struct ios_file_id fid)
 {
-	submit_control(s, CTL_RELEASE, file_id, 0, 0);
+	submit_control(s, CTL_RELEASE, fid, 0, 0);
 }
 
 void ios_core_take_submissions(struct ios_sched *s)
@@ -424,9 +425,9 @@ static size_t max_transfer(const struct ios_sched *s)
 static bool can_join(const struct ios_sched *s, const struct ios_rq *head, const struct ios_rq *c,
 		     size_t xlen, int nreq)
 {
-	return c->req->dir == head->req->dir && c->req->fd == head->req->fd && !c->fault &&
-	       !c->fault_delay_ns && xlen + c->len <= max_transfer(s) &&
-	       nreq + c->req->iovcnt <= IOV_MAX / 2;
+	return c->req->dir == head->req->dir && c->req->fd == head->req->fd &&
+	       (!c->fault || s->set.fault_in_transfer) && !c->fault_delay_ns &&
+	       xlen + c->len <= max_transfer(s) && nreq + c->req->iovcnt <= IOV_MAX / 2;
 }
 
 /* take_member() -- move queued @c into @head's transfer. */
@@ -457,8 +458,11 @@ static void merge(struct ios_sched *s, struct ios_rq *head, off_t *xoff, size_t 
 	*xoff = head->off;
 	*xlen = head->len;
 	ios_list_add_tail(&head->merged, &head->mnode);
-	if (head->req->dir == IOS_SYNC || head->fault || head->fault_delay_ns)
-		return; /* an injected fault concerns its own request only */
+	/* an injected fault concerns its own request only, unless it is to
+	 * fail a transfer part-way (fault.in_transfer) */
+	if (head->req->dir == IOS_SYNC || (head->fault && !s->set.fault_in_transfer) ||
+	    head->fault_delay_ns)
+		return;
 	/* back merges: the queue is sorted by offset */
 	for (p = f->queued.next; p != &f->queued;) {
 		struct ios_rq *c = ios_container_of(p, struct ios_rq, fnode);
@@ -497,9 +501,30 @@ static void merge(struct ios_sched *s, struct ios_rq *head, off_t *xoff, size_t 
 	}
 }
 
-/* build_iov() -- one iovec over every member's buffers, in offset order. */
+/* fault_cut() -- bytes of transfer @head (from @xoff) before its first
+ * member picked by fault injection, whose error goes to *@err; the whole
+ * length and 0 if none was picked. */
+static size_t fault_cut(const struct ios_rq *head, off_t xoff, size_t xlen, int *err)
+{
+	const struct ios_list *p;
+
+	*err = 0;
+	for (p = head->merged.next; p != &head->merged; p = p->next) {
+		const struct ios_rq *m = ios_container_of(p, struct ios_rq, mnode);
+
+		if (m->fault) {
+			*err = m->fault;
+			return (size_t)(m->req->off - xoff);
+		}
+	}
+	return xlen;
+}
+
+/* build_iov() -- one iovec over the buffers of the members in the first
+ * head->len bytes of the transfer, in offset order. */
 static int build_iov(struct ios_rq *head)
 {
+	off_t end = head->off + (off_t)head->len;
 	struct ios_list *p;
 	int n = 0, i;
 
@@ -512,6 +537,8 @@ static int build_iov(struct ios_rq *head)
 	for (p = head->merged.next; p != &head->merged; p = p->next) {
 		struct ios_req *r = ios_container_of(p, struct ios_rq, mnode)->req;
 
+		if (r->off >= end)
+			break;
 		for (i = 0; i < r->iovcnt; i++)
 			head->iov[head->iovcnt++] = r->iov[i];
 	}
@@ -540,12 +567,19 @@ static bool throttled(struct ios_sched *s, const struct ios_rq *rq)
 static void start(struct ios_sched *s, struct ios_rq *head)
 {
 	off_t xoff;
-	size_t xlen;
-	int ret;
+	size_t xlen, cut;
+	int ret, err;
 
 	merge(s, head, &xoff, &xlen);
 	head->off = xoff; /* the head now describes the whole transfer */
 	head->len = xlen;
+	/* a member picked to fail: the transfer stops where it starts (the
+	 * members before it are performed) and then fails with its error */
+	cut = fault_cut(head, xoff, xlen, &err);
+	if (err && cut > 0) {
+		head->len = xlen = cut;
+		head->cut_err = err;
+	}
 	head->state = RQ_INFLIGHT;
 	head->dispatch_ns = s->clock(s);
 	s->cnt.transfers++;
@@ -559,12 +593,12 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 		s->cnt.peak_bytes_inflight = s->bytes_inflight;
 	/* an injected delay: back ends hold the completion until then */
 	head->device_done_ns = head->fault_delay_ns ? head->dispatch_ns + head->fault_delay_ns : 0;
-	if (head->fault) { /* injected error: the transfer is not performed */
-		head->result = head->fault;
+	if (err && cut == 0) { /* injected error: the transfer is not performed */
+		head->result = err;
 		if (head->device_done_ns)
 			ios_core_hold(s, head);
 		else
-			ios_core_complete(s, head, head->fault);
+			ios_core_complete(s, head, err);
 		return;
 	}
 	ret = head->req->dir == IOS_SYNC ? 0 : build_iov(head);
@@ -606,6 +640,33 @@ void ios_core_dispatch(struct ios_sched *s)
 
 /* ---- completion ------------------------------------------------------------------ */
 
+/* member_result() -- what member @m of transfer @head gets when the
+ * transfer ended with @res.  A failed transfer (head->xfer_done bytes done
+ * before the error): the members wholly inside the part done succeed in
+ * full, the one cut short and every later one get the error itself.  A
+ * transfer that succeeded: each member its share, which for a read that
+ * reached EOF may be short.  A write never completes short: the back ends
+ * turn a short write into the backing store's error, and were one to slip
+ * through, EIO is answered rather than a count that a writer would take
+ * for success. */
+static ssize_t member_result(const struct ios_rq *head, const struct ios_rq *m, ssize_t res)
+{
+	const struct ios_req *req = m->req;
+	size_t start_at = (size_t)(req->off - head->off);
+	size_t got;
+
+	if (req->dir == IOS_SYNC)
+		return res < 0 ? res : 0;
+	if (res < 0)
+		return start_at + req->len <= head->xfer_done ? (ssize_t)req->len : res;
+	got = (size_t)res > start_at ? (size_t)res - start_at : 0;
+	if (got > req->len)
+		got = req->len;
+	if (req->dir == IOS_WRITE && got < req->len)
+		return -EIO;
+	return (ssize_t)got;
+}
+
 void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 {
 	enum ios_dir dir = head->req->dir;
@@ -614,6 +675,10 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 	struct ios_list *p, *n;
 	bool wrote = dir == IOS_WRITE;
 
+	if (head->cut_err && res >= 0) { /* stopped at a member picked to fail */
+		head->xfer_done = (size_t)res;
+		res = head->cut_err;
+	}
 	ios_list_del(&head->anode);
 	s->nr_inflight -= head->nreq;
 	s->nr_xfers_inflight--;
@@ -627,19 +692,7 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 		ssize_t r;
 
 		n = p->next;
-		if (res < 0) {
-			r = res;
-		} else if (dir == IOS_SYNC) {
-			r = 0;
-		} else {
-			size_t start_at = (size_t)(req->off - head->off);
-
-			r = (size_t)res > start_at ? (ssize_t)((size_t)res - start_at) : 0;
-			if ((size_t)r > req->len)
-				r = (ssize_t)req->len;
-			if (dir == IOS_WRITE && (size_t)r < req->len && r == 0)
-				r = -EIO; /* a write the backing store took none of */
-		}
+		r = member_result(head, m, res);
 		if (dir == IOS_WRITE)
 			ios_list_del(&m->wnode);
 		ios_list_del(&m->mnode);
@@ -672,6 +725,8 @@ uint64_t ios_core_next_event(struct ios_sched *s)
 
 	if (!ios_list_empty(&s->held))
 		t = ios_container_of(s->held.next, struct ios_rq, anode)->device_done_ns;
+	if (ios_virtual_due(s) < t)
+		t = ios_virtual_due(s);
 	if (s->pol_ops->timer) {
 		uint64_t pt = s->pol_ops->timer(s, now);
 
@@ -695,10 +750,17 @@ bool ios_core_idle(struct ios_sched *s)
  * modelled completion time (held is sorted by that time). */
 void ios_core_hold(struct ios_sched *s, struct ios_rq *rq)
 {
+	ios_core_hold_on(&s->held, rq);
+}
+
+/* ios_core_hold_on() -- move @rq to @list, sorted by device_done_ns
+ * (after those due at the same time). */
+void ios_core_hold_on(struct ios_list *list, struct ios_rq *rq)
+{
 	struct ios_list *p;
 
 	ios_list_del(&rq->anode);
-	for (p = s->held.prev; p != &s->held; p = p->prev)
+	for (p = list->prev; p != list; p = p->prev)
 		if (ios_container_of(p, struct ios_rq, anode)->device_done_ns <= rq->device_done_ns)
 			break;
 	ios_list_insert_after(p, &rq->anode);
@@ -776,7 +838,7 @@ struct ios_sched *ios_core_create(const struct ios_settings *set, const struct i
 	}
 	if (set->wal_inline && !s->dev && !virt)
 		s->inline_classes = 1u << IOS_CLASS_WAL | 1u << IOS_CLASS_XACT;
-	if (set->read_ahead_kb > 0) {
+	if (set->ra_window_kb > 0 && set->policy != IOS_POLICY_DIRECT) { /* as in the daemon */
 		s->ra = ios_ra_create(set, &ra_core);
 		if (!s->ra)
 			goto fail;
@@ -889,6 +951,7 @@ void ios_virtual_advance(struct ios_sched *s, uint64_t until)
 
 		ios_core_take_submissions(s);
 		ios_core_dispatch(s);
+		ios_virtual_step(s);
 		ios_core_release_held(s);
 		ios_core_dispatch(s);
 		t = ios_core_next_event(s);
@@ -901,6 +964,7 @@ void ios_virtual_advance(struct ios_sched *s, uint64_t until)
 		s->vclock = until;
 	ios_core_take_submissions(s);
 	ios_core_dispatch(s);
+	ios_virtual_step(s);
 	ios_core_release_held(s);
 	ios_core_dispatch(s);
 }

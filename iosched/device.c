@@ -161,15 +161,15 @@ void ios_device_destroy(struct ios_disk *dev)
 
 /* address() -- where a file's byte lies on the emulated disk: files start
  * at spread-out places in the first half of the span. */
-static uint64_t address(uint64_t file_id, off_t off)
+static uint64_t address(struct ios_file_id fid, off_t off)
 {
-	uint64_t base = (file_id * 0x9e3779b97f4a7c15ull) % (SPAN_BYTES / 2);
+	uint64_t base = ios_fid_mix(fid) % (SPAN_BYTES / 2);
 
 	return base + (uint64_t)off;
 }
 
 uint64_t ios_device_service(struct ios_disk *dev, const struct ios_rq *rq, uint64_t now)
 {
-	return ios_disk_serve(dev, address(rq->req->file_id, rq->off), rq->len, rq->req->dir, now,
+	return ios_disk_serve(dev, address(rq->req->fid, rq->off), rq->len, rq->req->dir, now,
 			      NULL);
 }

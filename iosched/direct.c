@@ -39,12 +39,19 @@ uint64_t ios_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ios_do_rw() -- preadv/pwritev until @len bytes are done, EOF (a read
- * returning 0) or an error; a partial count is returned only together with
- * the error or EOF that stopped it.  The caller's iovec array is never
- * modified: after a short transfer the rest is described by a copy. */
+/* ios_do_rw() -- preadv/pwritev until @len bytes are done, a read reaches
+ * EOF (returns 0) or an error stops the transfer.  Returns the bytes done
+ * (@len; fewer only for a read that reached EOF) or -errno: an error after
+ * part of the transfer is still an error, never a short count, because a
+ * short count looks like success to a writer that does not check it (the
+ * kernel's writeback does not), and like EOF to a reader.  *@done (if not
+ * NULL) gets the bytes transferred before the error, so that a merged
+ * transfer can tell which of its requests were completed in full.  A write
+ * that makes no progress and reports no error fails with EIO.  The caller's
+ * iovec array is never modified: after a short transfer the rest is
+ * described by a copy. */
 ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
-		  size_t len)
+		  size_t len, size_t *done_out)
 {
 	struct iovec stackv[8], *copy = NULL, *v = (struct iovec *)iov;
 	int cnt = iovcnt;
@@ -60,8 +67,11 @@ ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt,
 			n = -errno;
 			break;
 		}
-		if (n == 0)
+		if (n == 0) {
+			if (dir != IOS_READ)
+				n = -EIO;
 			break;
+		}
 		done += (size_t)n;
 		if (done >= len)
 			break;
@@ -88,7 +98,9 @@ ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt,
 	}
 	if (copy && copy != stackv)
 		free(copy);
-	return done ? (ssize_t)done : n;
+	if (done_out)
+		*done_out = done;
+	return n < 0 ? n : (ssize_t)done;
 }
 
 ssize_t ios_execute(struct ios_req *r)
@@ -98,7 +110,7 @@ ssize_t ios_execute(struct ios_req *r)
 	switch (r->dir) {
 	case IOS_READ:
 	case IOS_WRITE:
-		return ios_do_rw(r->fd, r->dir, r->iov, r->iovcnt, r->off, r->len);
+		return ios_do_rw(r->fd, r->dir, r->iov, r->iovcnt, r->off, r->len, NULL);
 	case IOS_SYNC:
 		res = (r->flags & IOS_F_DATASYNC) ? fdatasync(r->fd) : fsync(r->fd);
 		return res < 0 ? -errno : 0;

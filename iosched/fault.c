@@ -92,15 +92,10 @@ void ios_fault_destroy(struct ios_fault *f)
 	free(f);
 }
 
-/* next_unit() -- splitmix64, as a double in [0, 1). */
+/* next_unit() -- the generator's next value as a double in [0, 1). */
 static double next_unit(struct ios_fault *f)
 {
-	uint64_t z = (f->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return (double)(z >> 11) / 9007199254740992.0; /* 2^53 */
+	return (double)(ios_splitmix64(&f->rng) >> 11) / 9007199254740992.0; /* 2^53 */
 }
 
 int ios_fault_pick(struct ios_fault *f, const struct ios_req *req, uint64_t *delay_ns)

@@ -4,7 +4,12 @@
  * Every data read, write and sync that pgiofs sends to a backing file is one
  * `struct ios_req` submitted to an `struct ios_sched`.  The scheduler owns the
  * request from ios_submit() until it calls req->done exactly once with the
- * result (bytes transferred, or -errno).  done may run before ios_submit()
+ * result: a write's full length, a read's bytes (fewer than asked only when
+ * the file ends), 0 for a sync, or -errno.  A write the backing store took
+ * only part of fails with the store's error (ENOSPC, EFBIG, EIO ...), never
+ * with a short count; in a merged transfer that failed part-way, the
+ * requests wholly inside the part done succeed and the one cut short and
+ * every later one get that error.  done may run before ios_submit()
  * returns (the "direct" policy executes the request in the caller's thread)
  * or later on a dispatcher thread (queueing policies): callers must not touch
  * the request or its buffers after submitting it, except from done.
@@ -56,14 +61,22 @@ enum ios_dir { IOS_READ, IOS_WRITE, IOS_SYNC, IOS_NDIR };
  * for WAL it is a commit's flush, which the writeback throttle times */
 #define IOS_F_DSYNC 0x4
 
+/* A backing file's identity: its device and inode number, as stat(2) gives
+ * them (st_dev, st_ino).  An inode number is unique within one filesystem
+ * only, and a backing tree may span several. */
+struct ios_file_id {
+	uint64_t dev;
+	uint64_t ino;
+};
+
 struct ios_req;
 struct ios_stats_rel;
 typedef void (*ios_done_fn)(struct ios_req *req, ssize_t result);
 
 struct ios_req {
 	/* set by the submitter */
-	int fd;		  /* backing file descriptor */
-	uint64_t file_id; /* identity of the file (backing inode number) */
+	int fd;			/* backing file descriptor */
+	struct ios_file_id fid; /* the backing file */
 	enum ios_class cls;
 	enum ios_dir dir;
 	unsigned flags;	   /* IOS_F_* */
@@ -74,7 +87,7 @@ struct ios_req {
 	pid_t pid;		   /* requesting process, 0 if unknown */
 	struct ios_stats_rel *rel; /* the relation's counters (ios_stats_rel_get()), or
 				    * NULL: not a relation file */
-	ios_done_fn done;	   /* called exactly once with bytes or -errno */
+	ios_done_fn done;	   /* called exactly once with the result (above) */
 	void *priv;		   /* for the submitter */
 
 	/* set by the scheduler */
@@ -123,7 +136,7 @@ struct ios_settings {
 	int64_t temp_expire_ms;
 	int64_t wal_target_us;	    /* dbaware: WAL flush latency the throttle aims at (0: off) */
 	int64_t throttle_window_ms; /* dbaware: how often the throttle decides */
-	int64_t read_ahead_kb;	    /* largest readahead window (0: no readahead) */
+	int64_t ra_window_kb;	    /* largest readahead window (0: no readahead) */
 	bool wal_inline;	    /* WAL and commit-status requests run at arrival */
 	int64_t ra_cache_mb;	    /* read-ahead data held at most */
 	/* [device] */
@@ -144,9 +157,13 @@ struct ios_settings {
 	int64_t fault_seed;	   /* of the generator behind fraction */
 	int64_t fault_delay_ms;	   /* picked requests complete this much later */
 	int64_t fault_abort_after; /* SIGKILL at this matching request (0: never) */
+	bool fault_in_transfer;	   /* picked requests merge; the transfer fails at them */
 };
 
 extern const struct conf_table ios_conf;
+/* ios_conf's rows, a constant so that a table including them (pgiofs's)
+ * has its size at compile time; iosched/conf.c checks it */
+#define IOS_CONF_NROWS 40
 extern const char *const ios_policy_names[]; /* NULL-terminated */
 
 /* ios_fault_configured() -- whether any [fault] setting differs from its
@@ -240,6 +257,14 @@ struct ios_sched *ios_create_virtual(const struct ios_settings *set);
  * every submission taken, every dispatch and completion due done. */
 void ios_virtual_advance(struct ios_sched *s, uint64_t until_ns);
 
+/* ios_virtual_reorder() -- tests: from now on the virtual back end performs
+ * each transfer only when it completes, up to @max_delay_ns after its
+ * dispatch (later with a device model), at a time drawn from @seed:
+ * transfers are in flight together and take effect and complete out of
+ * order, as on a device with a queue, and the ordering invariants above
+ * must hold anyway.  Call before the first ios_submit(). */
+void ios_virtual_reorder(struct ios_sched *s, uint64_t seed, uint64_t max_delay_ns);
+
 /* ios_virtual_now() -- the virtual clock. */
 uint64_t ios_virtual_now(const struct ios_sched *s);
 
@@ -291,18 +316,18 @@ void ios_destroy(struct ios_sched *s);
  * reported through req->done. */
 int ios_submit(struct ios_sched *s, struct ios_req *req);
 
-/* ios_invalidate() -- @len bytes of file @file_id from @off (@len 0: to
+/* ios_invalidate() -- @len bytes of file @fid from @off (@len 0: to
  * the end) changed other than by an ios_submit()ed write (truncate,
  * fallocate, copy_file_range): drop read-ahead data of that range.  Call it
  * after the change and before replying to the caller; it takes effect in
  * submission order, so a read submitted afterwards never sees older data.
  * No-op without readahead. */
-void ios_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len);
+void ios_invalidate(struct ios_sched *s, struct ios_file_id fid, off_t off, off_t len);
 
-/* ios_release() -- the last open handle of @file_id was closed: free its
+/* ios_release() -- the last open handle of @fid was closed: free its
  * readahead state and read-ahead data (counted as wasted if unread).
  * No-op without readahead. */
-void ios_release(struct ios_sched *s, uint64_t file_id);
+void ios_release(struct ios_sched *s, struct ios_file_id fid);
 
 /* ios_class_name() / ios_dir_name() -- "wal", "heap", ...; "read", ... */
 const char *ios_class_name(enum ios_class c);
@@ -556,22 +581,24 @@ void ios_attach_trace(struct ios_sched *s, struct ios_trace_writer *w);
  * I/O traces (trace.c): one fixed-size record per request, streamed into a
  * file in the lz4 frame format (`lz4 -d` decompresses it) by a background
  * thread with a bounded buffer.  The decompressed stream is a 32-byte file
- * header followed by 48-byte records, all little-endian:
+ * header followed by 56-byte records, all little-endian:
  *
- *   header  0 magic "PGIOTRC1"      8 u16 version (1)   10 u16 header size (32)
- *          12 u16 record size (48) 14 u16 reserved (0)  16 u64 CLOCK_REALTIME ns
+ *   header  0 magic "PGIOTRC1"      8 u16 version (2)   10 u16 header size (32)
+ *          12 u16 record size (56) 14 u16 reserved (0)  16 u64 CLOCK_REALTIME ns
  *          24 u64 CLOCK_MONOTONIC ns, both taken when the writer was created
- *   record  0 u64 time_ns    8 u64 file_id  16 u64 off   24 u32 len  28 u32 pid
+ *   record  0 u64 time_ns    8 u64 ino  16 u64 off   24 u32 len  28 u32 pid
  *          32 u32 queue_us  36 u32 service_us  40 i32 result  44 u8 cls
- *          45 u8 dir  46 u16 flags
+ *          45 u8 dir  46 u16 flags  48 u64 dev
  *
- * A reader accepts a larger header or record size (later versions may append
- * fields) and refuses a smaller one. */
+ * Version 1 (records of 48 bytes) had no dev: the reader gives 0.  A reader
+ * accepts a larger header or record size (a later version may append fields)
+ * and refuses a smaller one, and a version it does not know. */
 
 #define IOS_TRACE_MAGIC		 "PGIOTRC1"
-#define IOS_TRACE_VERSION	 1
+#define IOS_TRACE_VERSION	 2
 #define IOS_TRACE_HEADER_SIZE	 32
-#define IOS_TRACE_REC_SIZE	 48
+#define IOS_TRACE_REC_SIZE	 56
+#define IOS_TRACE_REC_SIZE_V1	 48
 #define IOS_TRACE_DEFAULT_BUFFER (1u << 20) /* bytes of records held in memory */
 
 /* ios_trace_rec.flags */
@@ -579,7 +606,8 @@ void ios_attach_trace(struct ios_sched *s, struct ios_trace_writer *w);
 
 struct ios_trace_rec {
 	uint64_t time_ns;    /* CLOCK_MONOTONIC at submission (ios_now_ns()) */
-	uint64_t file_id;    /* backing inode number */
+	uint64_t dev;	     /* the backing file: device (st_dev) ... */
+	uint64_t ino;	     /* ... and inode number */
 	uint64_t off;	     /* byte offset */
 	uint32_t len;	     /* bytes requested */
 	uint32_t pid;	     /* requesting process, 0 if unknown */
@@ -622,7 +650,7 @@ struct ios_trace_writer *ios_trace_writer_create(const char *path, int *err);
 struct ios_trace_writer *ios_trace_writer_create_opts(const char *path,
 						      const struct ios_trace_opts *opts, int *err);
 
-/* ios_trace_write() -- append one record.  Thread-safe; copies 48 bytes
+/* ios_trace_write() -- append one record.  Thread-safe; copies 56 bytes
  * under a mutex and never does I/O.  Returns 0, or -ENOBUFS when the record
  * was dropped (counted) because the background thread is a whole buffer
  * behind or the output failed. */
@@ -668,7 +696,7 @@ const char *ios_trace_reader_error(const struct ios_trace_reader *r);
 void ios_trace_reader_close(struct ios_trace_reader *r);
 
 /* ios_trace_replay() -- replay the records of @r (read to the end or the
- * damage, held in memory, 48 bytes each) through a virtual-clock scheduler
+ * damage, held in memory, 56 bytes each) through a virtual-clock scheduler
  * with settings @set, accounting into @st: each record is submitted at its
  * recorded arrival time (relative to the first), in arrival order, with
  * IOS_F_NOEXEC (the emulated device alone times it), then the scheduler runs

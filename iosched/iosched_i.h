@@ -60,6 +60,39 @@ static inline void ios_list_del(struct ios_list *n)
 
 #define ios_container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
 
+/* ios_splitmix64() -- the next value of the seeded generator at *@state
+ * (splitmix64: every seed gives a full-period, well-mixed sequence). */
+static inline uint64_t ios_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* ---- file identities ---------------------------------------------------------- */
+
+static inline bool ios_fid_eq(struct ios_file_id a, struct ios_file_id b)
+{
+	return a.ino == b.ino && a.dev == b.dev;
+}
+
+/* ios_fid_cmp() -- position order of files: by device, then inode. */
+static inline int ios_fid_cmp(struct ios_file_id a, struct ios_file_id b)
+{
+	if (a.dev != b.dev)
+		return a.dev < b.dev ? -1 : 1;
+	return a.ino < b.ino ? -1 : a.ino > b.ino;
+}
+
+/* ios_fid_mix() -- a well-spread 64-bit value of @f (hash tables, the
+ * emulated disk's placement of files). */
+static inline uint64_t ios_fid_mix(struct ios_file_id f)
+{
+	return (f.ino ^ f.dev * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+}
+
 /* ---- requests -------------------------------------------------------------- */
 
 enum ios_rq_state { RQ_QUEUED, RQ_PARKED, RQ_READY, RQ_INFLIGHT };
@@ -100,16 +133,20 @@ struct ios_rq {
 	int iovcnt;
 	struct iovec iov_inline[4];
 	ssize_t result;		 /* held completions: the transfer's result */
+	size_t xfer_done;	 /* a failed transfer: bytes done before the error
+				  * (set by the back end before completing) */
 	int fault;		 /* injected -errno: fail without performing */
+	int cut_err;		 /* a transfer stopped short of a member picked to
+				  * fail (fault.in_transfer): its -errno */
 	uint64_t fault_delay_ns; /* injected: complete this much after dispatch */
 	enum ios_ctl ctl;	 /* control nodes: what, of which file and range */
-	uint64_t ctl_file;
+	struct ios_file_id ctl_file;
 };
 
 /* Per-file state: what the ordering rules need. */
 struct ios_file {
 	struct ios_file *hnext;
-	uint64_t file_id;
+	struct ios_file_id fid;
 	int refs;		/* rqs pointing here */
 	struct ios_list queued; /* policy-queued rqs, sorted by offset (merging) */
 	struct ios_list parked; /* chosen but waiting for an ordering rule */
@@ -196,7 +233,7 @@ struct ios_sched {
 	struct ios_stats *stats;	/* optional */
 	struct ios_trace_writer *trace; /* optional */
 	struct ios_fault *fault;	/* fault injection, or NULL */
-	struct ios_ra *ra;		/* readahead, or NULL (read_ahead_kb 0, direct) */
+	struct ios_ra *ra;		/* readahead, or NULL (ra_window_kb 0, direct) */
 	struct ios_wbt *wbt;		/* writeback throttle (dbaware), or NULL */
 	bool ra_flush_all;		/* under sub_lock: a control node could not be
 					 * allocated, drop all read-ahead data */
@@ -206,14 +243,21 @@ struct ios_sched {
 
 extern const struct ios_backend_ops ios_backend_uring, ios_backend_virtual;
 
+/* backend.c: the virtual back end's reordered transfers
+ * (ios_virtual_reorder()): when the next is due (UINT64_MAX: none), and
+ * perform and complete those due */
+uint64_t ios_virtual_due(const struct ios_sched *s);
+void ios_virtual_step(struct ios_sched *s);
+
 /* ios_core_create() -- a scheduler with settings @set on back end @be (the
  * public constructors in create.c choose it).  NULL with errno set. */
 struct ios_sched *ios_core_create(const struct ios_settings *set, const struct ios_backend_ops *be);
 
-/* direct.c: synchronous execution */
+/* direct.c: synchronous execution.  ios_execute() -- perform @r: its
+ * full length (less only for a read at EOF), 0 for a sync, or -errno. */
 ssize_t ios_execute(struct ios_req *r);
 ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
-		  size_t len);
+		  size_t len, size_t *done);
 
 /* core.c: used by back ends and the dispatcher */
 void ios_core_take_submissions(struct ios_sched *s);
@@ -222,6 +266,7 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *rq, ssize_t res);
 uint64_t ios_core_next_event(struct ios_sched *s);
 bool ios_core_idle(struct ios_sched *s);
 void ios_core_hold(struct ios_sched *s, struct ios_rq *rq);
+void ios_core_hold_on(struct ios_list *list, struct ios_rq *rq);
 void ios_core_release_held(struct ios_sched *s);
 
 /* fault.c: fault injection ([fault] tunables) */
@@ -255,8 +300,8 @@ void ios_ra_destroy(struct ios_sched *s);
  * from the cache, or waiting for a window); false: queue it as usual. */
 bool ios_ra_read(struct ios_sched *s, struct ios_rq *rq);
 /* ios_ra_invalidate() -- a write or change of [off, off+len) arrived. */
-void ios_ra_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len);
-void ios_ra_release(struct ios_sched *s, uint64_t file_id);
+void ios_ra_invalidate(struct ios_sched *s, struct ios_file_id fid, off_t off, off_t len);
+void ios_ra_release(struct ios_sched *s, struct ios_file_id fid);
 void ios_ra_flush(struct ios_sched *s);
 void ios_ra_counters(const struct ios_sched *s, struct ios_counters *out);
 

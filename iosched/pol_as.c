@@ -61,11 +61,11 @@ enum antic_state {
 
 struct as {
 	/* runtime data */
-	struct ios_list sorted[2]; /* pol[0] */
-	struct ios_list fifo[2];   /* pol[1], arrival order = deadline order */
-	struct ios_rq *next_rq[2]; /* where each direction continues */
-	struct ios_rq *chosen;	   /* returned by next(), not yet removed */
-	uint64_t last_file[2];	   /* where the last dispatch ended */
+	struct ios_list sorted[2];	 /* pol[0] */
+	struct ios_list fifo[2];	 /* pol[1], arrival order = deadline order */
+	struct ios_rq *next_rq[2];	 /* where each direction continues */
+	struct ios_rq *chosen;		 /* returned by next(), not yet removed */
+	struct ios_file_id last_file[2]; /* where the last dispatch ended */
 	off_t last_end[2];
 	uint64_t last_check_fifo[2];
 	int batch_dir;
@@ -140,12 +140,12 @@ static void as_exit(struct ios_sched *s)
  * to wrap to reach it). */
 static int seek_class(const struct as *a, int dir, const struct ios_rq *rq, uint64_t *dist)
 {
-	uint64_t f = rq->req->file_id;
+	int c = ios_fid_cmp(rq->req->fid, a->last_file[dir]);
 	off_t last = a->last_end[dir];
 
 	*dist = 0;
-	if (f != a->last_file[dir])
-		return f > a->last_file[dir] ? 1 : 2;
+	if (c)
+		return c > 0 ? 1 : 2;
 	if (rq->off >= last) {
 		*dist = (uint64_t)(rq->off - last);
 		return 0;
@@ -213,8 +213,8 @@ static bool close_req(const struct as *a, const struct ios_rq *rq)
 {
 	off_t last = a->last_end[AS_READ];
 
-	return rq->req->file_id == a->last_file[AS_READ] && rq->off + AS_CLOSE_BEHIND >= last &&
-	       rq->off <= last + AS_CLOSE_AHEAD;
+	return ios_fid_eq(rq->req->fid, a->last_file[AS_READ]) &&
+	       rq->off + AS_CLOSE_BEHIND >= last && rq->off <= last + AS_CLOSE_AHEAD;
 }
 
 /* can_break() -- whether anticipating the last read's process is pointless
@@ -286,7 +286,7 @@ static void as_remove(struct ios_sched *s, struct ios_rq *rq)
 	if (rq == a->chosen) {
 		a->chosen = NULL;
 		a->antic = ANTIC_OFF;
-		a->last_file[dir] = rq->req->file_id;
+		a->last_file[dir] = rq->req->fid;
 		a->last_end[dir] = rq->off + (off_t)rq->len;
 		if (dir == AS_READ) {
 			a->antic_pid = rq->req->pid;
@@ -450,7 +450,7 @@ static void as_completed(struct ios_sched *s, struct ios_rq *rq, uint64_t now)
 		a->antic_rq = NULL;
 		a->antic_start = now;
 		a->ioc_finished = true;
-		a->last_file[AS_READ] = rq->req->file_id;
+		a->last_file[AS_READ] = rq->req->fid;
 		a->last_end[AS_READ] = rq->off + (off_t)rq->len; /* the whole transfer */
 		if (a->antic == ANTIC_WAIT_REQ)
 			a->antic = ANTIC_WAIT_NEXT;

@@ -22,8 +22,10 @@
 
 bool ios_rq_before(const struct ios_rq *a, const struct ios_rq *b)
 {
-	if (a->req->file_id != b->req->file_id)
-		return a->req->file_id < b->req->file_id;
+	int c = ios_fid_cmp(a->req->fid, b->req->fid);
+
+	if (c)
+		return c < 0;
 	return a->off < b->off;
 }
 

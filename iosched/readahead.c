@@ -1,16 +1,16 @@
 /*
  * readahead.c -- large sequential readahead for the queueing policies
- * (read_ahead_kb > 0): per-file stream detection, windows that grow like
+ * (ra_window_kb > 0): per-file stream detection, windows that grow like
  * Linux's on-demand readahead, the next window started asynchronously at a
  * marker, and a bounded cache of what was read ahead.
  *
  * A file's stream (struct ra_file): a read that starts where the previous
  * one ended is sequential (a file's first read at offset 0 too).  A
  * sequential read that finds nothing starts a sync window [off, off + W),
- * W = 4x the read up to read_ahead_kb (at least the read), and waits for it;
+ * W = 4x the read up to ra_window_kb (at least the read), and waits for it;
  * its async marker is the first byte after the demanded part.  A read that
  * reaches the marker of the newest window starts the next window, twice as
- * large up to read_ahead_kb, whose marker is its first byte: the reader is
+ * large up to ra_window_kb, whose marker is its first byte: the reader is
  * always one window ahead.  A read that is neither sequential nor served by
  * read-ahead data ends the stream (the window starts small again).
  *
@@ -22,6 +22,11 @@
  * when a reader starts waiting on a queued one it becomes an ordinary read.
  * Once complete it is cached until every page was read (the data then lives
  * in the mount's page cache), or it is evicted, invalidated or released.
+ *
+ * A trace replay (IOS_F_NOEXEC reads, no descriptor, no buffers) is read
+ * ahead for the same way: its windows are IOS_F_NOEXEC too and hold no
+ * data, so the emulated device times them and the cache decides which
+ * reads they serve, as in the daemon.
  *
  * What must stay true:
  *   - memory: cached windows plus windows in flight hold at most
@@ -78,7 +83,7 @@ struct ra_buf {
 
 struct ra_file {
 	struct ra_file *hnext;
-	uint64_t file_id;
+	struct ios_file_id fid;
 	off_t prev_end;	      /* a read starting here is sequential */
 	size_t size;	      /* the newest window's size; 0: no stream */
 	off_t end;	      /* the newest window's end */
@@ -92,26 +97,26 @@ struct ios_ra {
 	struct ios_list lru; /* cached windows, least recently used first */
 	size_t bytes;	     /* cached plus in flight */
 	size_t cap;	     /* ra_cache_mb */
-	size_t max_window;   /* read_ahead_kb, whole pages */
+	size_t max_window;   /* ra_window_kb, whole pages */
 	struct ios_counters cnt;
 	const struct ios_ra_core *core;
 };
 
 /* ---- files --------------------------------------------------------------------- */
 
-static struct ra_file **rf_slot(struct ios_ra *ra, uint64_t id)
+static struct ra_file **rf_slot(struct ios_ra *ra, struct ios_file_id id)
 {
-	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ios_fid_mix(id);
 
 	return &ra->tab[(h ^ (h >> 31)) & (RA_TAB - 1)];
 }
 
-static struct ra_file *rf_find(struct ios_ra *ra, uint64_t id)
+static struct ra_file *rf_find(struct ios_ra *ra, struct ios_file_id id)
 {
 	struct ra_file *rf;
 
 	for (rf = *rf_slot(ra, id); rf; rf = rf->hnext)
-		if (rf->file_id == id)
+		if (ios_fid_eq(rf->fid, id))
 			return rf;
 	return NULL;
 }
@@ -120,7 +125,7 @@ static void rf_free(struct ios_ra *ra, struct ra_file *rf)
 {
 	struct ra_file **pp;
 
-	for (pp = rf_slot(ra, rf->file_id); *pp; pp = &(*pp)->hnext)
+	for (pp = rf_slot(ra, rf->fid); *pp; pp = &(*pp)->hnext)
 		if (*pp == rf) {
 			*pp = rf->hnext;
 			break;
@@ -146,7 +151,7 @@ static bool rf_make_room(struct ios_ra *ra)
 	return false;
 }
 
-static struct ra_file *rf_get(struct ios_ra *ra, uint64_t id)
+static struct ra_file *rf_get(struct ios_ra *ra, struct ios_file_id id)
 {
 	struct ra_file *rf = rf_find(ra, id);
 	struct ra_file **slot;
@@ -158,7 +163,7 @@ static struct ra_file *rf_get(struct ios_ra *ra, uint64_t id)
 	rf = calloc(1, sizeof(*rf));
 	if (!rf)
 		return NULL;
-	rf->file_id = id;
+	rf->fid = id;
 	ios_list_init(&rf->bufs);
 	slot = rf_slot(ra, id);
 	rf->hnext = *slot;
@@ -302,11 +307,18 @@ static bool start_window(struct ios_sched *s, struct ra_file *rf, off_t off, siz
 	if (!b)
 		return false;
 	b->seen = calloc((size + RA_PAGE * 64 - 1) / (RA_PAGE * 64), sizeof(uint64_t));
-	if (!b->seen || posix_memalign((void **)&b->data, RA_PAGE, size) != 0)
+	if (!b->seen)
 		goto fail;
-	b->r.fd = fcntl(trigger->fd, F_DUPFD_CLOEXEC, 0); /* the caller may close its own */
-	if (b->r.fd < 0)
-		goto fail;
+	if (trigger->flags & IOS_F_NOEXEC) { /* a replay: nothing is read */
+		b->r.fd = -1;
+	} else {
+		if (posix_memalign((void **)&b->data, RA_PAGE, size) != 0)
+			goto fail;
+		/* the caller may close its own */
+		b->r.fd = fcntl(trigger->fd, F_DUPFD_CLOEXEC, 0);
+		if (b->r.fd < 0)
+			goto fail;
+	}
 	b->s = s;
 	b->rf = rf;
 	b->off = off;
@@ -317,10 +329,10 @@ static bool start_window(struct ios_sched *s, struct ra_file *rf, off_t off, siz
 	ios_list_init(&b->waiters);
 	b->iov.iov_base = b->data;
 	b->iov.iov_len = size;
-	b->r.file_id = trigger->file_id;
+	b->r.fid = trigger->fid;
 	b->r.cls = trigger->cls;
 	b->r.dir = IOS_READ;
-	b->r.flags = waiter ? 0 : IOS_F_READAHEAD;
+	b->r.flags = (waiter ? 0 : IOS_F_READAHEAD) | (trigger->flags & IOS_F_NOEXEC);
 	b->r.off = off;
 	b->r.len = size;
 	b->r.iov = &b->iov;
@@ -357,7 +369,8 @@ static bool start_window(struct ios_sched *s, struct ra_file *rf, off_t off, siz
 	if (!waiter)
 		ra->cnt.ra_async--;
 	rf->size = 0;
-	close(b->r.fd);
+	if (b->r.fd >= 0)
+		close(b->r.fd);
 fail:
 	free(b->seen);
 	free(b->data);
@@ -451,7 +464,7 @@ static bool sub_read(struct ios_sched *s, struct ios_rq *rq, off_t lo, off_t hi)
 	sub->s = s;
 	sub->orig = rq;
 	sub->r = *o;
-	sub->r.flags = 0;
+	sub->r.flags = o->flags & IOS_F_NOEXEC;
 	sub->r.off = lo;
 	sub->r.len = (size_t)(hi - lo);
 	sub->r.iov = sub->iov;
@@ -533,7 +546,9 @@ static bool serve(struct ios_sched *s, struct ra_file *rf, struct ios_rq *rq)
 			n = p->next;
 			if (b->stale || x >= y)
 				continue;
-			copy_out(req, (size_t)(x - a), b->data + (x - b->off), (size_t)(y - x));
+			if (b->data) /* a replay's windows hold none */
+				copy_out(req, (size_t)(x - a), b->data + (x - b->off),
+					 (size_t)(y - x));
 			note(s, b->cls, seen_range(b, x, y), 0);
 			ios_list_del(&b->lru);
 			ios_list_add_tail(&s->ra->lru, &b->lru);
@@ -581,7 +596,7 @@ bool ios_ra_read(struct ios_sched *s, struct ios_rq *rq)
 
 	if (req->len == 0)
 		return false;
-	rf = rf_get(ra, req->file_id);
+	rf = rf_get(ra, req->fid);
 	if (!rf)
 		return false;
 	rf->released = false;
@@ -614,7 +629,8 @@ static void ra_done(struct ios_req *r, ssize_t res)
 	struct ra_file *rf = b->rf;
 	struct ios_list waiters, *p;
 
-	close(r->fd);
+	if (r->fd >= 0)
+		close(r->fd);
 	b->rq = NULL;
 	b->inflight = false;
 	ios_list_init(&waiters);
@@ -663,17 +679,17 @@ static void ra_done(struct ios_req *r, ssize_t res)
 
 /* ---- control ------------------------------------------------------------------- */
 
-void ios_ra_invalidate(struct ios_sched *s, uint64_t file_id, off_t off, off_t len)
+void ios_ra_invalidate(struct ios_sched *s, struct ios_file_id fid, off_t off, off_t len)
 {
-	struct ra_file *rf = rf_find(s->ra, file_id);
+	struct ra_file *rf = rf_find(s->ra, fid);
 
 	if (rf)
 		drop_range(s, rf, off, len > 0 && off <= RA_OFF_MAX - len ? off + len : RA_OFF_MAX);
 }
 
-void ios_ra_release(struct ios_sched *s, uint64_t file_id)
+void ios_ra_release(struct ios_sched *s, struct ios_file_id fid)
 {
-	struct ra_file *rf = rf_find(s->ra, file_id);
+	struct ra_file *rf = rf_find(s->ra, fid);
 
 	if (!rf)
 		return;
@@ -696,7 +712,7 @@ void ios_ra_flush(struct ios_sched *s)
 
 		for (; rf; rf = next) {
 			next = rf->hnext;
-			ios_ra_release(s, rf->file_id); /* frees rf at most */
+			ios_ra_release(s, rf->fid); /* frees rf at most */
 		}
 	}
 }
@@ -711,7 +727,7 @@ struct ios_ra *ios_ra_create(const struct ios_settings *set, const struct ios_ra
 		return NULL;
 	ra->core = core;
 	ios_list_init(&ra->lru);
-	ra->max_window = (size_t)set->read_ahead_kb * 1024 / RA_PAGE * RA_PAGE;
+	ra->max_window = (size_t)set->ra_window_kb * 1024 / RA_PAGE * RA_PAGE;
 	if (ra->max_window < RA_PAGE)
 		ra->max_window = RA_PAGE;
 	ra->cap = (size_t)set->ra_cache_mb << 20;

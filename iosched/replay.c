@@ -5,14 +5,14 @@
  *
  * A trace holds its records in completion order (they are written when a
  * request completes); a replay needs them in arrival order, so the records
- * are read into memory (48 bytes each) and sorted by arrival time, ties in
+ * are read into memory (56 bytes each) and sorted by arrival time, ties in
  * file order.  Each is then submitted at its recorded arrival time, relative
  * to the first, to a virtual-clock scheduler (ios_create_virtual()) whose
  * requests carry IOS_F_NOEXEC: the back end executes nothing and the
  * emulated device alone decides how long a transfer takes.  The core keeps
  * its ordering rules (a sync waits for the writes to its file that arrived
  * before it; overlapping writes stay in order), keyed by the recorded file
- * identity.
+ * identity (device and inode; a version 1 trace has device 0).
  *
  * What must stay true: nothing here reads a real clock or depends on thread
  * timing, so the same trace and settings give the same statistics, bit for
@@ -122,7 +122,7 @@ int64_t ios_trace_replay(struct ios_trace_reader *r, const struct ios_settings *
 		}
 		ios_virtual_advance(s, t->time_ns - base);
 		req->fd = -1;
-		req->file_id = t->file_id;
+		req->fid = (struct ios_file_id){t->dev, t->ino};
 		req->cls = t->cls < IOS_NCLASS ? (enum ios_class)t->cls : IOS_CLASS_OTHER;
 		req->dir = t->dir < IOS_NDIR ? (enum ios_dir)t->dir : IOS_READ;
 		/* nothing to execute: see ios_create_virtual() */

@@ -85,7 +85,7 @@ static uint64_t get64(const unsigned char *p)
 static void encode_rec(unsigned char *p, const struct ios_trace_rec *r)
 {
 	put64(p + 0, r->time_ns);
-	put64(p + 8, r->file_id);
+	put64(p + 8, r->ino);
 	put64(p + 16, r->off);
 	put32(p + 24, r->len);
 	put32(p + 28, r->pid);
@@ -95,12 +95,14 @@ static void encode_rec(unsigned char *p, const struct ios_trace_rec *r)
 	p[44] = r->cls;
 	p[45] = r->dir;
 	put16(p + 46, r->flags);
+	put64(p + 48, r->dev);
 }
 
-static void decode_rec(const unsigned char *p, struct ios_trace_rec *r)
+/* decode_rec() -- a record of format @version (1: no dev). */
+static void decode_rec(const unsigned char *p, unsigned version, struct ios_trace_rec *r)
 {
 	r->time_ns = get64(p + 0);
-	r->file_id = get64(p + 8);
+	r->ino = get64(p + 8);
 	r->off = get64(p + 16);
 	r->len = get32(p + 24);
 	r->pid = get32(p + 28);
@@ -110,6 +112,7 @@ static void decode_rec(const unsigned char *p, struct ios_trace_rec *r)
 	r->cls = p[44];
 	r->dir = p[45];
 	r->flags = get16(p + 46);
+	r->dev = version >= 2 ? get64(p + 48) : 0;
 }
 
 /* ---- writer ------------------------------------------------------------------ */
@@ -655,7 +658,8 @@ static int read_header(struct ios_trace_reader *r)
 	if (r->info.version == 0 || r->info.version > IOS_TRACE_VERSION)
 		return fail_at(r, "trace format version %u is not supported (this reader: 1..%d)",
 			       r->info.version, IOS_TRACE_VERSION);
-	if (r->info.header_size < IOS_TRACE_HEADER_SIZE || r->info.rec_size < IOS_TRACE_REC_SIZE)
+	if (r->info.header_size < IOS_TRACE_HEADER_SIZE ||
+	    r->info.rec_size < (r->info.version == 1 ? IOS_TRACE_REC_SIZE_V1 : IOS_TRACE_REC_SIZE))
 		return fail_at(r, "invalid header: header size %u, record size %u",
 			       r->info.header_size, r->info.rec_size);
 	/* skip the header, with any fields a later version appended */
@@ -746,7 +750,7 @@ int ios_trace_read(struct ios_trace_reader *r, struct ios_trace_rec *out)
 	}
 	p = r->out + r->out_pos;
 	at = r->consumed + r->out_pos;
-	decode_rec(p, out);
+	decode_rec(p, r->info.version, out);
 	if (out->cls >= IOS_NCLASS || out->dir >= IOS_NDIR)
 		return fail_at(r,
 			       "record %" PRIu64 " (byte %" PRIu64

@@ -7,6 +7,15 @@
 # 0 = pass, 77 = skip (the last line of its output says why), anything else =
 # fail.  With CI=true a skip counts as a failure: CI must run everything.
 # Arguments, if given, are substrings selecting which tests run.
+#
+# With a sanitizer build (BIN ending in asan or tsan: make check-asan,
+# check-tsan) every sanitizer report goes to a file of the test's own (a
+# daemon's stderr is gone once it daemonizes, and a report must not be
+# lost with it), and a test that leaves a report of a memory error,
+# undefined behaviour or a data race fails, whatever its exit status.  A
+# leak report alone is copied into the log and fails only a program whose
+# exit status it sets (a test program run directly): a daemon or a command
+# that exits with memory still allocated loses nothing.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
@@ -29,6 +38,8 @@ done
 IFS=$'\n' tests=($(printf '%s\n' "${tests[@]}" | sort -t/ -k3))
 unset IFS
 
+case "$BIN" in */asan | */tsan) SAN=1 ;; *) SAN=0 ;; esac
+
 pass=0 fail=0 skip=0
 failed=()
 for t in "${tests[@]}"; do
@@ -40,12 +51,29 @@ for t in "${tests[@]}"; do
 		[ $sel = 1 ] || continue
 	fi
 	log="$LOGDIR/${name//\//_}.log"
+	san="$LOGDIR/sanitizer/${name//\//_}"
+	if [ $SAN = 1 ]; then
+		rm -rf "$san" && mkdir -p "$san" && chmod 1777 "$san"
+		export ASAN_OPTIONS="log_path=$san/report${ASAN_OPTIONS_BASE:+:$ASAN_OPTIONS_BASE}"
+		export UBSAN_OPTIONS="log_path=$san/report${UBSAN_OPTIONS_BASE:+:$UBSAN_OPTIONS_BASE}"
+		export TSAN_OPTIONS="log_path=$san/report${TSAN_OPTIONS_BASE:+:$TSAN_OPTIONS_BASE}"
+	fi
 	start=$EPOCHREALTIME
 	case "$t" in
 		*.sh) timeout -k 10 "$TIMEOUT" bash "$t" >"$log" 2>&1 ;;
 		*)    timeout -k 10 "$TIMEOUT" "$t" >"$log" 2>&1 ;;
 	esac
 	rc=$?
+	if [ $SAN = 1 ] && [ -n "$(ls -A "$san")" ]; then
+		{
+			echo "(sanitizer reports in $san:)"
+			head -n 60 "$san"/*
+		} >>"$log"
+		if grep -qE "ERROR: (AddressSanitizer|ThreadSanitizer)|runtime error:|WARNING: ThreadSanitizer" \
+			"$san"/* && { [ $rc -eq 0 ] || [ $rc -eq 77 ]; }; then
+			rc=99
+		fi
+	fi
 	secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 	if [ $rc -eq 0 ]; then
 		pass=$((pass + 1))

@@ -63,6 +63,9 @@ int main(void)
 	CHECK(conf_defaults(&tab, &v) == 0);
 	CHECK(v.b && v.i == 128 && v.i2 == 1 && v.d == 0.5 && v.e == 1 && strcmp(v.str, "x") == 0);
 	CHECK(conf_find(&tab, NULL, "count") == NULL); /* ambiguous */
+	CHECK(conf_set(&tab, &v, NULL, "count", "5", err, sizeof(err)) == -ENOENT);
+	CHECK(strcmp(err, "option \"count\" is in more than one section: say which (a.count, "
+			  "b.count)") == 0);
 	CHECK(conf_find(&tab, "a", "count") == &rows[1]);
 	CHECK(conf_find(&tab, NULL, "ratio") == &rows[2]);
 

@@ -17,7 +17,10 @@
  *     postmaster and all its children, killed ones included (a write is
  *     counted when it returns).  Loaded into the pgiofs daemon with DIR the
  *     backing directory, it counts what the daemon wrote to the backing
- *     store.
+ *     store; with PGIOFS_WCOUNT_FUSE=1 too, it also counts the WRITE
+ *     requests the daemon read from /dev/fuse and their bytes: everything
+ *     the kernel sent it to write, whichever way (system call or io_uring)
+ *     it then went to the backing store.
  *
  *   helper_wcount (a program): `helper_wcount --create FILE` makes a new,
  *     zeroed counter file; `helper_wcount FILE` prints one:
@@ -26,6 +29,7 @@
  *       main-index BYTES
  *       short CALLS
  *       stdio-unknown STREAMS
+ *       fuse-write BYTES REQUESTS   WRITE requests read from /dev/fuse
  *
  * What is counted, and what must stay true:
  *   - BYTES are the system calls' results; PAGES the same writes rounded out
@@ -57,6 +61,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fuse.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -65,6 +70,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -83,6 +89,8 @@ struct wcount {
 	uint64_t main_index;
 	uint64_t short_calls;
 	uint64_t stdio_unknown;
+	uint64_t fuse_write_bytes; /* WRITE requests read from /dev/fuse */
+	uint64_t fuse_writes;
 };
 
 #ifdef WCOUNT_SHIM
@@ -93,6 +101,7 @@ struct wcount {
 static struct wcount *wc; /* NULL: not counting in this process */
 static char root[PATH_MAX];
 static size_t rootlen;
+static bool count_fuse; /* PGIOFS_WCOUNT_FUSE=1: the daemon's requests */
 
 static void add(uint64_t *c, uint64_t n)
 {
@@ -126,6 +135,7 @@ __attribute__((constructor)) static void wcount_init(void)
 	if (!file || !dir || !realpath(dir, root))
 		return;
 	rootlen = strlen(root);
+	count_fuse = getenv("PGIOFS_WCOUNT_FUSE") && strcmp(getenv("PGIOFS_WCOUNT_FUSE"), "1") == 0;
 	fd = open(file, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -304,6 +314,26 @@ EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off
 	return r;
 }
 
+/* ---- requests the daemon reads from /dev/fuse ---------------------------- */
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	REAL(ssize_t, read, (int, void *, size_t));
+	ssize_t r = real_read(fd, buf, n);
+	const struct fuse_in_header *in = buf;
+	int saved = errno;
+	struct stat st;
+
+	if (wc && count_fuse && r >= (ssize_t)(sizeof(*in) + sizeof(struct fuse_write_in)) &&
+	    in->opcode == FUSE_WRITE && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+	    st.st_rdev == makedev(10, 229)) { /* /dev/fuse or a clone of it */
+		add(&wc->fuse_write_bytes, ((const struct fuse_write_in *)(in + 1))->size);
+		add(&wc->fuse_writes, 1);
+	}
+	errno = saved;
+	return r;
+}
+
 /* ---- stdio streams: counted at fclose() ---------------------------------- */
 
 #define MAX_STREAMS 64
@@ -455,6 +485,8 @@ static int print(const char *path)
 	printf("main-heap %llu\nmain-index %llu\nshort %llu\nstdio-unknown %llu\n",
 	       (unsigned long long)w.main_heap, (unsigned long long)w.main_index,
 	       (unsigned long long)w.short_calls, (unsigned long long)w.stdio_unknown);
+	printf("fuse-write %llu %llu\n", (unsigned long long)w.fuse_write_bytes,
+	       (unsigned long long)w.fuse_writes);
 	return 0;
 }
 

@@ -15,9 +15,11 @@
 # class, e.g. O_DIRECT on the backing file); the same with write-back caching
 # off (another kernel write path) when pgiofs has that tunable; the dbaware
 # and noop (no write-back caching) profiles, whose queued writes keep or copy
-# their data.  Seeds are fixed so a failure reproduces; FSX_SEEDS,
-# FSX_SEEDS_PG, FSX_SEEDS_NOWB, FSX_SEEDS_QUEUED and
-# FSX_OPS override them for longer soak runs, e.g.
+# their data; a /dev/fuse descriptor per worker (fuse.clone_fd) with workers
+# starting and exiting (max_threads 4, max_idle_threads 1).  Seeds are fixed
+# so a failure reproduces; FSX_SEEDS, FSX_SEEDS_PG, FSX_SEEDS_NOWB,
+# FSX_SEEDS_QUEUED, FSX_SEEDS_CLONE and FSX_OPS override them for longer
+# soak runs, e.g.
 # FSX_SEEDS="$(seq 100 199)" FSX_OPS=20000 tests/run.sh differential.
 . "$(dirname "$0")/../lib.sh"
 
@@ -32,6 +34,7 @@ SEEDS=${FSX_SEEDS:-"1 2 3"}
 SEEDS_PG=${FSX_SEEDS_PG:-"4 5 6"}
 SEEDS_NOWB=${FSX_SEEDS_NOWB:-"7 8"}
 SEEDS_QUEUED=${FSX_SEEDS_QUEUED:-"9"}
+SEEDS_CLONE=${FSX_SEEDS_CLONE:-"10"}
 OPS=${FSX_OPS:-4000}
 
 T=$(mktempdir)
@@ -86,6 +89,9 @@ fi
 # writes are copied out of the receive buffer, large ones take it (fs.c)
 config dbaware "$SEEDS_QUEUED" pg --profile dbaware
 config noop-no-writeback "$SEEDS_QUEUED" pg --profile noop -s fuse.writeback_cache=no -s fuse.keep_cache=no
+# workers with a /dev/fuse descriptor each, coming and going (loop.c, wire.c)
+config clone-fd "$SEEDS_CLONE" pg -s fuse.clone_fd=yes -s fuse.max_threads=4 \
+	-s fuse.max_idle_threads=1
 
 if [ ${#bad[@]} -gt 0 ]; then
 	fail "pgiofs differs from the backing filesystem: $(printf '%s; ' "${bad[@]}")"

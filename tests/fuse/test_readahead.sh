@@ -1,12 +1,14 @@
 #!/bin/bash
 # test_readahead.sh -- iosched's readahead through a pgiofs mount with the
-# dbaware profile (read_ahead_kb 512): a sequential O_DIRECT reader of a
+# dbaware profile (ra_window_kb 512): a sequential O_DIRECT reader of a
 # 48 MiB relation file (no kernel page cache or readahead in between, so
 # every read reaches the scheduler) with O_DIRECT writes interleaved, many
 # of them into the windows read ahead of the reader, must read exactly what
 # a model of the file says (the original bytes with every earlier write
 # applied); truncation and a punched hole through the mount are seen by the
-# next read; the file then holds the model's bytes; a cold buffered read
+# next read, and so is a truncation by another open (O_TRUNC, through OPEN
+# and through CREATE) while the reader's handle and windows stay; the file
+# then holds the model's bytes; a cold buffered read
 # of the whole file gives the backing file's checksum; and `pgiofs stat`
 # shows readahead hits for the heap class.
 source "$(dirname "$0")/../lib.sh"
@@ -85,6 +87,36 @@ for k in range(2, 5):
     o = (2 << 20) + k * CH
     if read_at(o, CH) != bytes(model[o:o + CH]):
         sys.exit(f"after the punched hole: read at {o} differs")
+
+# O_TRUNC from another open while this handle stays open with windows read
+# ahead: once the file is extended again, reads see zeros, not the bytes
+# read ahead before the truncation (libfuse's atomic O_TRUNC truncates in
+# the OPEN, which must drop them as setattr does)
+def trunc_check(label, truncate):
+    for o in range(0, 1 << 20, BLK):
+        write_at(o)
+    read_at(0, CH)
+    read_at(CH, CH)              # windows now cover up to about 1 MiB
+    truncate()
+    os.ftruncate(fd, size)
+    model[:] = bytes(size)
+    for o in (CH, 2 * CH, 5 * CH):
+        if read_at(o, CH) != bytes(CH):
+            sys.exit(f"{label}: after the truncation and an extension, a read at {o} "
+                     "returned bytes from before the truncation")
+
+trunc_check("open(O_TRUNC)", lambda: os.close(os.open(path, os.O_WRONLY | os.O_TRUNC)))
+# the same through CREATE: a name the kernel holds as absent (a negative
+# entry) that meanwhile exists, a hard link made behind pgiofs's back
+alias = os.path.join(os.path.dirname(path), "16385")
+try:
+    os.stat(alias)
+    sys.exit(f"{alias} exists already")
+except FileNotFoundError:
+    pass
+os.link(backing, os.path.join(os.path.dirname(backing), "16385"))
+trunc_check("creat(O_TRUNC)",
+            lambda: os.close(os.open(alias, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)))
 os.close(fd)
 if open(backing, "rb").read() != bytes(model):
     sys.exit("the backing file does not hold the model's bytes")

@@ -60,12 +60,17 @@ head -1 "$T/text" | grep -Eq "^trace .*: started [0-9T:.-]+Z, [0-9]+ records$" |
 n=$(head -1 "$T/text" | sed -E 's/.*, ([0-9]+) records$/\1/')
 [ "$(($(wc -l <"$T/text") - 1))" -eq "$n" ] || fail "header says $n records, $(($(wc -l <"$T/text") - 1)) printed"
 "$BIN/pgiofs" trace "$TR" --csv >"$T/csv" || fail "pgiofs trace --csv failed"
-python3 - "$T/csv" "$n" <<'PY' || fail "the CSV does not show the traffic"
-import csv, sys
+python3 - "$T/csv" "$n" "$T/b" <<'PY' || fail "the CSV does not show the traffic"
+import csv, os, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
 assert len(rows) == int(sys.argv[2]), (len(rows), sys.argv[2])
-assert list(rows[0].keys()) == ["time_s", "class", "dir", "file", "offset", "len",
+assert list(rows[0].keys()) == ["time_s", "class", "dir", "dev", "file", "offset", "len",
                                 "queue_us", "service_us", "pid", "result"], rows[0].keys()
+# files are identified by device and inode: the backing filesystem's device
+# (directory syncs carry no file)
+dev = os.stat(sys.argv[3]).st_dev
+assert all(r["dev"] == "%d:%d" % (os.major(dev), os.minor(dev)) for r in rows
+           if r["file"] != "0"), {r["dev"] for r in rows}
 def sel(cls, d):
     return [r for r in rows if r["class"] == cls and r["dir"] == d]
 def total(rs):
@@ -119,6 +124,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 t = d["total"]
 assert d["replay"] is True and d["complete"] is True and d["policy"] == "dbaware", d
+assert d["ra_window_kb"] == 512, d   # the dbaware profile's readahead is modelled
 assert d["records"] == int(sys.argv[2]) == t["read_ops"] + t["write_ops"] + t["sync_ops"], d
 assert d["classes"]["wal"]["write_ops"] >= 16 and t["latency_ms"]["max"] > 0, d
 PY

@@ -23,6 +23,8 @@
 # (5) A backing write that fails after it was acknowledged (an injected
 # EIO, WAL direct and the write cache) is never turned into success: the
 # next fsync of the file reports it, once, like a writeback error.
+#
+# (6) A truncation by open(O_TRUNC) waits for acknowledged writes.
 source "$(dirname "$0")/../lib.sh"
 need_root
 T=$(mktempdir)
@@ -105,6 +107,17 @@ with open(back + "/16384", "rb") as f:
     assert f.read() == b"".join(pages), "fsync returned before the writes were on the backing file"
 os.close(fd)
 
+# times set while a write is pending stay set: the write lands first
+fd = os.open(mnt + "/16386", os.O_RDWR | os.O_CREAT, 0o600)
+os.pwrite(fd, b"t" * 8192, 0)
+os.utime(fd, ns=(1_000_000_007, 2_000_000_009))
+os.fsync(fd)
+os.close(fd)
+st = os.stat(back + "/16386")
+assert (st.st_atime_ns, st.st_mtime_ns) == (1_000_000_007, 2_000_000_009), \
+    "times set after a pending write were moved by it: %d %d" % (st.st_atime_ns, st.st_mtime_ns)
+os.unlink(mnt + "/16386")
+
 # ENOSPC: the tmpfs holds 2 MiB; 4 MiB of writes cannot fit, and the one
 # that does not is refused at once, its space being reserved first
 fd = os.open(mnt + "/16385", os.O_RDWR | os.O_CREAT, 0o600)
@@ -122,16 +135,6 @@ with open(back + "/16385", "rb") as f:
     assert f.read(acked * 8192) == b"h" * (acked * 8192), "an acknowledged write is missing"
 os.unlink(mnt + "/16385")
 
-# times set while a write is pending stay set: the write lands first
-fd = os.open(mnt + "/16386", os.O_RDWR | os.O_CREAT, 0o600)
-os.pwrite(fd, b"t" * 8192, 0)
-os.utime(fd, ns=(1_000_000_007, 2_000_000_009))
-os.fsync(fd)
-os.close(fd)
-st = os.stat(back + "/16386")
-assert (st.st_atime_ns, st.st_mtime_ns) == (1_000_000_007, 2_000_000_009), \
-    "times set after a pending write were moved by it: %d %d" % (st.st_atime_ns, st.st_mtime_ns)
-os.unlink(mnt + "/16386")
 print("ok: write cache: size, contents and fsync right; ENOSPC after %d acknowledged writes; "
       "times set after a pending write kept" % acked)
 PY
@@ -172,4 +175,33 @@ for fd, what, sync in ((wal, "WAL", os.fdatasync), (heap, "heap", os.fsync)):
     os.close(fd)
 print("ok: EIO of an acknowledged write reported by the next fsync, once")
 PY
+pgiofs_umount "$T/mnt3" || fail "cannot unmount"
+
+# (6) a truncation waits for an acknowledged write: with the backing write
+# held back 300 ms by fault injection, a WRITE is acknowledged, then an
+# open(O_TRUNC) by another process comes: the write lands first and the
+# truncation after it, so the file ends up empty (not 8 KiB re-extended)
+rm -f "$T/backing/pg_wal"/*
+pgiofs_mount "$T/backing" "$T/mnt" --allow-faults --set wal_mode=direct \
+	--set fault.class=wal --set fault.direction=write --set fault.delay_ms=300 --set fault.nth=1
+python3 - "$T/mnt/pg_wal/000000010000000000000003" "$T/backing/pg_wal/000000010000000000000003" <<'PY' ||
+import os, sys, time
+mnt, back = sys.argv[1], sys.argv[2]
+fd = os.open(mnt, os.O_RDWR | os.O_CREAT, 0o600)
+t0 = time.monotonic()
+os.pwrite(fd, b"w" * 8192, 0)           # acknowledged at once, written 300 ms later
+ack = time.monotonic() - t0
+if ack > 0.2:
+    sys.exit("the write was not acknowledged before its backing write (%.3f s)" % ack)
+if os.fork() == 0:                      # another process truncates
+    os.close(os.open(mnt, os.O_WRONLY | os.O_TRUNC))
+    os._exit(0)
+os.wait()
+os.close(fd)
+size = os.stat(back).st_size
+if size != 0:
+    sys.exit("the backing file has %d bytes after the truncation: the acknowledged "
+             "write landed after it" % size)
+PY
+	fail "O_TRUNC did not wait for an acknowledged write"
 echo ok

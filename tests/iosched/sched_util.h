@@ -56,7 +56,7 @@ static inline void submit_pid(struct ios_sched *s, struct treq *t, pid_t pid, in
 	memset(t, 0, sizeof(*t));
 	t->s = s;
 	t->r.fd = fd;
-	t->r.file_id = file;
+	t->r.fid.ino = file;
 	t->r.cls = cls;
 	t->r.dir = dir;
 	t->r.off = off;
@@ -85,7 +85,7 @@ static inline void settings(struct ios_settings *set, int policy, int device)
 	conf_defaults(&ios_conf, set);
 	set->policy = policy;
 	set->device_model = device;
-	set->read_ahead_kb = 0; /* exact transfer counts; test_readahead.c turns it on */
+	set->ra_window_kb = 0; /* exact transfer counts; test_readahead.c turns it on */
 }
 
 static inline int tmpfile_fd(void)

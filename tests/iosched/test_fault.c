@@ -2,7 +2,9 @@
  * test_fault.c -- fault injection ([fault] tunables, iosched/fault.c) under
  * every policy: the nth matching request of a class and direction fails
  * with the configured error and is not performed (its bytes never reach the
- * file), the others are untouched and do not merge with it; count and
+ * file), the others are untouched and do not merge with it; with
+ * in_transfer it merges, and the transfer fails where it starts (the
+ * requests before it succeed, it and those after it get the error); count and
  * fraction pick the same requests in every run and under every policy;
  * delays hold completions on the virtual clock; abort_after kills the
  * process before the request is performed; failures are counted as errors
@@ -110,6 +112,43 @@ static void test_nth(int policy)
 	ios_destroy(s);
 	for (i = 0; i < 9; i++)
 		free(t[i].buf);
+	close(fd);
+}
+
+/* in_transfer: the 4th of 8 adjacent heap writes (or reads) is picked and
+ * merged with the others; the transfer stops where it starts: the 3 before
+ * it are performed and succeed, it and the 4 after it fail with EIO and are
+ * not performed (writes: their blocks stay holes) */
+static void test_in_transfer(int policy, enum ios_dir dir)
+{
+	struct ios_settings set;
+	struct ios_counters c;
+	struct treq t[8];
+	struct ios_sched *s;
+	int fd = tmpfile_fd(), i;
+
+	if (dir == IOS_READ)
+		for (i = 0; i < 8; i++)
+			CHECK(pwrite(fd, "abcdefgh" + i, 1, (off_t)i * BLK) == 1);
+	fault_settings(&set, policy, IOS_CLASS_HEAP, dir, IOS_FAULT_EIO, 4);
+	set.fault_in_transfer = true;
+	s = ios_create_virtual(&set);
+	/* all 8 arrive before the first dispatch: one transfer */
+	for (i = 0; i < 8; i++)
+		submit(s, &t[i], fd, 1, IOS_CLASS_HEAP, dir, (off_t)i * BLK, BLK, (char)('a' + i));
+	ios_virtual_advance(s, 1000 * MS);
+	ios_get_counters(s, &c);
+	CHECK(c.transfers == 1 && c.merged == 7);
+	for (i = 0; i < 8; i++) {
+		CHECK(t[i].calls == 1);
+		CHECK(t[i].res == (i < 3 ? BLK : -EIO));
+		if (dir == IOS_WRITE)
+			CHECK(block_is(fd, i, i < 3 ? (char)('a' + i) : 0));
+		else if (i < 3)
+			CHECK(t[i].buf[0] == 'a' + i);
+		free(t[i].buf);
+	}
+	ios_destroy(s);
 	close(fd);
 }
 
@@ -289,6 +328,10 @@ int main(void)
 	for (p = 0; p < IOS_NPOLICY; p++) {
 		test_nth(p);
 		test_sync_count(p);
+	}
+	for (p = IOS_POLICY_NOOP; p < IOS_NPOLICY; p++) {
+		test_in_transfer(p, IOS_WRITE);
+		test_in_transfer(p, IOS_READ);
 	}
 	test_fraction();
 	test_delay();

@@ -42,7 +42,7 @@ static void prep(struct ireq *q, int fd, uint64_t file, enum ios_class cls, enum
 {
 	memset(q, 0, sizeof(*q));
 	q->r.fd = fd;
-	q->r.file_id = file;
+	q->r.fid.ino = file;
 	q->r.cls = cls;
 	q->r.dir = dir;
 	q->r.off = off;

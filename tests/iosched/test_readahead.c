@@ -1,14 +1,14 @@
 /*
  * test_readahead.c -- the readahead of iosched/readahead.c on the virtual
  * clock: window growth (4x the read, doubling at each async marker up to
- * read_ahead_kb) and its reset on a random access; the next window started
+ * ra_window_kb) and its reset on a random access; the next window started
  * at the marker while the reader is served from the cache, and a reader
  * waiting for a window in flight; the cache bound with several streams;
  * hit and waste accounting (into the counters and the per-class
  * statistics); invalidation by writes, including a write that overlaps a
  * window in flight, and by ios_invalidate(); partial hits; the end of the
- * file; release freeing a file's state.  Every read's data is compared with
- * the file.
+ * file; release freeing a file's state; two files with one inode number
+ * on two devices kept apart.  Every read's data is compared with the file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +23,7 @@
 
 #define KB	1024
 #define FILE_ID 7
+#define FID	((struct ios_file_id){0, FILE_ID})
 
 /* stamped_file() -- @size bytes, each 4-byte word its own offset ^ @salt. */
 static int stamped_file(size_t size, uint32_t salt)
@@ -58,7 +59,7 @@ static struct ios_sched *ra_sched(int policy, int device, int64_t ra_kb, int64_t
 	struct ios_settings set;
 
 	settings(&set, policy, device);
-	set.read_ahead_kb = ra_kb;
+	set.ra_window_kb = ra_kb;
 	set.ra_cache_mb = cache_mb;
 	return ios_create_virtual(&set);
 }
@@ -120,7 +121,7 @@ static void test_growth_and_reset(void)
 		read_check(s, fd, (off_t)i * 32 * KB, 32 * KB, t += MS);
 	c = counters(s);
 	CHECK(c.ra_windows == 4);		  /* at 384 KiB: the third's marker */
-	CHECK(c.ra_bytes == 512 * KB + 512 * KB); /* at most read_ahead_kb */
+	CHECK(c.ra_bytes == 512 * KB + 512 * KB); /* at most ra_window_kb */
 	CHECK(c.ra_hit_bytes == 12 * 32 * KB);	  /* every read but the first */
 	/* a random read ends the stream: no window for it */
 	read_check(s, fd, 5 << 20, 32 * KB, t += MS);
@@ -135,7 +136,7 @@ static void test_growth_and_reset(void)
 	ios_stats_snapshot(st, snap);
 	CHECK(snap->cls[IOS_CLASS_HEAP].ra_hit_bytes == c.ra_hit_bytes);
 	CHECK(snap->cls[IOS_CLASS_HEAP].read_ops == 15);
-	ios_release(s, FILE_ID);
+	ios_release(s, FID);
 	ios_virtual_advance(s, t += MS);
 	c = counters(s);
 	CHECK(c.ra_bytes == 0 && c.ra_files == 0);
@@ -211,7 +212,7 @@ static void test_cache_bound(void)
 	CHECK(c.ra_hit_bytes > 0 && c.ra_wasted_bytes > 0); /* evictions */
 	CHECK(c.ra_files == 4);
 	for (f = 0; f < 4; f++)
-		ios_release(s, 100 + (uint64_t)f);
+		ios_release(s, (struct ios_file_id){0, 100 + (uint64_t)f});
 	ios_virtual_advance(s, t += MS);
 	c = counters(s);
 	CHECK(c.ra_bytes == 0 && c.ra_files == 0);
@@ -305,7 +306,7 @@ static void test_invalidate_call(void)
 	/* announced: the next read sees the change */
 	read_check(s, fd, 0, 32 * KB, 3 * MS); /* [0, 128K) cached again */
 	CHECK(pwrite(fd, x, sizeof(x), 40 * KB) == sizeof(x));
-	ios_invalidate(s, FILE_ID, 40 * KB, 4 * KB);
+	ios_invalidate(s, FID, 40 * KB, 4 * KB);
 	rd(s, &r, fd, FILE_ID, 32 * KB, 32 * KB);
 	ios_virtual_advance(s, 4 * MS);
 	CHECK(same_as_file(&r, fd) && r.buf[8 * KB] == 'X');
@@ -313,7 +314,7 @@ static void test_invalidate_call(void)
 	/* len 0: to the end of the file (a truncation) */
 	read_check(s, fd, 0, 32 * KB, 5 * MS);
 	CHECK(ftruncate(fd, 48 * KB) == 0);
-	ios_invalidate(s, FILE_ID, 48 * KB, 0);
+	ios_invalidate(s, FID, 48 * KB, 0);
 	rd(s, &r, fd, FILE_ID, 32 * KB, 32 * KB);
 	ios_virtual_advance(s, 6 * MS);
 	CHECK(same_as_file(&r, fd) && r.res == 16 * KB);
@@ -361,7 +362,7 @@ static void test_eof(void)
 		got += (size_t)r.res;
 	}
 	CHECK(got == size);
-	ios_release(s, FILE_ID);
+	ios_release(s, FID);
 	ios_virtual_advance(s, t += 10 * MS);
 	CHECK(counters(s).ra_bytes == 0);
 	ios_destroy(s);
@@ -380,7 +381,7 @@ static void test_release(void)
 	read_check(s, fd, 32 * KB, 32 * KB, t); /* window 2 in flight */
 	c = counters(s);
 	CHECK(c.ra_files == 1 && c.ra_bytes == 128 * KB + 256 * KB);
-	ios_release(s, FILE_ID);
+	ios_release(s, FID);
 	ios_virtual_advance(s, t);
 	c = counters(s);
 	CHECK(c.ra_bytes == 256 * KB && c.ra_files == 1); /* only what is in flight */
@@ -396,6 +397,33 @@ static void test_release(void)
 	close(fd);
 }
 
+/* two files with one inode number on two devices (a backing tree that
+ * spans filesystems): separate streams, neither served the other's data */
+static void test_two_devices(void)
+{
+	struct ios_sched *s = ra_sched(IOS_POLICY_DBAWARE, IOS_DEVICE_NONE, 512, 32);
+	int fa = stamped_file(1 << 20, 0xAAAAAAAA), fb = stamped_file(1 << 20, 0xBBBBBBBB);
+	struct treq a, b;
+	uint64_t t = 0;
+	off_t off;
+
+	for (off = 0; off < 512 * KB; off += 32 * KB) {
+		submit(s, &a, fa, FILE_ID, IOS_CLASS_HEAP, IOS_READ, off, 32 * KB, 0);
+		a.r.fid.dev = 1; /* set before the scheduler looks at it */
+		submit(s, &b, fb, FILE_ID, IOS_CLASS_HEAP, IOS_READ, off, 32 * KB, 0);
+		b.r.fid.dev = 2;
+		ios_virtual_advance(s, t += MS);
+		CHECK(same_as_file(&a, fa));
+		CHECK(same_as_file(&b, fb));
+		free(a.buf);
+		free(b.buf);
+	}
+	CHECK(counters(s).ra_files == 2 && counters(s).ra_hit_bytes > 0);
+	ios_destroy(s);
+	close(fa);
+	close(fb);
+}
+
 int main(void)
 {
 	test_growth_and_reset();
@@ -407,6 +435,7 @@ int main(void)
 	test_partial_hit();
 	test_eof();
 	test_release();
+	test_two_devices();
 	printf("%s\n", failures ? "FAILED" : "ok");
 	return failures ? 1 : 0;
 }

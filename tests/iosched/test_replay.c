@@ -12,6 +12,8 @@
  *     the hdd model; hdd against ssd);
  *   - a truncated trace replays the records before the damage and reports
  *     -EBADMSG;
+ *   - readahead is modelled: sequential reads are served from windows read
+ *     ahead (hits counted, lower latency);
  *   - relation counters: ops and bytes per fork, one entry per key, the
  *     overflow entry once the table is full, diff and top-N.
  */
@@ -54,10 +56,11 @@ static void write_recs(const char *path, const struct ios_trace_rec *r, size_t n
 	CHECK(ios_trace_writer_close(w, NULL) == 0);
 }
 
-/* replay_file() -- replay @path with policy @policy on device @dev into
- * @snap; the records replayed, *@span, *@err. */
-static int64_t replay_file(const char *path, const char *policy, int dev,
-			   struct ios_stats_snapshot *snap, uint64_t *span, int *err)
+/* replay_ra() -- replay @path with policy @policy on device @dev and
+ * readahead windows of up to @ra_kb (-1: the default) into @snap; the
+ * records replayed, *@span, *@err. */
+static int64_t replay_ra(const char *path, const char *policy, int dev, int64_t ra_kb,
+			 struct ios_stats_snapshot *snap, uint64_t *span, int *err)
 {
 	struct ios_settings set;
 	struct ios_trace_reader *r;
@@ -68,6 +71,8 @@ static int64_t replay_file(const char *path, const char *policy, int dev,
 	conf_defaults(&ios_conf, &set);
 	set.policy = ios_policy_by_name(policy);
 	set.device_model = dev;
+	if (ra_kb >= 0)
+		set.ra_window_kb = ra_kb;
 	r = ios_trace_reader_open(path, &oerr);
 	CHECK(r && st);
 	if (!r || !st) {
@@ -80,6 +85,12 @@ static int64_t replay_file(const char *path, const char *policy, int dev,
 	ios_trace_reader_close(r);
 	ios_stats_destroy(st);
 	return n;
+}
+
+static int64_t replay_file(const char *path, const char *policy, int dev,
+			   struct ios_stats_snapshot *snap, uint64_t *span, int *err)
+{
+	return replay_ra(path, policy, dev, -1, snap, span, err);
 }
 
 static void test_replay(void)
@@ -155,19 +166,19 @@ static void test_sync_order(void)
 	memset(r, 0, sizeof(r));
 	/* in completion order: the sync last, the read of another file first */
 	r[0] = (struct ios_trace_rec){.time_ns = 5000,
-				      .file_id = 2,
+				      .ino = 2,
 				      .off = 0,
 				      .len = 8192,
 				      .cls = IOS_CLASS_HEAP,
 				      .dir = IOS_READ};
 	r[1] = (struct ios_trace_rec){.time_ns = 1000,
-				      .file_id = 1,
+				      .ino = 1,
 				      .off = 0,
 				      .len = 1 << 20,
 				      .cls = IOS_CLASS_WAL,
 				      .dir = IOS_WRITE};
 	r[2] = (struct ios_trace_rec){
-	    .time_ns = 2000, .file_id = 1, .cls = IOS_CLASS_XACT, .dir = IOS_SYNC};
+	    .time_ns = 2000, .ino = 1, .cls = IOS_CLASS_XACT, .dir = IOS_SYNC};
 	write_recs(tpath("order.trc"), r, 3);
 	CHECK(replay_file(tpath("order.trc"), "noop", IOS_DEVICE_HDD, s, &span, &err) == 3);
 	CHECK(err == 0);
@@ -176,6 +187,48 @@ static void test_sync_order(void)
 	CHECK(s->cls[IOS_CLASS_XACT].lat_max_ns + 1000 >= s->cls[IOS_CLASS_WAL].lat_max_ns);
 	CHECK(s->cls[IOS_CLASS_WAL].lat_max_ns > 1000000); /* 1 MiB on a disk: > 1 ms */
 	free(s);
+}
+
+/* readahead is modelled: 64 sequential 32 KiB reads, one every 2 ms, of a
+ * heap file, and the same of a file with the same inode number on another
+ * device; with windows of 512 KiB most reads are served from windows read
+ * ahead (hits counted, lower latency than without readahead). */
+static void test_readahead(void)
+{
+	enum { N = 64 };
+	struct ios_trace_rec r[2 * N];
+	struct ios_stats_snapshot *on = malloc(sizeof(*on)), *off = malloc(sizeof(*off));
+	uint64_t span;
+	int err, i;
+
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < 2 * N; i++)
+		r[i] = (struct ios_trace_rec){.time_ns = 1000000 + (uint64_t)(i / 2) * 2000000,
+					      .dev = (uint64_t)(1 + i % 2),
+					      .ino = 16384,
+					      .off = (uint64_t)(i / 2) * 32768,
+					      .len = 32768,
+					      .result = 32768,
+					      .cls = IOS_CLASS_HEAP,
+					      .dir = IOS_READ};
+	write_recs(tpath("seq.trc"), r, 2 * N);
+	CHECK(replay_ra(tpath("seq.trc"), "dbaware", IOS_DEVICE_HDD, 512, on, &span, &err) ==
+	      2 * N);
+	CHECK(err == 0);
+	CHECK(replay_ra(tpath("seq.trc"), "dbaware", IOS_DEVICE_HDD, 0, off, &span, &err) == 2 * N);
+	CHECK(on->cls[IOS_CLASS_HEAP].read_ops == 2 * N &&
+	      off->cls[IOS_CLASS_HEAP].read_ops == 2 * N);
+	CHECK(on->cls[IOS_CLASS_HEAP].read_bytes == 2 * N * 32768);
+	CHECK(off->cls[IOS_CLASS_HEAP].ra_hit_bytes == 0);
+	/* all but each file's first read (which started its first window) */
+	CHECK(on->cls[IOS_CLASS_HEAP].ra_hit_bytes >= 2 * (N - 2) * 32768);
+	CHECK(on->cls[IOS_CLASS_HEAP].lat_avg_ns < off->cls[IOS_CLASS_HEAP].lat_avg_ns);
+	fprintf(stderr, "replayed readahead: %llu KiB hit, average read %.3f ms (without: %.3f)\n",
+		(unsigned long long)on->cls[IOS_CLASS_HEAP].ra_hit_bytes >> 10,
+		on->cls[IOS_CLASS_HEAP].lat_avg_ns / 1e6,
+		off->cls[IOS_CLASS_HEAP].lat_avg_ns / 1e6);
+	free(on);
+	free(off);
 }
 
 static void test_relations(void)
@@ -260,6 +313,7 @@ int main(void)
 	}
 	test_replay();
 	test_sync_order();
+	test_readahead();
 	test_relations();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

@@ -4,9 +4,14 @@
  * writes kept in order, read-after-write, deadline-2.6 write expiry,
  * dbaware priorities and deadlines, and a seeded property test (random
  * arrivals, errors and reloads (drain, new tunables, maybe another policy);
- * every request completes exactly once with data at
- * least as new as every write that arrived before it) over every queueing
- * policy.  The rules of the reference elevators are in test_policies.c.
+ * every request completes exactly once with data at least as new as every
+ * write that arrived before it; a sync completes after every earlier write
+ * to its file, overlapping writes in arrival order; each file holds the
+ * last write in arrival order) over every queueing policy, on the
+ * synchronous virtual back end and on one that keeps transfers in flight
+ * together and performs and completes them in a seeded random order
+ * (ios_virtual_reorder()).  The rules of the reference elevators are in
+ * test_policies.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -263,7 +268,7 @@ static void test_dbaware_backlog(void)
 	settings(&set, IOS_POLICY_DBAWARE, IOS_DEVICE_HDD);
 	set.nr_requests = 1;
 	set.data_write_expire_ms = 100;
-	set.read_ahead_kb = 0;
+	set.ra_window_kb = 0;
 	s = ios_create_virtual(&set);
 	/* 200 scattered 64 KiB heap writes: seconds of work on the hdd */
 	for (i = 0; i < 200; i++)
@@ -344,7 +349,39 @@ static void collect_ra(struct ios_sched *s)
 	ra_seen.ra_stale += c.ra_stale;
 }
 
-static void property(uint64_t seed, int policy)
+/* check_order() -- the ordering invariants of iosched.h, from the
+ * completion order: a sync completes after every write to its file that
+ * arrived before it; overlapping writes complete in arrival order. */
+static void check_order(const struct preq *p, int n, uint64_t seed, int policy)
+{
+	int i, j;
+
+	for (j = 0; j < n; j++) {
+		const struct preq *b = &p[j];
+
+		if (b->kind == IOS_READ)
+			continue;
+		for (i = 0; i < j; i++) {
+			const struct preq *a = &p[i];
+
+			if (a->kind != IOS_WRITE || a->file != b->file || a->t.order < b->t.order)
+				continue;
+			if (b->kind == IOS_SYNC || (a->t.r.off < b->t.r.off + (off_t)b->t.r.len &&
+						    b->t.r.off < a->t.r.off + (off_t)a->t.r.len)) {
+				fprintf(stderr,
+					"seed %llu policy %d: %s %d completed before write %d, "
+					"which arrived before it%s\n",
+					(unsigned long long)seed, policy,
+					b->kind == IOS_SYNC ? "sync" : "write", j, i,
+					b->kind == IOS_SYNC ? "" : " and overlaps it");
+				failures++;
+				return;
+			}
+		}
+	}
+}
+
+static void property(uint64_t seed, int policy, bool reorder)
 {
 	static struct preq p[3000];
 	uint32_t latest[PFILES][PSIZE / PCHUNK];
@@ -365,8 +402,11 @@ static void property(uint64_t seed, int policy)
 		set.max_inflight_kb = set.max_request_kb * (1 + (int64_t)(seed % 3));
 	/* readahead on every other seed, windows of 4 to 16 KiB (the files
 	 * are 32 KiB) */
-	set.read_ahead_kb = seed % 2 ? 4 << (seed / 2 % 3) : 0;
+	set.ra_window_kb = seed % 2 ? 4 << (seed / 2 % 3) : 0;
 	s = ios_create_virtual(&set);
+	/* transfers in flight together, performed and completed out of order */
+	if (reorder)
+		ios_virtual_reorder(s, seed, 3 * MS);
 	for (i = 0; i < PFILES; i++) {
 		fds[i] = tmpfile_fd();
 		CHECK(ftruncate(fds[i], PSIZE) == 0);
@@ -411,7 +451,7 @@ static void property(uint64_t seed, int policy)
 		/* a reload (SIGHUP): pgiofs drains the old scheduler and starts
 		 * one with the new tunables and maybe another policy */
 		if (next_rand() % 400 == 0) {
-			int64_t ra_kb = set.read_ahead_kb; /* the bad-fd rule below */
+			int64_t ra_kb = set.ra_window_kb; /* the bad-fd rule below */
 
 			collect_ra(s);
 			ios_destroy(s);
@@ -420,9 +460,11 @@ static void property(uint64_t seed, int policy)
 			settings(&set, reload_policy(policy), (int)(next_rand() % 3));
 			set.nr_requests = 1 + (int64_t)(next_rand() % 7);
 			set.max_request_kb = 4 + (int64_t)(next_rand() % 5) * 4;
-			set.read_ahead_kb = ra_kb;
+			set.ra_window_kb = ra_kb;
 			s = ios_create_virtual(&set);
 			CHECK(s != NULL);
+			if (reorder)
+				ios_virtual_reorder(s, seed + (uint64_t)i, 3 * MS);
 			reloads++;
 			t = 0;
 		}
@@ -430,6 +472,7 @@ static void property(uint64_t seed, int policy)
 	ios_virtual_advance(s, t + 600000 * MS);
 	CHECK(ios_pending(s) == 0);
 	collect_ra(s);
+	check_order(p, n, seed, policy);
 	for (i = 0; i < n; i++) {
 		struct preq *q = &p[i];
 
@@ -441,7 +484,7 @@ static void property(uint64_t seed, int policy)
 		}
 		if (q->bad) {
 			/* readahead serves a file, whatever the descriptor */
-			CHECK(q->t.res == -EBADF || (set.read_ahead_kb && q->kind == IOS_READ &&
+			CHECK(q->t.res == -EBADF || (set.ra_window_kb && q->kind == IOS_READ &&
 						     q->t.res == (ssize_t)q->t.r.len));
 		} else if (q->kind == IOS_SYNC) {
 			CHECK(q->t.res == 0);
@@ -498,8 +541,10 @@ int main(void)
 	test_dbaware();
 	test_dbaware_backlog();
 	for (k = 0; k < NPOLICIES; k++)
-		for (seed = 1; seed <= 12; seed++)
-			property(seed * 7919 + (uint64_t)k, all_policies[k]);
+		for (seed = 1; seed <= 12; seed++) {
+			property(seed * 7919 + (uint64_t)k, all_policies[k], false);
+			property(seed * 7919 + (uint64_t)k, all_policies[k], true);
+		}
 	CHECK(reloads > 0); /* the seeds do exercise reloads */
 	printf("property test: %d reloads\n", reloads);
 	/* the property held with readahead really at work */

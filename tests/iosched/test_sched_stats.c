@@ -63,7 +63,7 @@ static void submit(struct ios_sched *s, struct treq *t, int fd, uint64_t file, e
 	memset(t, 0, sizeof(*t));
 	t->s = s;
 	t->r.fd = fd;
-	t->r.file_id = file;
+	t->r.fid.ino = file;
 	t->r.cls = cls;
 	t->r.dir = dir;
 	t->r.off = off;
@@ -321,7 +321,7 @@ static void test_trace(void)
 	free(t[0].buf);
 	memset(&t[1], 0, sizeof(t[1]));
 	t[1].r.fd = fd;
-	t[1].r.file_id = 9;
+	t[1].r.fid.ino = 9;
 	t[1].r.cls = IOS_CLASS_WAL;
 	t[1].r.dir = IOS_SYNC;
 	t[1].r.flags = IOS_F_DATASYNC;
@@ -339,11 +339,10 @@ static void test_trace(void)
 	CHECK(n == 6);
 	if (n == 6) {
 		/* queueing: times exact on the virtual clock, as in test_queue_time */
-		CHECK(rec[0].file_id == 1 && rec[0].cls == IOS_CLASS_INDEX &&
-		      rec[0].dir == IOS_READ);
+		CHECK(rec[0].ino == 1 && rec[0].cls == IOS_CLASS_INDEX && rec[0].dir == IOS_READ);
 		CHECK(rec[0].off == 0 && rec[0].len == 4096 && rec[0].result == 4096);
 		CHECK(rec[0].time_ns == 0 && rec[0].queue_us == 0 && rec[0].service_us > 0);
-		CHECK(rec[1].file_id == 2 && rec[1].off == 4096 && rec[1].result == 4096);
+		CHECK(rec[1].ino == 2 && rec[1].off == 4096 && rec[1].result == 4096);
 		CHECK(rec[1].queue_us == rec[0].service_us);
 		CHECK(rec[2].cls == IOS_CLASS_TEMP && rec[2].len == 4096 && rec[2].result == 2048);
 		CHECK(rec[2].queue_us > rec[1].queue_us);

@@ -13,8 +13,9 @@
  *     thread's in order;
  *   - output errors (file size limit): close returns the error, waiting
  *     writers do not hang, records are dropped and counted;
- *   - crafted streams: not a trace, a newer version, an invalid record, a
- *     larger record size from a later version is read;
+ *   - crafted streams: not a trace, a newer version, an invalid record; a
+ *     version 1 trace (no dev) and a larger record size from a later
+ *     version are read;
  *   - an existing file is refused and left alone.
  */
 #include <errno.h>
@@ -86,7 +87,11 @@ static uint64_t read_prefix(const char *path, uint64_t seed, int *last, char *ms
 		return 0;
 	}
 	while ((ret = ios_trace_read(r, &got)) == 1) {
+		struct ios_trace_info info;
+
 		gen_rec(seed, i, &want);
+		if (ios_trace_reader_info(r, &info) == 0 && info.version == 1)
+			want.dev = 0; /* version 1 had no dev */
 		if (!rec_equal(&got, &want)) {
 			fprintf(stderr, "%s: record %" PRIu64 " is wrong\n", path, i);
 			failures++;
@@ -121,7 +126,7 @@ static void test_round_trip(void)
 	CHECK(got == n && last == 0);
 	r = ios_trace_reader_open(tpath("big.trc"), &err);
 	CHECK(r && ios_trace_reader_info(r, &info) == 0);
-	CHECK(info.version == 1 && info.header_size == 32 && info.rec_size == 48);
+	CHECK(info.version == 2 && info.header_size == 32 && info.rec_size == 56);
 	CHECK(info.start_realtime_ns > 1600000000ull * 1000000000ull);
 	CHECK(info.start_monotonic_ns > 0 && info.start_monotonic_ns <= ios_now_ns());
 	CHECK(strcmp(ios_trace_reader_error(r), "") == 0);
@@ -395,12 +400,15 @@ static void test_concurrent(void)
 
 /* ---- output errors ------------------------------------------------------- */
 
-/* output_error_child() -- in a child: a 64 KiB file size limit makes the
- * output fail with EFBIG; @wait says whether writers wait for room. */
+/* output_error_child() -- in a child: a 32 KiB file size limit makes the
+ * output fail with EFBIG; @wait says whether writers wait for room.  The
+ * limit is below what the records still buffered at close compress to
+ * (2 chunks of 64 KiB, about 60 KiB compressed): the output fails even if
+ * the background thread had no time to write anything before the close. */
 static int output_error_child(int wait)
 {
 	struct ios_trace_opts o = {.wait_when_full = wait, .buffer_bytes = 128 * 1024};
-	struct rlimit rl = {65536, 65536};
+	struct rlimit rl = {32768, 32768};
 	struct ios_trace_writer *w;
 	struct ios_trace_stats st;
 	struct ios_trace_rec rec;
@@ -475,7 +483,8 @@ static void put_le(unsigned char *p, uint64_t v, int bytes)
 }
 
 /* craft() -- a header (version @ver, record size @rsz) and @n records of
- * stream 13 laid out by hand, each followed by @rsz - 48 bytes of 0xEE. */
+ * stream 13 laid out by hand (version 1 without dev), each followed by
+ * 0xEE bytes up to @rsz. */
 static size_t craft(unsigned char *buf, unsigned ver, unsigned rsz, unsigned n)
 {
 	struct ios_trace_rec r;
@@ -493,7 +502,7 @@ static size_t craft(unsigned char *buf, unsigned ver, unsigned rsz, unsigned n)
 	for (i = 0; i < n; i++, p += rsz) {
 		gen_rec(13, i, &r);
 		put_le(p, r.time_ns, 8);
-		put_le(p + 8, r.file_id, 8);
+		put_le(p + 8, r.ino, 8);
 		put_le(p + 16, r.off, 8);
 		put_le(p + 24, r.len, 4);
 		put_le(p + 28, r.pid, 4);
@@ -503,7 +512,9 @@ static size_t craft(unsigned char *buf, unsigned ver, unsigned rsz, unsigned n)
 		p[44] = r.cls;
 		p[45] = r.dir;
 		put_le(p + 46, r.flags, 2);
-		memset(p + 48, 0xEE, rsz - 48);
+		if (ver >= 2 && rsz >= 56)
+			put_le(p + 48, r.dev, 8);
+		memset(p + (ver >= 2 ? 56 : 48), 0xEE, rsz - (ver >= 2 ? 56 : 48));
 	}
 	return (size_t)(p - buf);
 }
@@ -517,34 +528,45 @@ static void test_crafted(void)
 	int last;
 
 	/* the hand-made layout is what the writer makes */
-	len = craft(buf, 1, 48, 100);
+	len = craft(buf, 2, 56, 100);
 	write_frame("hand.trc", buf, len);
 	got = read_prefix(tpath("hand.trc"), 13, &last, msg, sizeof(msg));
 	CHECK(got == 100 && last == 0);
+	/* version 1 (no dev) is still read, with dev 0 */
+	len = craft(buf, 1, 48, 100);
+	write_frame("v1.trc", buf, len);
+	got = read_prefix(tpath("v1.trc"), 13, &last, msg, sizeof(msg));
+	CHECK(got == 100 && last == 0);
 	/* a later version's longer records: the known fields still read */
-	len = craft(buf, 1, 64, 100);
+	len = craft(buf, 2, 64, 100);
 	write_frame("long.trc", buf, len);
 	got = read_prefix(tpath("long.trc"), 13, &last, msg, sizeof(msg));
 	CHECK(got == 100 && last == 0);
 	/* a newer version is refused */
-	len = craft(buf, 2, 48, 10);
-	write_frame("v2.trc", buf, len);
-	got = read_prefix(tpath("v2.trc"), 13, &last, msg, sizeof(msg));
-	CHECK(got == 0 && last == -EBADMSG && strstr(msg, "version 2"));
-	/* a short record size is refused */
-	len = craft(buf, 1, 48, 10);
-	put_le(buf + 12, 40, 2);
+	len = craft(buf, 3, 56, 10);
+	write_frame("v3.trc", buf, len);
+	got = read_prefix(tpath("v3.trc"), 13, &last, msg, sizeof(msg));
+	CHECK(got == 0 && last == -EBADMSG && strstr(msg, "version 3"));
+	/* a short record size is refused: less than version 2's 56 bytes,
+	 * less than version 1's 48 */
+	len = craft(buf, 2, 56, 10);
+	put_le(buf + 12, 48, 2);
 	write_frame("short.trc", buf, len);
 	CHECK(read_prefix(tpath("short.trc"), 13, &last, msg, sizeof(msg)) == 0);
+	CHECK(last == -EBADMSG && strstr(msg, "record size 48"));
+	len = craft(buf, 1, 48, 10);
+	put_le(buf + 12, 40, 2);
+	write_frame("short1.trc", buf, len);
+	CHECK(read_prefix(tpath("short1.trc"), 13, &last, msg, sizeof(msg)) == 0);
 	CHECK(last == -EBADMSG && strstr(msg, "record size 40"));
 	/* record 7 has class 200: records 0..6, then an error naming it */
-	len = craft(buf, 1, 48, 10);
-	buf[32 + 7 * 48 + 44] = 200;
+	len = craft(buf, 2, 56, 10);
+	buf[32 + 7 * 56 + 44] = 200;
 	write_frame("badrec.trc", buf, len);
 	got = read_prefix(tpath("badrec.trc"), 13, &last, msg, sizeof(msg));
 	CHECK(got == 7 && last == -EBADMSG && strstr(msg, "record 7") && strstr(msg, "class 200"));
 	/* a partial record at the end */
-	len = craft(buf, 1, 48, 10);
+	len = craft(buf, 2, 56, 10);
 	write_frame("partial.trc", buf, len - 20);
 	got = read_prefix(tpath("partial.trc"), 13, &last, msg, sizeof(msg));
 	CHECK(got == 9 && last == -EBADMSG && strstr(msg, "partial record"));

@@ -1,7 +1,7 @@
 #!/bin/bash
 # test_trace_lz4.sh -- pgiofs traces are standard lz4 frames: the lz4
 # command-line tool decompresses them (and verifies their checksums) to
-# exactly the 32-byte header plus 48 bytes per record, starting with the
+# exactly the 32-byte header plus 56 bytes per record, starting with the
 # magic "PGIOTRC1"; a trace cut short or damaged is reported by the reader
 # after the records before the damage, and by `lz4 -t` too; files that are
 # not traces are refused with a reason.
@@ -19,11 +19,11 @@ for n in 0 1 1365 100000; do
 	lz4 -t -q "$T/t$n.trc" || fail "lz4 -t rejects a trace of $n records"
 	lz4 -d -q -c "$T/t$n.trc" >"$T/t$n.raw" || fail "lz4 -d fails on a trace of $n records"
 	size=$(stat -c %s "$T/t$n.raw")
-	[ "$size" -eq $((32 + n * 48)) ] ||
-		fail "$n records decompress to $size bytes, want $((32 + n * 48))"
+	[ "$size" -eq $((32 + n * 56)) ] ||
+		fail "$n records decompress to $size bytes, want $((32 + n * 56))"
 	[ "$(head -c 8 "$T/t$n.raw")" = PGIOTRC1 ] || fail "no PGIOTRC1 magic in the $n-record trace"
-	# version 1, header 32, record 48 (little-endian u16s at 8, 10, 12)
-	[ "$(od -An -tu2 -j8 -N6 "$T/t$n.raw" | tr -s ' ')" = " 1 32 48" ] ||
+	# version 2, header 32, record 56 (little-endian u16s at 8, 10, 12)
+	[ "$(od -An -tu2 -j8 -N6 "$T/t$n.raw" | tr -s ' ')" = " 2 32 56" ] ||
 		fail "header fields: $(od -An -tu2 -j8 -N6 "$T/t$n.raw")"
 	"$H" check "$T/t$n.trc" "$n" >"$T/c.out" || fail "reading back $n records: $(cat "$T/c.out")"
 	echo "$n records: $(stat -c %s "$T/t$n.trc") bytes compressed, $size decompressed"

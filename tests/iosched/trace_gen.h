@@ -17,7 +17,8 @@ static inline void gen_rec(uint64_t seed, uint64_t i, struct ios_trace_rec *r)
 	x ^= x >> 29;
 	memset(r, 0, sizeof(*r));
 	r->time_ns = 1000000000ull + i * 1000 + (x & 511);
-	r->file_id = 16384 + (x >> 9) % 23;
+	r->dev = 0x800 + (x >> 50) % 3; /* 8:0 .. 8:2 */
+	r->ino = 16384 + (x >> 9) % 23;
 	r->off = ((x >> 17) % 131072) * 8192;
 	r->len = 8192u << (i % 3);
 	r->pid = (uint32_t)(1000 + seed % 7);
@@ -31,10 +32,11 @@ static inline void gen_rec(uint64_t seed, uint64_t i, struct ios_trace_rec *r)
 
 static inline int rec_equal(const struct ios_trace_rec *a, const struct ios_trace_rec *b)
 {
-	return a->time_ns == b->time_ns && a->file_id == b->file_id && a->off == b->off &&
-	       a->len == b->len && a->pid == b->pid && a->queue_us == b->queue_us &&
-	       a->service_us == b->service_us && a->result == b->result && a->cls == b->cls &&
-	       a->dir == b->dir && a->flags == b->flags;
+	return a->time_ns == b->time_ns && a->dev == b->dev && a->ino == b->ino &&
+	       a->off == b->off && a->len == b->len && a->pid == b->pid &&
+	       a->queue_us == b->queue_us && a->service_us == b->service_us &&
+	       a->result == b->result && a->cls == b->cls && a->dir == b->dir &&
+	       a->flags == b->flags;
 }
 
 #endif

@@ -1,0 +1,105 @@
+#!/bin/bash
+# test_fill.sh -- the backing filesystem fills up in the middle of a write.
+#
+# The backing directory is a tmpfs of 4 MiB + 100 KiB.  A writer writes
+# 1 MiB chunks of a pattern into one file through the mount, each followed
+# by fsync, until something fails: the fifth chunk's WRITE reaches pgiofs
+# whole (the write-back cache sends it at the fsync), and the backing store
+# takes its first 100 KiB and then refuses the rest with ENOSPC.  That error
+# must reach the writer or its fsync -- a short count answered as success
+# would make the kernel mark the pages clean and the next fsync succeed
+# with the tail lost -- and after the unmount every chunk whose fsync
+# succeeded must be in the backing file, byte for byte.
+#
+# Rounds: the default configuration (dbaware, write-back cache) and every
+# profile in config/profiles/, each with a heap file (queued, io_uring,
+# O_DIRECT), a WAL file (inline) and a plain file (queued, buffered); the
+# default configuration without the write-back cache (the writer's own
+# write gets the error); and WAL write-behind (files.wal_mode = direct: the
+# next fsync gets it).
+source "$(dirname "$0")/../lib.sh"
+need_root
+
+T=$(mktempdir)
+B=$T/b M=$T/m
+mkdir "$B" "$M"
+PROFILES=$(cd "$TOP/config/profiles" && ls ./*.conf | sed 's|^\./||; s|\.conf$||')
+[ -n "$PROFILES" ] || fail "no profiles in config/profiles"
+
+# fill FILE -- the writer; prints "acked N error ERRNO" (error 0: none).
+fill() {
+	python3 - "$1" <<'PY'
+import array, errno, os, sys
+CH = 1 << 20
+def pattern(k):
+    # 8-byte words holding their own position in the file, from 1
+    return array.array("Q", range(k * CH // 8 + 1, (k + 1) * CH // 8 + 1)).tobytes()
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+acked, err = 0, 0
+for k in range(12):                 # 12 MiB into a 4.1 MiB filesystem
+    try:
+        n = os.pwrite(fd, pattern(k), k * CH)
+        if n != CH:                 # a short write reaches the writer too
+            err = -1
+            break
+        os.fsync(fd)
+        acked = k + 1
+    except OSError as e:
+        err = e.errno
+        break
+try:
+    os.close(fd)
+except OSError:
+    pass
+print("acked %d error %d" % (acked, err))
+PY
+}
+
+# verify FILE N -- the first N chunks of FILE (the backing file) hold the pattern.
+verify() {
+	python3 - "$1" "$2" <<'PY'
+import array, sys
+CH = 1 << 20
+path, n = sys.argv[1], int(sys.argv[2])
+with open(path, "rb") as f:
+    for k in range(n):
+        got = f.read(CH)
+        want = array.array("Q", range(k * CH // 8 + 1, (k + 1) * CH // 8 + 1)).tobytes()
+        if got != want:
+            bad = next((i for i in range(min(len(got), CH)) if got[i] != want[i]), len(got))
+            sys.exit("chunk %d: fsync succeeded, yet the backing file differs from byte %d "
+                     "(%d bytes read)" % (k, k * CH + bad, len(got)))
+PY
+}
+
+# round LABEL FILE [PGIOFS ARGS...] -- fill FILE (relative to the mount) on a
+# fresh small tmpfs; check the error and the acknowledged chunks.
+round() {
+	local label=$1 file=$2 out acked err
+	shift 2
+	mount -t tmpfs -o size=4196k tmpfs "$B" || fail "$label: cannot mount a tmpfs"
+	on_exit "umount -l '$B'"
+	mkdir -p "$B/base/1" "$B/pg_wal"
+	pgiofs_mount "$B" "$M" "$@"
+	out=$(fill "$M/$file") || fail "$label: the writer failed: $out"
+	pgiofs_umount "$M" || fail "$label: cannot unmount"
+	read -r _ acked _ err <<<"$out"
+	echo "$label: $file: $out"
+	[ "$err" = "$(python3 -c 'import errno; print(errno.ENOSPC)')" ] || [ "$err" = -1 ] ||
+		fail "$label: $file: the writer saw \"$out\", not ENOSPC (28) or a short write"
+	verify "$B/$file" "$acked" || fail "$label: $file: acknowledged data is missing"
+	[ "$acked" -ge 3 ] && [ "$acked" -le 4 ] ||
+		fail "$label: $file: $acked chunks acknowledged, want 3 or 4 in a 4.1 MiB filesystem"
+	umount "$B" || fail "$label: cannot unmount the tmpfs"
+}
+
+for f in base/1/16384 pg_wal/000000010000000000000001 plain.dat; do
+	round "defaults" "$f"
+	for p in $PROFILES; do
+		round "profile $p" "$f" --profile "$p"
+	done
+done
+round "no write-back cache" base/1/16384 --set fuse.writeback_cache=no
+round "no write-back cache" plain.dat --set fuse.writeback_cache=no
+round "WAL write-behind" pg_wal/000000010000000000000001 --set files.wal_mode=direct
+echo ok

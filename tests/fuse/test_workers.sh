@@ -1,0 +1,81 @@
+#!/bin/bash
+# test_workers.sh -- the session loop's tunables do what they say:
+#   - fuse.max_threads and fuse.max_idle_threads: workers are started as
+#     requests come in parallel (more than max_idle_threads, never more than
+#     max_threads), and once the load is gone, requests coming one at a
+#     time make the spare ones exit until at most max_idle_threads wait
+#     (beside the worker that served the last request);
+#   - fuse.clone_fd: with yes each worker reads from a /dev/fuse descriptor
+#     of its own (the daemon holds more than one), with no there is one;
+#     either way every byte written in parallel reads back.
+# Workers are the threads named "pgiofs-fuse".
+source "$(dirname "$0")/../lib.sh"
+need_root
+
+T=$(mktempdir)
+B=$T/b M=$T/m
+mkdir "$B" "$M"
+
+workers() { grep -lx pgiofs-fuse /proc/"$PID"/task/*/comm 2>/dev/null | wc -l; }
+fuse_fds() { find /proc/"$PID"/fd -lname /dev/fuse 2>/dev/null | wc -l; }
+
+# round CLONE -- one mount with max_threads 6, max_idle_threads 2.
+# shellcheck disable=SC2030,SC2031 # PID is this function's
+round() {
+	local clone=$1 i peak=0 n
+	pgiofs_mount "$B" "$M" -o clone_fd="$clone" -o max_threads=6 -o max_idle_threads=2
+	PID=$(pgrep -f "pgiofs .* $M\$" | head -1)
+	[ -n "$PID" ] || fail "cannot find the daemon of $M"
+	# 12 parallel writers of 4 MiB of WAL in O_DSYNC 64 KiB writes: each
+	# write and its fsync run inline in a worker, which waits for the disk
+	mkdir -p "$M/pg_wal"
+	for i in $(seq 12); do
+		[ -f "$T/src$i" ] || head -c $((4 << 20)) /dev/urandom >"$T/src$i"
+	done
+	for i in $(seq 12); do
+		dd if="$T/src$i" of="$M/pg_wal/f$i" bs=64k oflag=direct,dsync status=none &
+	done
+	while [ -n "$(jobs -r)" ]; do
+		n=$(workers)
+		[ "$n" -gt "$peak" ] && peak=$n
+		sleep 0.01
+	done
+	wait
+	n=$(workers)
+	[ "$n" -gt "$peak" ] && peak=$n
+	echo "clone_fd=$clone: at most $peak workers under load, $(fuse_fds) /dev/fuse descriptors"
+	[ "$peak" -gt 2 ] || fail "clone_fd=$clone: never more than $peak workers under 12 parallel writers"
+	[ "$peak" -le 6 ] || fail "clone_fd=$clone: $peak workers, max_threads is 6"
+	if [ "$clone" = yes ]; then
+		[ "$(fuse_fds)" -gt 2 ] || fail "clone_fd=yes: only $(fuse_fds) /dev/fuse descriptors"
+	else
+		[ "$(fuse_fds)" -eq 1 ] || fail "clone_fd=no: $(fuse_fds) /dev/fuse descriptors"
+	fi
+	for i in $(seq 12); do
+		cmp -s "$T/src$i" "$M/pg_wal/f$i" || fail "clone_fd=$clone: f$i reads back different bytes"
+	done
+	# requests one at a time (reads through one descriptor): the spare
+	# workers exit until max_idle_threads wait, beside the one that served
+	# the last request
+	python3 - "$M/pg_wal/f1" <<-'PY' || fail "clone_fd=$clone: a read failed"
+		import mmap, os, sys
+		buf = mmap.mmap(-1, 4096)
+		fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+		for i in range(40):
+		    assert os.preadv(fd, [buf], i * 4096) == 4096
+		os.close(fd)
+	PY
+	n=$(workers)
+	echo "clone_fd=$clone: $n workers after 40 requests one at a time"
+	[ "$n" -ge 1 ] && [ "$n" -le 3 ] ||
+		fail "clone_fd=$clone: $n workers left, max_idle_threads is 2 (plus the last request's)"
+	pgiofs_umount "$M" || fail "cannot unmount"
+	for i in $(seq 12); do
+		cmp -s "$T/src$i" "$B/pg_wal/f$i" || fail "clone_fd=$clone: backing file f$i differs"
+	done
+	rm -rf "${B:?}"/*
+}
+
+round no
+round yes
+echo ok
