@@ -92,7 +92,7 @@ TEST_HELPERS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_HELPER_SRC))
 WCOUNT_SHIM := $(BUILD)/tests/fuse/helper_wcount.so
 TEST_HELPERS += $(WCOUNT_SHIM)
 
-.PHONY: all asan tsan check check-long check-asan check-tsan clean deps demo bench install fuzz
+.PHONY: all asan tsan check check-long check-asan check-tsan clean deps demo bench install uninstall fuzz
 all: $(PROGS) $(TEST_BINS) $(TEST_HELPERS)
 
 $(PUB)/iosched/%.h: iosched/%.h
@@ -201,10 +201,11 @@ bench: all
 	bench/passthrough.sh
 
 # install: binaries, the default configuration and the profiles, man pages
-# and the systemd unit template.  SYSCONFDIR is /etc for PREFIX=/usr.
+# and the systemd unit template.  SYSCONFDIR is /etc whatever PREFIX, where
+# the documentation, the unit and an administrator look for it.
 PREFIX ?= /usr/local
 DESTDIR ?=
-SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 install: $(PROGS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
@@ -221,6 +222,14 @@ install: $(PROGS)
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		systemd/pgiofs@.service >$(DESTDIR)$(UNITDIR)/pgiofs@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/pgiofs@.service
+
+# uninstall: what install put there, but the configuration in SYSCONFDIR
+# (it may have been edited; remove it by hand).
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,pgiofs pgload pgdisk) \
+		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,pgiofs.1 pgload.1 pgdisk.1) \
+		$(DESTDIR)$(UNITDIR)/pgiofs@.service
+	rm -rf $(DESTDIR)$(PREFIX)/share/pgiofs
 
 clean:
 	rm -rf build bin

@@ -21,7 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,11 +34,47 @@
 
 extern char **environ;
 
+/* notify_status() -- under systemd (NOTIFY_SOCKET set, as for a unit with
+ * NotifyAccess=all), tell it what the daemon is doing: the line
+ * `systemctl status` shows.  The datagram protocol of sd_notify(3), which
+ * systemd documents as stable for exactly such use; nothing happens
+ * without the variable, and a failure is not an error. */
+static void notify_status(const char *fmt, ...)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char msg[1024];
+	socklen_t len;
+	va_list ap;
+	int fd, n;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0'; /* abstract */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	n = snprintf(msg, sizeof(msg), "STATUS=");
+	va_start(ap, fmt);
+	n += vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(msg))
+		n = (int)sizeof(msg) - 1;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	(void)!sendto(fd, msg, (size_t)n, MSG_NOSIGNAL, (struct sockaddr *)&sa, len);
+	close(fd);
+}
+
 static void usage(FILE *out)
 {
+	char profiles[512];
+
+	pfs_list_profiles(profiles, sizeof(profiles));
 	fprintf(
 	    out,
-	    "Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT\n"
+	    "Usage: pgiofs [OPTIONS] BACKING_DIR MOUNTPOINT [OPTIONS]\n"
 	    "       pgiofs stat MOUNTPOINT [--json] [--interval SECONDS] [--count N]\n"
 	    "                   [--relations [--top N] [--dsn CONNINFO]]\n"
 	    "       pgiofs trace FILE [--csv]\n"
@@ -44,32 +84,30 @@ static void usage(FILE *out)
 	    "filesystem for PostgreSQL data directories.  pgiofs must be the only writer of\n"
 	    "BACKING_DIR while it is mounted.\n"
 	    "\n"
-	    "Options:\n"
+	    "Options (before or after the two paths):\n"
 	    "  -f, --foreground        stay in the foreground (default: daemonize once mounted)\n"
 	    "  -d, --debug             print every FUSE request (implies -f)\n"
 	    "  -o OPT[,OPT...]         mount options: allow_other, allow_root, ro, nosuid,\n"
 	    "                          nodev, noexec, noatime, fsname=, nonempty (mount over a\n"
-	    "                          non-empty directory), or any tunable as NAME=VALUE\n"
-	    "  -c, --config FILE       read tunables from an INI file (see config/pgiofs.conf)\n"
-	    "  -p, --profile NAME      scheduler profile, read before --config: NAME.conf in\n"
-	    "                          config/profiles (noop, elevator-2.4, elevator-2.4-aa,\n"
-	    "                          deadline-2.6, as-2.6, dbaware) or a path\n"
+	    "                          non-empty directory), profile=NAME, config=FILE, or any\n"
+	    "                          tunable as NAME=VALUE (as fstab and mount.fuse3 pass them)\n"
+	    "  -c, --config FILE       read tunables from an INI file\n"
+	    "  -p, --profile NAME      scheduler profile, read before --config: NAME or a path\n"
+	    "                          (%s)\n"
 	    "  -s, --set NAME=VALUE    set one tunable (after --config); NAME may be\n"
 	    "                          SECTION.NAME\n"
 	    "      --trace FILE        record every request into FILE, a new file (lz4;\n"
 	    "                          decode with `pgiofs trace FILE`)\n"
 	    "      --allow-faults      accept [fault] settings (fault injection, for tests)\n"
 	    "      --print-config      print the effective configuration as INI and exit\n"
-	    "  -h, --help              this help, with every tunable\n"
+	    "      --help-tunables     every tunable: name, default, unit, range, meaning\n"
+	    "  -h, --help              this help\n"
 	    "  -V, --version           print the version\n"
 	    "\n"
-	    "default_permissions is always on: the kernel checks permissions.\n"
-	    "Unmount with `fusermount3 -u MOUNTPOINT` or SIGTERM.  SIGHUP re-reads the\n"
-	    "profile, the config file and the overrides: [iosched], [device] and [stats]\n"
-	    "apply at once, the rest at the next mount; a bad value keeps the old ones.\n"
-	    "\n"
-	    "Tunables (section.name, default, range):\n");
-	conf_print_help(out, pgiofs_conf());
+	    "Unmount with `umount MOUNTPOINT`, `fusermount3 -u MOUNTPOINT` or SIGTERM.\n"
+	    "SIGHUP re-reads the profile, the config file and the overrides.\n"
+	    "Tunables: pgiofs --help-tunables, pgiofs(1), /etc/pgiofs/pgiofs.conf.\n",
+	    *profiles ? profiles : "none found");
 }
 
 /* FUSE mount options passed to the kernel unchanged. */
@@ -91,6 +129,14 @@ static bool is_mount_opt(const char *o)
 		if (strncmp(o, mount_opts_valued[i], strlen(mount_opts_valued[i])) == 0)
 			return true;
 	return false;
+}
+
+/* is_fstab_only() -- an fstab option meant for mount(8) or systemd, which
+ * mount.fuse3 drops but a hand-written command line may still carry. */
+static bool is_fstab_only(const char *o)
+{
+	return !strcmp(o, "nofail") || !strcmp(o, "_netdev") || !strcmp(o, "auto") ||
+	       !strcmp(o, "noauto") || !strncmp(o, "x-", 2) || !strncmp(o, "comment=", 8);
 }
 
 struct cli {
@@ -148,8 +194,18 @@ static int split_o(struct cli *c, char *arg)
 			c->nonempty = true;
 			continue;
 		}
-		if (strcmp(o, "default_permissions") == 0)
-			continue; /* always on */
+		if (strcmp(o, "default_permissions") == 0 || strcmp(o, "defaults") == 0)
+			continue; /* always on; fstab's placeholder */
+		if (is_fstab_only(o))
+			continue; /* mount(8)'s and systemd's business, not the mount's */
+		if (strncmp(o, "profile=", 8) == 0) {
+			c->profile = o + 8;
+			continue;
+		}
+		if (strncmp(o, "config=", 7) == 0) {
+			c->config = o + 7;
+			continue;
+		}
 		if (is_mount_opt(o)) {
 			if (add_fuse_opt(c, o) < 0)
 				goto toolong;
@@ -173,22 +229,20 @@ toolong:
 static int parse_args(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"foreground", no_argument, NULL, 'f'},
-	    {"debug", no_argument, NULL, 'd'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"set", required_argument, NULL, 's'},
-	    {"print-config", no_argument, NULL, 'P'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {"profile", required_argument, NULL, 'p'},
-	    {"trace", required_argument, NULL, 'T'},
-	    {"allow-faults", no_argument, NULL, 'F'},
-	    {NULL, 0, NULL, 0},
+	    {"foreground", no_argument, NULL, 'f'},    {"debug", no_argument, NULL, 'd'},
+	    {"config", required_argument, NULL, 'c'},  {"set", required_argument, NULL, 's'},
+	    {"print-config", no_argument, NULL, 'P'},  {"help", no_argument, NULL, 'h'},
+	    {"help-tunables", no_argument, NULL, 'H'}, {"version", no_argument, NULL, 'V'},
+	    {"profile", required_argument, NULL, 'p'}, {"trace", required_argument, NULL, 'T'},
+	    {"allow-faults", no_argument, NULL, 'F'},  {NULL, 0, NULL, 0},
 	};
-	int opt;
+	const char *paths[2] = {NULL, NULL};
+	int opt, npaths = 0;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+fdo:c:s:p:hV", longopts, NULL)) != -1) {
+	/* options may follow the paths, as mount.fuse3 (fstab, systemd mount
+	 * units) puts them: "pgiofs BACKING MOUNT -o OPTS"; "--" ends them */
+	while ((opt = getopt_long(argc, argv, "-fdo:c:s:p:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			c->foreground = true;
@@ -219,8 +273,18 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case 'F':
 			c->allow_faults = true;
 			break;
+		case 1: /* a path, in order */
+			if (npaths < 2)
+				paths[npaths] = optarg;
+			npaths++;
+			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'H':
+			printf("Tunables (section.name, default, range); set them in a config "
+			       "file (-c), with --set or -o:\n");
+			conf_print_help(stdout, pgiofs_conf());
 			exit(0);
 		case 'V':
 			printf("pgiofs %s (libfuse %s)\n", PGIOFS_VERSION, fuse_pkgversion());
@@ -237,17 +301,20 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (c->print_config && argc - optind == 0)
+	for (; optind < argc; optind++) /* after "--" */
+		if (npaths++ < 2)
+			paths[npaths - 1] = argv[optind];
+	if (c->print_config && npaths == 0)
 		return 0;
-	if (argc - optind != 2) {
+	if (npaths != 2) {
 		fprintf(stderr,
 			"pgiofs: expected BACKING_DIR and MOUNTPOINT, got %d argument%s\n"
 			"Try 'pgiofs --help'.\n",
-			argc - optind, argc - optind == 1 ? "" : "s");
+			npaths, npaths == 1 ? "" : "s");
 		return 1;
 	}
-	c->backing = argv[optind];
-	c->mountpoint = argv[optind + 1];
+	c->backing = paths[0];
+	c->mountpoint = paths[1];
 	return 0;
 }
 
@@ -294,10 +361,7 @@ static int resolve_files(struct cli *c)
 	if (c->profile) {
 		ret = pfs_find_profile(c->profile, c->profile_path, sizeof(c->profile_path));
 		if (ret < 0) {
-			fprintf(stderr,
-				"pgiofs: profile \"%s\": %s (profiles are NAME.conf files in "
-				"config/profiles, $PGIOFS_PROFILE_DIR or /etc/pgiofs/profiles)\n",
-				c->profile, ret == -EINVAL ? "not a profile name" : strerror(-ret));
+			pfs_profile_error("pgiofs", c->profile, ret);
 			return 1;
 		}
 	}
@@ -357,19 +421,6 @@ struct sigctx {
 	atomic_bool loop_done;
 };
 
-static int run_fusermount(const char *flags, const char *mountpoint)
-{
-	char *argv[] = {"fusermount3", (char *)flags, "-q", "--", (char *)mountpoint, NULL};
-	pid_t pid;
-	int st;
-
-	if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) != 0)
-		return -1;
-	if (waitpid(pid, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
 /* flush_mount() -- write every dirty page of the mount through the daemon
  * (syncfs on a FUSE mount writes back its page cache, whose WRITE requests
  * the still-running workers serve), then sync the backing filesystem. */
@@ -418,9 +469,15 @@ static void reload(struct sigctx *c)
 	if (ret < 0)
 		pfs_log(LOG_ERR, "SIGHUP: cannot start the new scheduler: %s; keeping the old one",
 			strerror(-ret));
-	else
-		pfs_log(LOG_INFO, "SIGHUP: settings reloaded (policy %s)",
-			ios_policy_names[ns->ios.policy]);
+	else {
+		pfs_describe(c->fs, c->cli->profile, &c->fs->set); /* in effect now */
+		notify_status("serving %s: reloaded, policy %s", c->mountpoint,
+			      ios_policy_names[ns->ios.policy]);
+		pfs_log(LOG_INFO,
+			"SIGHUP: settings reloaded (policy %s; changed from the defaults: %s)",
+			ios_policy_names[ns->ios.policy],
+			c->fs->changed[0] ? c->fs->changed : "none");
+	}
 	free(ns);
 }
 
@@ -460,10 +517,11 @@ static void *signal_thread(void *arg)
 		break;
 	}
 	pfs_log(LOG_INFO, "signal %d: unmounting %s", sig, c->mountpoint);
+	notify_status("unmounting %s: writing everything through", c->mountpoint);
 	/* A plain unmount writes everything back through us, then ends the
 	 * connection, and the session loop returns. */
 	if (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
-		       : run_fusermount("-u", c->mountpoint) == 0)
+		       : pfs_run_fusermount("-u", c->mountpoint) == 0)
 		return NULL;
 	/* Busy: flush, detach, and end the session ourselves.  syncfs starts
 	 * the write-back of every dirty page, but on a FUSE mount it need not
@@ -483,7 +541,7 @@ static void *signal_thread(void *arg)
 	if (c->is_root)
 		umount2(c->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
 	else
-		run_fusermount("-uz", c->mountpoint);
+		pfs_run_fusermount("-uz", c->mountpoint);
 	fuse_session_exit(c->se);
 	for (i = 0; i < 20 && !atomic_load(&c->loop_done); i++)
 		usleep(100 * 1000);
@@ -723,6 +781,16 @@ static int run(struct cli *c, struct pfs *fs)
 		goto out_unmount;
 	if (!c->foreground)
 		pfs_log_to_syslog();
+	pfs_describe(fs, c->profile, &fs->set);
+	notify_status("serving %s on %s: profile %s, policy %s, WAL %s", c->backing, c->mountpoint,
+		      c->profile ? c->profile : "none", ios_policy_names[fs->set.ios.policy],
+		      pgiofs_wal_mode_names[fs->wal_mode]);
+	pfs_log(LOG_INFO,
+		"mounted %s on %s: profile %s, policy %s, WAL %s; tunables changed from their "
+		"defaults: %s",
+		c->backing, c->mountpoint, c->profile ? c->profile : "none",
+		ios_policy_names[fs->set.ios.policy], pgiofs_wal_mode_names[fs->wal_mode],
+		fs->changed[0] ? fs->changed : "none");
 	if (trace_fd >= 0) {
 		struct ios_trace_opts to = {.fd = trace_fd};
 		sigset_t all, old;
@@ -810,6 +878,8 @@ int pgiofs_main(int argc, char **argv)
 		return pfs_stat_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "trace") == 0)
 		return pfs_trace_main(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "umount") == 0)
+		return pfs_umount_main(argc - 1, argv + 1);
 	memset(&c, 0, sizeof(c));
 	memset(&fs, 0, sizeof(fs));
 	fs.root.fd = -1;

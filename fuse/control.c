@@ -214,6 +214,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	struct pfs *fs = c->fs;
 	char mnt[2 * PATH_MAX + 8], back[2 * PATH_MAX + 8], model[32], when[64];
 	char note[2 * sizeof(fs->wal_note) + 8];
+	char profile[2 * sizeof(fs->profile) + 8], changed[2 * sizeof(fs->changed) + 8];
 	struct pfs_wb_counters wb;
 	const char *policy;
 	bool enabled;
@@ -224,6 +225,8 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	policy = ios_policy_names[fs->set.ios.policy];
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &fs->set, model, sizeof(model));
 	enabled = fs->set.stats_enabled;
+	json_str_format(profile, sizeof(profile), fs->profile);
+	json_str_format(changed, sizeof(changed), fs->changed);
 	pthread_rwlock_unlock(&fs->ios_lock);
 	json_str_format(mnt, sizeof(mnt), c->mountpoint);
 	json_str_format(back, sizeof(back), c->backing);
@@ -233,14 +236,15 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 	return snprintf(buf, len,
-			"\"mount\":%s,\"backing\":%s,\"policy\":\"%s\",\"device\":\"%s\","
+			"\"mount\":%s,\"backing\":%s,\"profile\":%s,\"changed\":%s,"
+			"\"policy\":\"%s\",\"device\":\"%s\","
 			"\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
 			"\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,"
 			"\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64
 			",\"bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64
 			",\"waits\":%" PRIu64 ",\"errors\":%" PRIu64 "}",
-			mnt, back, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
-			(int)getpid(), when, ts.tv_nsec / 1000000,
+			mnt, back, profile, changed, policy, model, enabled ? "true" : "false",
+			PGIOFS_VERSION, (int)getpid(), when, ts.tv_nsec / 1000000,
 			pgiofs_wal_mode_names[fs->wal_mode], note, fs->writeback ? "true" : "false",
 			wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits, wb.errors);
 }
@@ -317,7 +321,7 @@ static void serve(struct pfs_control *c, int fd)
 	struct timeval tv = {PFS_CTL_TIMEOUT_S, 0};
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
-	char req[128], why[PATH_MAX + 256], ext[4 * PATH_MAX + 512];
+	char req[128], why[PATH_MAX + 256], ext[PFS_CTL_EXTRA_MAX];
 	bool raw, rels;
 	int n, ret;
 

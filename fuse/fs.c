@@ -1101,6 +1101,17 @@ int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
 	return 0;
 }
 
+void pfs_describe(struct pfs *fs, const char *profile, const struct pgiofs_settings *s)
+{
+	char changed[sizeof(fs->changed)];
+
+	pgiofs_settings_changed(s, changed, sizeof(changed));
+	pthread_rwlock_wrlock(&fs->ios_lock);
+	snprintf(fs->profile, sizeof(fs->profile), "%s", profile ? profile : "");
+	memcpy(fs->changed, changed, sizeof(changed));
+	pthread_rwlock_unlock(&fs->ios_lock);
+}
+
 int pfs_drain(struct pfs *fs)
 {
 	struct pgiofs_settings direct;

@@ -19,7 +19,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 /* pfs_find_mount() -- the mount that contains absolute path @path (the
  * longest mount point that is a prefix of it), or the one exactly at it when
@@ -175,4 +179,17 @@ void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint)
 	write_bdi(maj, min, "read_ahead_kb", fs->set.read_ahead_kb);
 	write_bdi(maj, min, "max_ratio", fs->set.max_ratio);
 	write_bdi(maj, min, "strict_limit", fs->set.strict_limit);
+}
+
+int pfs_run_fusermount(const char *flags, const char *mountpoint)
+{
+	char *argv[] = {"fusermount3", (char *)flags, "-q", "--", (char *)mountpoint, NULL};
+	pid_t pid;
+	int st;
+
+	if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) != 0)
+		return -1;
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }

@@ -4,6 +4,9 @@
  */
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "pgiofs.h"
 
@@ -52,13 +55,13 @@ static const struct conf_tunable rows[] = {
      "Give each worker thread its own /dev/fuse descriptor (FUSE_DEV_IOC_CLONE), so "
      "that the kernel's list of requests being processed is not one for all; replies go "
      "back through the descriptor of their request.  On two CPUs it changes nothing "
-     "measurable (bench/workers.sh), so it is off; it may help with many."},
+     "measurable, so it is off; it may help with many."},
     {"fuse", "time_gran_ns", CONF_INT, "ns", "1", 1, 1000000000, NULL, F(time_gran_ns),
      "Timestamp granularity of the mount: 1, exact nanosecond timestamps as on ext4 (cp -a, "
      "rsync and tar preserve them).  Through the write-back cache the kernel keeps mtime "
      "itself and sends it before every fsync whose file's mtime changed, which with "
      "nanosecond timestamps is nearly every commit of cached WAL "
-     "(bench/commit_requests.sh: 0.6 to 1 SETATTR per commit); WAL opened direct or in "
+     "(0.6 to 1 SETATTR per commit, measured); WAL opened direct or in "
      "passthrough (files.wal_mode) never goes that way.  1000000000 (whole seconds, as on "
      "ext3) makes those round trips rare for files.wal_mode = cached."},
     {"bdi", "read_ahead_kb", CONF_INT, "KiB", "1024", -1, 65536, NULL, F(read_ahead_kb),
@@ -140,4 +143,35 @@ const struct conf_table *pgiofs_conf(void)
 bool pgiofs_fault_configured(const struct pgiofs_settings *s)
 {
 	return ios_fault_configured(&s->ios) || s->fault_no_passthrough;
+}
+
+void pgiofs_settings_changed(const struct pgiofs_settings *s, char *out, size_t len)
+{
+	const struct conf_table *t = pgiofs_conf();
+	struct pgiofs_settings *def = malloc(sizeof(*def));
+	size_t used = 0, i;
+
+	if (len)
+		*out = '\0';
+	if (!def || conf_defaults(t, def) < 0) {
+		free(def);
+		return;
+	}
+	for (i = 0; i < t->nrows; i++) {
+		char a[256], b[256];
+		int n;
+
+		conf_format(&t->rows[i], s, a, sizeof(a));
+		conf_format(&t->rows[i], def, b, sizeof(b));
+		if (strcmp(a, b) == 0)
+			continue;
+		n = snprintf(out + used, len - used, "%s%s.%s=%s", used ? " " : "",
+			     t->rows[i].section, t->rows[i].name, a);
+		if (n < 0 || (size_t)n >= len - used) {
+			out[used] = '\0'; /* whole entries only */
+			break;
+		}
+		used += (size_t)n;
+	}
+	free(def);
 }

@@ -64,6 +64,11 @@ struct pgiofs_settings {
 /* pgiofs_conf() -- the tunables table: pgiofs's own and iosched's. */
 const struct conf_table *pgiofs_conf(void);
 
+/* pgiofs_settings_changed() -- the tunables of @s that differ from their
+ * defaults, as "section.name=value" separated by spaces ("" if none), in
+ * @out, cut after the last whole entry that fits. */
+void pgiofs_settings_changed(const struct pgiofs_settings *s, char *out, size_t len);
+
 /* pgiofs_fault_configured() -- whether @s injects any fault (iosched's
  * [fault] or pgiofs's own): pgiofs refuses that without --allow-faults. */
 bool pgiofs_fault_configured(const struct pgiofs_settings *s);

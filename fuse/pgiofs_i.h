@@ -98,6 +98,11 @@ struct pfs {
 	bool writeback;	    /* the kernel's write-back cache is on */
 	int wal_mode;	    /* enum pgiofs_wal_mode in effect */
 	char wal_note[256]; /* why wal_mode differs from the setting, or "" */
+	/* what `pgiofs stat` shows of the configuration (under ios_lock):
+	 * the profile named at mount ("" if none) and the tunables that differ
+	 * from their defaults (pgiofs_settings_changed()) */
+	char profile[PATH_MAX];
+	char changed[2048];
 	/* the write cache (writebehind.c): memory of acknowledged writes */
 	struct {
 		pthread_mutex_t lock;
@@ -121,6 +126,9 @@ extern const struct fuse_lowlevel_ops pfs_ops;
  * and replaced.  0 or -errno: the new scheduler could not be started, and
  * the old one and the old settings stay. */
 int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns);
+/* pfs_describe() -- record the profile named (NULL: none) and the
+ * tunables of @s that differ from their defaults, for `pgiofs stat`. */
+void pfs_describe(struct pfs *fs, const char *profile, const struct pgiofs_settings *s);
 /* pfs_drain() -- complete everything the scheduler holds: replace it with
  * one of the same settings or, if that cannot be started, with "direct".
  * 0 or -errno. */
@@ -235,6 +243,9 @@ struct pfs_mount_info {
 int pfs_find_mount(const char *path, bool exact, struct pfs_mount_info *out);
 int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor);
 void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
+/* pfs_run_fusermount() -- run `fusermount3 FLAGS -q -- MOUNTPOINT` (an
+ * unprivileged unmount); 0 if it exited 0, else -1. */
+int pfs_run_fusermount(const char *flags, const char *mountpoint);
 
 /* control.c: the control channel `pgiofs stat` talks to.  An abstract
  * Unix socket (nothing appears in any directory) named after the mount's
@@ -243,6 +254,9 @@ void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
 #define PFS_CTL_RAW	  "pgiofs-raw/1"  /* reply to "snapshot-raw\n" */
 #define PFS_CTL_RELS	  "pgiofs-rels/1" /* reply to "relations-raw\n" */
 #define PFS_CTL_TIMEOUT_S 5
+/* the daemon's members of a snapshot (mount, backing, profile, changed
+ * tunables, ...) are at most this long as JSON text */
+#define PFS_CTL_EXTRA_MAX (8 * PATH_MAX + 8192)
 
 struct sockaddr_un;
 /* pfs_control_addr() -- the socket address of mount @major:@minor; returns
@@ -260,6 +274,8 @@ void pfs_control_stop(struct pfs *fs);
 
 /* stat.c: `pgiofs stat` */
 int pfs_stat_main(int argc, char **argv);
+/* umount.c: `pgiofs umount` */
+int pfs_umount_main(int argc, char **argv);
 
 /* relnames.c: relation names for `pgiofs stat --dsn` (libpq, in the client
  * process only) */
@@ -277,6 +293,12 @@ int pfs_relnames_resolve(struct pfs_relnames *r, struct ios_rel_list *l, char *n
  * path if it has a '/', else NAME.conf in $PGIOFS_PROFILE_DIR, next to the
  * binary or in /etc/pgiofs/profiles.  0, -EINVAL (not a name) or -errno. */
 int pfs_find_profile(const char *name, char *out, size_t len);
+/* pfs_list_profiles() -- the names of the profiles pfs_find_profile()
+ * finds by name, sorted, comma-separated, in @out ("" if none). */
+void pfs_list_profiles(char *out, size_t len);
+/* pfs_profile_error() -- "PROG: profile "NAME": why (profiles: ...)" on
+ * stderr, for an error @err of pfs_find_profile(). */
+void pfs_profile_error(const char *prog, const char *name, int err);
 
 /* pfs_trace_main() -- `pgiofs trace FILE [--csv]` and `pgiofs trace FILE
  * --replay [--profile NAME] [--device MODEL] [--json]` (trace.c); argv[0]

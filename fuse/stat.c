@@ -14,6 +14,7 @@
  */
 #include "pgiofs_i.h"
 #include "json.h"
+#include "mountinfo.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -27,9 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
+enum stat_format { FMT_TABLE, FMT_JSON, FMT_OPENMETRICS };
+
 struct stat_opts {
-	const char *path;
-	bool json;
+	const char *path; /* NULL: list the mounts */
+	bool json;	  /* format == FMT_JSON */
+	enum stat_format format;
 	double interval;	    /* s; 0: one cumulative sample */
 	long count;		    /* samples with --interval; 0: until interrupted */
 	bool relations;		    /* --relations */
@@ -43,32 +47,39 @@ struct stat_opts {
 
 struct sample {
 	struct ios_stats_snapshot snap;
-	char extra[4 * PATH_MAX + 512]; /* JSON members from the daemon */
+	char extra[PFS_CTL_EXTRA_MAX]; /* JSON members from the daemon */
 };
 
 static void stat_usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: pgiofs stat MOUNTPOINT [--json] [--interval SECONDS] [--count N]\n"
-		"                   [--relations [--top N] [--dsn CONNINFO]]\n"
-		"\n"
-		"Print the I/O statistics of the pgiofs daemon serving MOUNTPOINT.\n"
-		"\n"
-		"  -j, --json              one JSON object per sample (schema pgiofs.stats/1,\n"
-		"                          see docs/stats.md)\n"
-		"  -i, --interval SECONDS  a sample every SECONDS: rates, latency and queue\n"
-		"                          depth of what happened in that interval\n"
-		"  -c, --count N           stop after N samples (with --interval)\n"
-		"  -r, --relations         also the relations with the most bytes read and\n"
-		"                          written (per interval with --interval)\n"
-		"  -t, --top N             that many relations (default 10; 0: all)\n"
-		"  -d, --dsn CONNINFO      name the relations (schema.relation, relkind) by\n"
-		"                          asking that PostgreSQL server (libpq; 5 s timeouts;\n"
-		"                          without it, or if it fails, relations show as oids)\n"
-		"  -h, --help              this help\n"
-		"\n"
-		"Without --interval: the counters since the mount, one row per class.\n"
-		"Root and users who can read the mount root may read the statistics.\n");
+	fprintf(
+	    out,
+	    "Usage: pgiofs stat MOUNTPOINT [INTERVAL [COUNT]] [--format table|json|openmetrics]\n"
+	    "                   [--interval SECONDS] [--count N]\n"
+	    "                   [--relations [--top N] [--dsn CONNINFO]]\n"
+	    "       pgiofs stat    (no MOUNTPOINT: list the pgiofs mounts)\n"
+	    "\n"
+	    "Print the I/O statistics of the pgiofs daemon serving MOUNTPOINT.\n"
+	    "INTERVAL and COUNT work as in iostat: `pgiofs stat /srv/pg 1 5`.\n"
+	    "\n"
+	    "  -f, --format FORMAT     table (the default), json (one object per sample,\n"
+	    "                          schema pgiofs.stats/1), or openmetrics (the counters\n"
+	    "                          since the mount as OpenMetrics text, for\n"
+	    "                          node_exporter's textfile collector or a scrape)\n"
+	    "  -j, --json              the same as --format json\n"
+	    "  -i, --interval SECONDS  a sample every SECONDS: rates, latency and queue\n"
+	    "                          depth of what happened in that interval\n"
+	    "  -c, --count N           stop after N samples (with --interval)\n"
+	    "  -r, --relations         also the relations with the most bytes read and\n"
+	    "                          written (per interval with --interval)\n"
+	    "  -t, --top N             that many relations (default 10; 0: all)\n"
+	    "  -d, --dsn CONNINFO      name the relations (schema.relation, relkind) by\n"
+	    "                          asking that PostgreSQL server (libpq; 5 s timeouts;\n"
+	    "                          without it, or if it fails, relations show as oids)\n"
+	    "  -h, --help              this help\n"
+	    "\n"
+	    "Without --interval: the counters since the mount, one row per class.\n"
+	    "Root and users who can read the mount root may read the statistics.\n");
 }
 
 /* absolute() -- @path made absolute without following anything, "." and
@@ -351,10 +362,13 @@ static void interval_header(void)
 static void interval_row(const char *when, const char *name, const struct ios_stats_class *c,
 			 double secs)
 {
-	printf("%-8s %-6s %9.1f %9.1f %9.1f %8.2f %8.2f %9.3f %9.3f %7.2f\n", when, name,
+	char p99[24];
+
+	ios_stats_fmt_quantile_ms(p99, sizeof(p99), c->lat_p99_ns);
+	printf("%-8s %-6s %9.1f %9.1f %9.1f %8.2f %8.2f %9.3f %9s %7.2f\n", when, name,
 	       per_s(c->read_ops, secs), per_s(c->write_ops, secs), per_s(c->sync_ops, secs),
 	       per_s(c->read_bytes, secs) / 1e6, per_s(c->write_bytes, secs) / 1e6,
-	       (double)c->lat_avg_ns / 1e6, (double)c->lat_p99_ns / 1e6,
+	       (double)c->lat_avg_ns / 1e6, p99,
 	       secs > 0 ? (double)(c->queue_sum_ns + c->service_sum_ns) / 1e9 / secs : 0);
 }
 
@@ -422,6 +436,18 @@ static void print_modes(const struct sample *s)
 		printf("note: %s\n", note);
 }
 
+/* print_config() -- the profile named at mount and the tunables that
+ * differ from their defaults. */
+static void print_config(const struct sample *s)
+{
+	char profile[PATH_MAX] = "", changed[2048] = "";
+
+	json_string_member(s->extra, "profile", profile, sizeof(profile));
+	json_string_member(s->extra, "changed", changed, sizeof(changed));
+	printf("profile %s; tunables changed from their defaults: %s\n",
+	       *profile ? profile : "none (the defaults)", *changed ? changed : "none");
+}
+
 static void print_cumulative(const struct stat_opts *o, const struct sample *s)
 {
 	char policy[64] = "?", device[32] = "?", backing[PATH_MAX] = "?";
@@ -434,6 +460,7 @@ static void print_cumulative(const struct stat_opts *o, const struct sample *s)
 	       strstr(s->extra, "\"stats_enabled\":false") ? " (statistics disabled: "
 							     "[stats] enabled = no)"
 							   : "");
+	print_config(s);
 	print_modes(s);
 	ios_stats_print_table(stdout, &s->snap);
 }
@@ -552,46 +579,84 @@ static int run_intervals(const struct stat_opts *o, struct sample *a, struct sam
 	return ret;
 }
 
+/* parse_interval() / parse_count() -- the sampling options (@what names
+ * the option or argument in the message). */
+static int parse_interval(struct stat_opts *o, const char *arg, const char *what)
+{
+	char *end;
+
+	errno = 0;
+	o->interval = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(o->interval) || o->interval < 0.01 ||
+	    o->interval > 86400) {
+		fprintf(stderr,
+			"pgiofs stat: %s \"%s\": must be a number of seconds between 0.01 and "
+			"86400\n",
+			what, arg);
+		return 1;
+	}
+	return 0;
+}
+
+static int parse_count(struct stat_opts *o, const char *arg, const char *what)
+{
+	char *end;
+
+	errno = 0;
+	o->count = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || o->count < 1) {
+		fprintf(stderr, "pgiofs stat: %s \"%s\": must be a whole number of at least 1\n",
+			what, arg);
+		return 1;
+	}
+	return 0;
+}
+
 static int parse_stat_args(struct stat_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"json", no_argument, NULL, 'j'},	     {"interval", required_argument, NULL, 'i'},
-	    {"count", required_argument, NULL, 'c'}, {"relations", no_argument, NULL, 'r'},
-	    {"top", required_argument, NULL, 't'},   {"dsn", required_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"count", required_argument, NULL, 'c'},
+	    {"relations", no_argument, NULL, 'r'},
+	    {"top", required_argument, NULL, 't'},
+	    {"dsn", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	char *end;
 	int opt;
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ji:c:rt:d:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ji:c:rt:d:hf:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
-			o->json = true;
+			o->format = FMT_JSON;
+			break;
+		case 'f':
+			if (strcmp(optarg, "table") == 0) {
+				o->format = FMT_TABLE;
+			} else if (strcmp(optarg, "json") == 0) {
+				o->format = FMT_JSON;
+			} else if (strcmp(optarg, "openmetrics") == 0) {
+				o->format = FMT_OPENMETRICS;
+			} else {
+				fprintf(stderr,
+					"pgiofs stat: --format \"%s\": must be table, json or "
+					"openmetrics\n",
+					optarg);
+				return 1;
+			}
 			break;
 		case 'i':
-			errno = 0;
-			o->interval = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(o->interval) ||
-			    o->interval < 0.01 || o->interval > 86400) {
-				fprintf(stderr,
-					"pgiofs stat: --interval \"%s\": must be a number "
-					"of seconds between 0.01 and 86400\n",
-					optarg);
+			if (parse_interval(o, optarg, "--interval"))
 				return 1;
-			}
 			break;
 		case 'c':
-			errno = 0;
-			o->count = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || o->count < 1) {
-				fprintf(stderr,
-					"pgiofs stat: --count \"%s\": must be a whole number "
-					"of at least 1\n",
-					optarg);
+			if (parse_count(o, optarg, "--count"))
 				return 1;
-			}
 			break;
 		case 'r':
 			o->relations = true;
@@ -621,10 +686,38 @@ static int parse_stat_args(struct stat_opts *o, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (argc - optind != 1) {
-		fprintf(stderr, "pgiofs stat: expected one MOUNTPOINT, got %d\n", argc - optind);
+	if (argc - optind > 3) {
+		fprintf(stderr,
+			"pgiofs stat: expected MOUNTPOINT [INTERVAL [COUNT]], got %d "
+			"arguments\n",
+			argc - optind);
 		fprintf(stderr, "Try 'pgiofs stat --help'.\n");
 		return 1;
+	}
+	if (argc - optind >= 2) { /* iostat's positional INTERVAL [COUNT] */
+		if (o->interval > 0 || o->count) {
+			fprintf(stderr, "pgiofs stat: an INTERVAL argument and --interval or "
+					"--count: give one or the other\n");
+			return 1;
+		}
+		if (parse_interval(o, argv[optind + 1], "INTERVAL") ||
+		    (argc - optind == 3 && parse_count(o, argv[optind + 2], "COUNT")))
+			return 1;
+	}
+	o->json = o->format == FMT_JSON;
+	if (o->format == FMT_OPENMETRICS && (o->interval > 0 || o->relations)) {
+		fprintf(stderr, "pgiofs stat: --format openmetrics prints the counters since the "
+				"mount once: no INTERVAL, --interval or --relations\n");
+		return 1;
+	}
+	if (argc == optind) { /* no MOUNTPOINT: the list of mounts */
+		if (o->interval > 0 || o->relations || o->format == FMT_OPENMETRICS) {
+			fprintf(stderr, "pgiofs stat: without a MOUNTPOINT it lists the pgiofs "
+					"mounts, with no other option than --format json\n");
+			return 1;
+		}
+		o->path = NULL;
+		return 0;
 	}
 	if ((o->dsn || o->top != 10) && !o->relations) {
 		fprintf(stderr, "pgiofs stat: --top and --dsn need --relations\n");
@@ -639,6 +732,25 @@ static int parse_stat_args(struct stat_opts *o, int argc, char **argv)
 }
 
 /* report_once() -- the counters since the mount (and the relations). */
+/* openmetrics_label() -- NAME="VALUE" with VALUE escaped as OpenMetrics
+ * wants (backslash, double quote, newline). */
+static void openmetrics_label(char *out, size_t len, const char *name, const char *value)
+{
+	size_t n = (size_t)snprintf(out, len, "%s=\"", name);
+
+	for (; *value && n + 3 < len; value++) {
+		if (*value == '\\' || *value == '"')
+			out[n++] = '\\';
+		if (*value == '\n') {
+			out[n++] = '\\';
+			out[n++] = 'n';
+			continue;
+		}
+		out[n++] = *value;
+	}
+	snprintf(out + n, len - n, "\"");
+}
+
 static int report_once(const struct stat_opts *o, struct sample *s)
 {
 	struct ios_rel_list l = {0};
@@ -649,7 +761,12 @@ static int report_once(const struct stat_opts *o, struct sample *s)
 		return 1;
 	if (o->relations)
 		name_relations(o, &l, names, sizeof(names));
-	if (o->json) {
+	if (o->format == FMT_OPENMETRICS) {
+		char label[2 * PATH_MAX + 16];
+
+		openmetrics_label(label, sizeof(label), "mount", o->mount);
+		ios_stats_write_openmetrics(stdout, &s->snap, label);
+	} else if (o->json) {
 		snprintf(extra, sizeof(extra), "%s%s", s->extra, names);
 		ios_stats_write_json_rels(stdout, &s->snap, extra, o->relations ? &l : NULL);
 	} else {
@@ -661,6 +778,73 @@ static int report_once(const struct stat_opts *o, struct sample *s)
 	return 0;
 }
 
+struct list_ctx {
+	struct stat_opts *o;
+	struct sample *s;
+	int found, failed;
+};
+
+/* list_one() -- a line (or JSON object) for one pgiofs mount. */
+static int list_one(const struct mountinfo *m, void *arg)
+{
+	struct list_ctx *l = arg;
+	struct stat_opts *o = l->o;
+	const char *uid;
+	char backing[PATH_MAX] = "?", profile[PATH_MAX] = "", policy[64] = "?", wal[32] = "?";
+
+	if (strcmp(m->fstype, "fuse.pgiofs") != 0)
+		return 0;
+	snprintf(o->mount, sizeof(o->mount), "%s", m->point);
+	o->major = m->major;
+	o->minor = m->minor;
+	uid = strstr(m->super, "user_id=");
+	o->owner = uid && (uid == m->super || uid[-1] == ',') ? strtol(uid + 8, NULL, 10) : -1;
+	if (!l->found++ && !o->json)
+		printf("%-32s %-32s %-14s %-14s %-11s %10s %8s\n", "mount", "backing", "profile",
+		       "policy", "wal_mode", "uptime_s", "pid");
+	if (fetch(o, l->s)) { /* the reason is on stderr */
+		l->failed++;
+		return 0;
+	}
+	if (o->json) {
+		printf("{%s}\n", l->s->extra);
+		return 0;
+	}
+	json_string_member(l->s->extra, "backing", backing, sizeof(backing));
+	json_string_member(l->s->extra, "profile", profile, sizeof(profile));
+	json_string_member(l->s->extra, "policy", policy, sizeof(policy));
+	json_string_member(l->s->extra, "wal_mode", wal, sizeof(wal));
+	printf("%-32s %-32s %-14s %-14s %-11s %10.0f %8" PRIu64 "\n", o->mount, backing,
+	       *profile ? profile : "-", policy, wal,
+	       (double)(l->s->snap.time_ns - l->s->snap.start_ns) / 1e9,
+	       json_u64_member(l->s->extra, "", "pid"));
+	return 0;
+}
+
+/* list_mounts() -- `pgiofs stat` without a mount point: every pgiofs mount
+ * of this mount namespace, with its backing directory, configuration and
+ * daemon.  Exits 1 if a daemon did not answer. */
+static int list_mounts(struct stat_opts *o)
+{
+	struct list_ctx l = {o, calloc(1, sizeof(struct sample)), 0, 0};
+	int ret;
+
+	if (!l.s) {
+		fprintf(stderr, "pgiofs stat: out of memory\n");
+		return 1;
+	}
+	ret = mountinfo_each(NULL, list_one, &l);
+	free(l.s);
+	if (ret < 0) {
+		fprintf(stderr, "pgiofs stat: cannot read /proc/self/mountinfo: %s\n",
+			strerror(-ret));
+		return 1;
+	}
+	if (!l.found && !o->json)
+		printf("no pgiofs mounts\n");
+	return l.failed ? 1 : 0;
+}
+
 int pfs_stat_main(int argc, char **argv)
 {
 	struct stat_opts o;
@@ -669,7 +853,11 @@ int pfs_stat_main(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	o.top = 10;
-	if (parse_stat_args(&o, argc, argv) || find_pgiofs(&o))
+	if (parse_stat_args(&o, argc, argv))
+		return 1;
+	if (!o.path)
+		return list_mounts(&o);
+	if (find_pgiofs(&o))
 		return 1;
 	if (o.dsn && !(o.names = pfs_relnames_create(o.dsn))) {
 		fprintf(stderr, "pgiofs stat: out of memory\n");

@@ -27,21 +27,22 @@
 
 static void trace_usage(FILE *out)
 {
-	fprintf(out, "Usage: pgiofs trace FILE [--csv]\n"
-		     "       pgiofs trace FILE --replay [--profile NAME] [--device hdd|ssd|none]\n"
-		     "                    [--json]\n"
-		     "\n"
-		     "Decode a trace recorded with `pgiofs --trace FILE`: a header line (start\n"
-		     "time, record count), then one line per request.  With --csv, a header row\n"
-		     "time_s,class,dir,file,offset,len,queue_us,service_us,pid,result and one\n"
-		     "row per request; time_s is seconds since the trace started.\n"
-		     "\n"
-		     "--replay submits every request at its recorded arrival time to the\n"
-		     "scheduler of profile NAME (config/profiles; default: the built-in\n"
-		     "defaults) on a virtual clock against the emulated device (--device, else\n"
-		     "the profile's [device] model), and prints the per-class latency table of\n"
-		     "`pgiofs stat` (--json: one pgiofs.stats/1 object).  The same trace and\n"
-		     "profile always give the same output.\n");
+	fprintf(out,
+		"Usage: pgiofs trace FILE [--csv]\n"
+		"       pgiofs trace FILE --replay [--profile NAME] [--device hdd|ssd|none]\n"
+		"                    [--json]\n"
+		"\n"
+		"Decode a trace recorded with `pgiofs --trace FILE`: a header line (start\n"
+		"time, record count), then one line per request.  With --csv, a header row\n"
+		"time_s,class,dir,file,offset,len,queue_us,service_us,pid,result and one\n"
+		"row per request; time_s is seconds since the trace started.\n"
+		"\n"
+		"--replay submits every request at its recorded arrival time to the\n"
+		"scheduler of profile NAME (`pgiofs --help` lists them; default: the built-in\n"
+		"defaults) on a virtual clock against the emulated device (--device, else\n"
+		"the profile's [device] model), and prints the per-class latency table of\n"
+		"`pgiofs stat` (--json: one pgiofs.stats/1 object).  The same trace and\n"
+		"profile always give the same output.\n");
 }
 
 /* count_records() -- the number of records before the end or the damage. */
@@ -130,10 +131,7 @@ static int replay_settings(const struct replay_opts *o, struct pgiofs_settings *
 	if (o->profile) {
 		ret = pfs_find_profile(o->profile, path, sizeof(path));
 		if (ret < 0) {
-			fprintf(stderr,
-				"pgiofs trace: profile \"%s\": %s (profiles are NAME.conf files in "
-				"config/profiles, $PGIOFS_PROFILE_DIR or /etc/pgiofs/profiles)\n",
-				o->profile, ret == -EINVAL ? "not a profile name" : strerror(-ret));
+			pfs_profile_error("pgiofs trace", o->profile, ret);
 			return 1;
 		}
 		if (conf_load_file(pgiofs_conf(), set, path, why, sizeof(why)) < 0) {

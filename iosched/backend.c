@@ -318,9 +318,9 @@ void ios_virtual_reorder(struct ios_sched *s, uint64_t seed, uint64_t max_delay_
 	s->be = v;
 }
 
-/* ios_virtual_due() -- when the next reordered transfer completes;
- * UINT64_MAX if none is pending. */
-uint64_t ios_virtual_due(const struct ios_sched *s)
+/* virt_due() -- when the next reordered transfer completes; UINT64_MAX if
+ * none is pending. */
+static uint64_t virt_due(const struct ios_sched *s)
 {
 	const struct virt_be *v = s->be_ops == &ios_backend_virtual ? s->be : NULL;
 
@@ -329,8 +329,8 @@ uint64_t ios_virtual_due(const struct ios_sched *s)
 	return ios_container_of(v->pending.next, struct ios_rq, anode)->device_done_ns;
 }
 
-/* ios_virtual_step() -- perform and complete the reordered transfers due. */
-void ios_virtual_step(struct ios_sched *s)
+/* virt_step() -- perform and complete the reordered transfers due. */
+static void virt_step(struct ios_sched *s)
 {
 	struct virt_be *v = s->be_ops == &ios_backend_virtual ? s->be : NULL;
 
@@ -350,4 +350,6 @@ const struct ios_backend_ops ios_backend_virtual = {
     .init = virt_init,
     .exit = virt_exit,
     .start = virt_start,
+    .due = virt_due,
+    .step = virt_step,
 };

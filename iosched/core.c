@@ -725,8 +725,8 @@ uint64_t ios_core_next_event(struct ios_sched *s)
 
 	if (!ios_list_empty(&s->held))
 		t = ios_container_of(s->held.next, struct ios_rq, anode)->device_done_ns;
-	if (ios_virtual_due(s) < t)
-		t = ios_virtual_due(s);
+	if (s->be_ops->due && s->be_ops->due(s) < t)
+		t = s->be_ops->due(s);
 	if (s->pol_ops->timer) {
 		uint64_t pt = s->pol_ops->timer(s, now);
 
@@ -944,6 +944,13 @@ uint64_t ios_virtual_now(const struct ios_sched *s)
 	return s->vclock;
 }
 
+/* backend_step() -- the back end's own transfers that are due complete. */
+static void backend_step(struct ios_sched *s)
+{
+	if (s->be_ops->step)
+		s->be_ops->step(s);
+}
+
 void ios_virtual_advance(struct ios_sched *s, uint64_t until)
 {
 	for (;;) {
@@ -951,7 +958,7 @@ void ios_virtual_advance(struct ios_sched *s, uint64_t until)
 
 		ios_core_take_submissions(s);
 		ios_core_dispatch(s);
-		ios_virtual_step(s);
+		backend_step(s);
 		ios_core_release_held(s);
 		ios_core_dispatch(s);
 		t = ios_core_next_event(s);
@@ -964,7 +971,7 @@ void ios_virtual_advance(struct ios_sched *s, uint64_t until)
 		s->vclock = until;
 	ios_core_take_submissions(s);
 	ios_core_dispatch(s);
-	ios_virtual_step(s);
+	backend_step(s);
 	ios_core_release_held(s);
 	ios_core_dispatch(s);
 }

@@ -483,6 +483,20 @@ int ios_stats_to_json(const struct ios_stats_snapshot *snap, const char *extra_j
 int ios_stats_write_json(FILE *f, const struct ios_stats_snapshot *snap,
 			 const char *extra_json_fields);
 
+/* ios_stats_write_openmetrics() -- cumulative snapshot @snap in the
+ * OpenMetrics text format (for node_exporter's textfile collector or a
+ * scrape), ending with "# EOF": request, byte, error and merge counters
+ * and a latency summary (p50, p99, p99.9, count, sum) per class, and the
+ * throttle's decisions.  @labels ("" or NULL: none), e.g.
+ * "mount=\"/srv/pg\"", already escaped, go first on every sample.  Returns
+ * 0, -EINVAL (not cumulative) or -errno of the stream. */
+int ios_stats_write_openmetrics(FILE *f, const struct ios_stats_snapshot *snap, const char *labels);
+
+/* ios_stats_fmt_quantile_ms() -- a latency percentile of the histogram,
+ * in ms, with the two significant digits its buckets (at most 1/16 of
+ * their value wide) support: "0.98", "12", "150". */
+void ios_stats_fmt_quantile_ms(char *buf, size_t len, uint64_t ns);
+
 /* ios_stats_print_table() -- a table with one row per class that saw any
  * activity and a total row: ops and MB per direction, errors, merges and
  * latency (avg, p50, p99, p99.9, max in ms; % over 2 s and 10 s); then, if

@@ -194,6 +194,12 @@ struct ios_backend_ops {
 	 * through ios_core_complete().  0 or -errno (then completed by the
 	 * caller with that error). */
 	int (*start)(struct ios_sched *s, struct ios_rq *rq);
+	/* due() -- when the back end's next transfer of its own completes on
+	 * the clock (UINT64_MAX: none); step() -- perform and complete those
+	 * due.  Optional: a back end that keeps transfers in flight by itself
+	 * (the virtual one, reordering). */
+	uint64_t (*due)(const struct ios_sched *s);
+	void (*step)(struct ios_sched *s);
 };
 
 /* ---- the scheduler ---------------------------------------------------------- */
@@ -242,12 +248,6 @@ struct ios_sched {
 };
 
 extern const struct ios_backend_ops ios_backend_uring, ios_backend_virtual;
-
-/* backend.c: the virtual back end's reordered transfers
- * (ios_virtual_reorder()): when the next is due (UINT64_MAX: none), and
- * perform and complete those due */
-uint64_t ios_virtual_due(const struct ios_sched *s);
-void ios_virtual_step(struct ios_sched *s);
 
 /* ios_core_create() -- a scheduler with settings @set on back end @be (the
  * public constructors in create.c choose it).  NULL with errno set. */

@@ -900,9 +900,25 @@ static int active(const struct ios_stats_class *c)
 
 /* table_row() -- one class; read and write columns of data pgiofs does not
  * see all of (passthrough) are marked: "*" some, "n/s" none. */
+void ios_stats_fmt_quantile_ms(char *buf, size_t len, uint64_t ns)
+{
+	double v = (double)ns / 1e6;
+	int decimals = 0;
+
+	/* two significant digits: a bucket is up to 1/16 (6 %) of its value
+	 * wide, so a third digit would claim more than the histogram knows */
+	if (v > 0)
+		decimals = 1 - (int)floor(log10(v));
+	if (decimals < 0)
+		decimals = 0;
+	if (decimals > 6)
+		decimals = 6;
+	snprintf(buf, len, "%.*f", decimals, v);
+}
+
 static void table_row(FILE *f, const char *name, const struct ios_stats_class *c)
 {
-	char rops[24], rmb[24], wops[24], wmb[24];
+	char rops[24], rmb[24], wops[24], wmb[24], p50[24], p99[24], p999[24];
 	const char *mark = c->bytes_seen == IOS_SEEN_PARTIAL ? "*" : "";
 
 	if (c->bytes_seen == IOS_SEEN_NONE) {
@@ -916,12 +932,14 @@ static void table_row(FILE *f, const char *name, const struct ios_stats_class *c
 		snprintf(wops, sizeof(wops), "%" PRIu64 "%s", c->write_ops, mark);
 		snprintf(wmb, sizeof(wmb), "%.2f%s", (double)c->write_bytes / 1e6, mark);
 	}
+	ios_stats_fmt_quantile_ms(p50, sizeof(p50), c->lat_p50_ns);
+	ios_stats_fmt_quantile_ms(p99, sizeof(p99), c->lat_p99_ns);
+	ios_stats_fmt_quantile_ms(p999, sizeof(p999), c->lat_p999_ns);
 	fprintf(f,
 		"%-6s %10s %10s %10s %10s %9" PRIu64 " %7" PRIu64 " %7" PRIu64
-		" %9.3f %9.3f %9.3f %9.3f %9.3f %6.2f %6.2f\n",
+		" %9.3f %9s %9s %9s %9.3f %6.2f %6.2f\n",
 		name, rops, rmb, wops, wmb, c->sync_ops, c->errors, c->merges, ms(c->lat_avg_ns),
-		ms(c->lat_p50_ns), ms(c->lat_p99_ns), ms(c->lat_p999_ns), ms(c->lat_max_ns),
-		c->over_2s_pct, c->over_10s_pct);
+		p50, p99, p999, ms(c->lat_max_ns), c->over_2s_pct, c->over_10s_pct);
 }
 
 /* table_notes() -- what the marks of the table mean, and the throttle. */
@@ -1011,4 +1029,103 @@ void ios_stats_print_relations(FILE *f, const struct ios_rel_list *l)
 			"(the relation table was full: %" PRIu64 " lookups were counted under "
 			"\"(other relations)\")\n",
 			l->untracked);
+}
+
+/* ---- OpenMetrics text ---------------------------------------------------- */
+
+/* om_family() -- the "# TYPE", "# UNIT" and "# HELP" lines of a family. */
+static void om_family(FILE *f, const char *name, const char *type, const char *unit,
+		      const char *help)
+{
+	fprintf(f, "# TYPE %s %s\n", name, type);
+	if (unit)
+		fprintf(f, "# UNIT %s %s\n", name, unit);
+	fprintf(f, "# HELP %s %s\n", name, help);
+}
+
+int ios_stats_write_openmetrics(FILE *f, const struct ios_stats_snapshot *snap, const char *labels)
+{
+	static const double quantiles[] = {0.5, 0.99, 0.999};
+	const char *sep = labels && *labels ? "," : "";
+	uint64_t kept;
+	int c;
+	size_t q;
+
+	if (!f || !snap || !snap->cumulative)
+		return -EINVAL;
+	if (!labels)
+		labels = "";
+	errno = 0;
+	om_family(f, "pgiofs_requests", "counter", NULL,
+		  "Data requests completed (failed ones too), by class and direction.");
+	for (c = 0; c < IOS_NCLASS; c++) {
+		const struct ios_stats_class *k = &snap->cls[c];
+		const char *n = ios_class_name((enum ios_class)c);
+
+		fprintf(f,
+			"pgiofs_requests_total{%s%sclass=\"%s\",direction=\"read\"} %" PRIu64 "\n",
+			labels, sep, n, k->read_ops);
+		fprintf(f,
+			"pgiofs_requests_total{%s%sclass=\"%s\",direction=\"write\"} %" PRIu64 "\n",
+			labels, sep, n, k->write_ops);
+		fprintf(f,
+			"pgiofs_requests_total{%s%sclass=\"%s\",direction=\"sync\"} %" PRIu64 "\n",
+			labels, sep, n, k->sync_ops);
+	}
+	om_family(f, "pgiofs_transferred_bytes", "counter", "bytes",
+		  "Bytes read from and written to the backing store, by class.");
+	for (c = 0; c < IOS_NCLASS; c++) {
+		const struct ios_stats_class *k = &snap->cls[c];
+		const char *n = ios_class_name((enum ios_class)c);
+
+		fprintf(f,
+			"pgiofs_transferred_bytes_total{%s%sclass=\"%s\",direction=\"read\"} "
+			"%" PRIu64 "\n",
+			labels, sep, n, k->read_bytes);
+		fprintf(f,
+			"pgiofs_transferred_bytes_total{%s%sclass=\"%s\",direction=\"write\"} "
+			"%" PRIu64 "\n",
+			labels, sep, n, k->write_bytes);
+	}
+	om_family(f, "pgiofs_errors", "counter", NULL,
+		  "Requests completed with an error, by class.");
+	for (c = 0; c < IOS_NCLASS; c++)
+		fprintf(f, "pgiofs_errors_total{%s%sclass=\"%s\"} %" PRIu64 "\n", labels, sep,
+			ios_class_name((enum ios_class)c), snap->cls[c].errors);
+	om_family(f, "pgiofs_merges", "counter", NULL,
+		  "Requests merged into another transfer, by class.");
+	for (c = 0; c < IOS_NCLASS; c++)
+		fprintf(f, "pgiofs_merges_total{%s%sclass=\"%s\"} %" PRIu64 "\n", labels, sep,
+			ios_class_name((enum ios_class)c), snap->cls[c].merges);
+	om_family(f, "pgiofs_request_latency_seconds", "summary", "seconds",
+		  "Queue wait plus service time of the requests, by class (quantiles from "
+		  "a histogram whose buckets are 1/16 of a power of two wide).");
+	for (c = 0; c < IOS_NCLASS; c++) {
+		const struct ios_stats_class *k = &snap->cls[c];
+		const char *n = ios_class_name((enum ios_class)c);
+
+		for (q = 0; q < sizeof(quantiles) / sizeof(quantiles[0]); q++)
+			fprintf(f,
+				"pgiofs_request_latency_seconds{%s%sclass=\"%s\",quantile=\"%g\"} "
+				"%.9f\n",
+				labels, sep, n, quantiles[q],
+				(double)ios_stats_percentile(k, quantiles[q]) / 1e9);
+		fprintf(f, "pgiofs_request_latency_seconds_count{%s%sclass=\"%s\"} %" PRIu64 "\n",
+			labels, sep, n, k->lat_count);
+		fprintf(f, "pgiofs_request_latency_seconds_sum{%s%sclass=\"%s\"} %.9f\n", labels,
+			sep, n, (double)(k->queue_sum_ns + k->service_sum_ns) / 1e9);
+	}
+	om_family(f, "pgiofs_throttle_windows", "counter", NULL,
+		  "Decisions of dbaware's writeback throttle, by what they did (cut, "
+		  "raised, or kept the writeback depth).");
+	fprintf(f, "pgiofs_throttle_windows_total{%s%saction=\"cut\"} %" PRIu64 "\n", labels, sep,
+		snap->throttle.windows_cut);
+	fprintf(f, "pgiofs_throttle_windows_total{%s%saction=\"raised\"} %" PRIu64 "\n", labels,
+		sep, snap->throttle.windows_raised);
+	kept = snap->throttle.windows_cut + snap->throttle.windows_raised;
+	kept = snap->throttle.windows > kept ? snap->throttle.windows - kept : 0;
+	fprintf(f, "pgiofs_throttle_windows_total{%s%saction=\"kept\"} %" PRIu64 "\n", labels, sep,
+		kept);
+	fprintf(f, "# EOF\n");
+	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }

@@ -66,6 +66,24 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
 
+# doc_block FILE NAME -- the commands of the example in FILE marked
+# "tested: NAME": in Markdown the ```sh block after an HTML comment
+# "<!-- tested: NAME ...", in a man page the .nf/.fi block after a comment
+# '.\" tested: NAME ...', with roff's \- read as -.  Tests run the
+# documentation's examples as written, so that they cannot rot.
+doc_block() {
+	DOC_MD="<!-- tested: $2 " DOC_MAN=".\\\" tested: $2 " awk '
+		BEGIN { md = ENVIRON["DOC_MD"]; man = ENVIRON["DOC_MAN"] }
+		index($0, md) == 1 { f = 1; next }
+		index($0, man) == 1 { f = 3; next }
+		f == 1 && /^```sh$/ { f = 2; next }
+		f == 2 && /^```$/ { exit }
+		f == 3 && /^\.RS$/ { f = 4; next }
+		f == 4 && /^\.RE$/ { exit }
+		f == 2 { print }
+		f == 4 { gsub(/\\-/, "-"); print }' "$1"
+}
+
 # pgiofs_mount BACKING MNT [ARGS...] -- mount pgiofs (daemonized) and
 # register the mount for clean-up.  Fails the test if the mount fails.
 pgiofs_mount() {

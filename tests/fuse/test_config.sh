@@ -14,7 +14,7 @@ diff -u "$T/printed.conf" "$T/reloaded.conf" || fail "loading config/pgiofs.conf
 "$BIN/pgiofs" --set fuse.attr_timeout=5 -o max_background=64 --print-config >"$T/set.conf"
 grep -qx "attr_timeout = 5" "$T/set.conf" || fail "--set did not change attr_timeout"
 grep -qx "max_background = 64" "$T/set.conf" || fail "-o NAME=VALUE did not change max_background"
-"$BIN/pgiofs" --help | grep -q "bdi.max_ratio" || fail "--help does not list the tunables"
+"$BIN/pgiofs" --help-tunables | grep -q "bdi.max_ratio" || fail "--help-tunables does not list the tunables"
 
 # every name is unambiguous, so -o NAME=VALUE reaches every tunable: no
 # name is in two sections, and each one set by its bare name (to its
@@ -32,7 +32,7 @@ done < <(awk '/^[a-z_]+ = / { print $1, $3 }' "$T/printed.conf")
 	awk '/^\[/ { sec = $0 } $0 == "read_ahead_kb = 256" { print sec }' | grep -qx "\[bdi\]" ||
 	fail "-o read_ahead_kb=256 did not set bdi.read_ahead_kb"
 # every row of iosched's table is in pgiofs's (the merged table cannot drop any)
-[ "$n" -eq "$("$BIN/pgiofs" --help | grep -cE '^  [a-z]+\.[a-z_0-9]+ +default')" ] ||
+[ "$n" -eq "$("$BIN/pgiofs" --help-tunables | grep -cE '^  [a-z]+\.[a-z_0-9]+ +default')" ] ||
 	fail "--print-config has $n tunables, --help another number"
 for s in iosched device fault; do
 	grep -qx "\[$s\]" "$T/printed.conf" || fail "no [$s] section in --print-config"

@@ -80,7 +80,7 @@ config() {
 
 config defaults "$SEEDS" plain
 config pg-names "$SEEDS_PG" pg
-if "$BIN/pgiofs" --help 2>&1 | grep -q 'fuse.writeback_cache'; then
+if "$BIN/pgiofs" --help-tunables 2>&1 | grep -q "fuse.writeback_cache"; then
 	config no-writeback "$SEEDS_NOWB" pg -s fuse.writeback_cache=no -s fuse.keep_cache=no
 else
 	echo "note: pgiofs has no fuse.writeback_cache tunable; that configuration left out"

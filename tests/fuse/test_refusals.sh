@@ -52,8 +52,11 @@ printf '[fuse]\nattr_timeout = 1\n\n[bdi]\nmax_ratio = 5\n[fuse]\nmax_background
 refuse "$T/dup.conf:7: section [fuse] appears a second time (first on line 2): merge them" -c "$T/dup.conf" "$T/backing" "$T/mnt"
 printf '[fuse]\nattr_timeout = 1\nattr_timeout = 2\n' >"$T/dup2.conf"
 refuse "$T/dup2.conf:3: \"attr_timeout\" is set a second time in [fuse] (first on line 2)" -c "$T/dup2.conf" "$T/backing" "$T/mnt"
-refuse "profile \"nosuch\": No such file or directory (profiles are NAME.conf files in config/profiles" \
+refuse "profile \"nosuch\": no such profile (profiles: as-2.6, dbaware, deadline-2.6, direct," \
 	--profile nosuch "$T/backing" "$T/mnt"
+refuse "profile \"nosuch\": no such profile" "$T/backing" "$T/mnt" -o profile=nosuch
+refuse "unknown mount option \"bogus\"" "$T/backing" "$T/mnt" -o allow_other,bogus
+refuse "expected BACKING_DIR and MOUNTPOINT, got 3 arguments" "$T/backing" "$T/mnt" -o ro "$T/x"
 refuse "profile \"Bad Name\": not a profile name" --profile "Bad Name" "$T/backing" "$T/mnt"
 refuse "[fault] settings inject I/O errors and crashes; they are for tests and need --allow-faults" \
 	--set fault.error=eio "$T/backing" "$T/mnt"

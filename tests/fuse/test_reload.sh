@@ -37,7 +37,7 @@ kill -0 "$PID" 2>/dev/null || fail "the daemon died after the failed reload"
 write_check b "after the failed reload"
 "$BIN/pgiofs" stat "$M" --json | grep -q '"policy":"dbaware"' ||
 	fail "pgiofs stat does not show the old scheduler"
-pgiofs_hup "$T/log" "settings reloaded (policy dbaware)"
+pgiofs_hup "$T/log" "settings reloaded (policy dbaware;"
 write_check c "after the next reload"
 pgiofs_umount "$M" || fail "cannot unmount"
 wait "$PID" || fail "the daemon exited with $?"

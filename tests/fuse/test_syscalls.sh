@@ -94,7 +94,7 @@ one_round plain "" ""
 one_round pg-temp "" "" base/pgsql_tmp
 
 # write-back caching off: the kernel sends every write (and O_APPEND) through.
-if "$BIN/pgiofs" --help 2>&1 | grep -q 'fuse.writeback_cache'; then
+if "$BIN/pgiofs" --help-tunables 2>&1 | grep -q "fuse.writeback_cache"; then
 	one_round no-writeback "-s fuse.writeback_cache=no -s fuse.keep_cache=no" "" work
 else
 	echo "note: pgiofs has no fuse.writeback_cache tunable; that round left out"

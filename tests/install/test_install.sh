@@ -66,3 +66,28 @@ echo '; edited' >>"$D/etc/pgiofs/pgiofs.conf"
 inst
 tail -1 "$D/etc/pgiofs/pgiofs.conf" | grep -q edited || fail "make install overwrote an edited configuration"
 echo "ok: reinstall keeps /etc/pgiofs/pgiofs.conf"
+
+# the unit waits for the file system of the backing directory, not for its
+# own mount point (which it makes)
+grep -qx 'RequiresMountsFor=%f.backing' "$U" || fail "unit RequiresMountsFor: $(grep RequiresMountsFor "$U")"
+
+# uninstall removes what install put there, and keeps the configuration
+make -s -C "$TOP" --no-print-directory PREFIX=/usr DESTDIR="$D" uninstall >"$D.log" 2>&1 ||
+	{ cat "$D.log"; fail "make uninstall failed"; }
+left=$(cd "$D" && find usr -type f)
+[ -z "$left" ] || fail "make uninstall left files: $left"
+[ -f "$D/etc/pgiofs/pgiofs.conf" ] || fail "make uninstall removed the (possibly edited) configuration"
+echo "ok: uninstall removes every installed file but the configuration"
+
+# PREFIX=/usr/local: binaries under /usr/local, the configuration in /etc,
+# where the unit (and the documentation) look for it
+D2=$(mktempdir)
+make -s -C "$TOP" --no-print-directory -o "$BIN/pgiofs" -o "$BIN/pgload" \
+	PROGS="$BIN/pgiofs $BIN/pgload" PREFIX=/usr/local DESTDIR="$D2" install >"$D2.log" 2>&1 ||
+	{ cat "$D2.log"; fail "make install PREFIX=/usr/local failed"; }
+[ -f "$D2/etc/pgiofs/pgiofs.conf" ] && [ -x "$D2/usr/local/bin/pgiofs" ] ||
+	fail "PREFIX=/usr/local: $(cd "$D2" && find . -type f | head)"
+grep -q '^ExecStart=/usr/local/bin/pgiofs ' "$D2/usr/local/lib/systemd/system/pgiofs@.service" &&
+	grep -q 'config=/etc/pgiofs/pgiofs.conf' "$D2/usr/local/lib/systemd/system/pgiofs@.service" ||
+	fail "PREFIX=/usr/local: the unit's paths are wrong"
+echo "ok: PREFIX=/usr/local installs the configuration in /etc"

@@ -123,7 +123,7 @@ bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs, dir:PATH, or a modell
 	--backends tmpfs,zfs --profiles native
 bad 'back end "dir:/nonexistent": ' --backends dir:/nonexistent --profiles native
 bad 'profile "cfq" refused by' --backends tmpfs --profiles native,cfq
-bad 'profile "cfq": No such file or directory' --backends tmpfs --profiles cfq
+bad 'profile "cfq": no such profile' --backends tmpfs --profiles cfq
 bad '--set "nr_requests": NAME=V1,V2,... expected' --backends tmpfs --profiles dbaware --set nr_requests
 bad '--set "iosched.nr_requests=1,,2": empty value' --backends tmpfs --profiles dbaware --set iosched.nr_requests=1,,2
 bad 'iosched.nr_requests=0' --backends tmpfs --profiles dbaware --set iosched.nr_requests=0,128

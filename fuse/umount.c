@@ -1,0 +1,264 @@
+/*
+ * umount.c -- `pgiofs umount MOUNTPOINT`: unmount a pgiofs mount the way a
+ * script stopping a database wants it, and return once the daemon is gone.
+ *
+ * A plain umount(8) right after `pg_ctl stop` can fail with EBUSY: pg_ctl
+ * returns when the postmaster has removed its pid file, a moment before the
+ * process (whose working directory is the data directory) has exited.  And
+ * umount(8) returns before the daemon has finished: it completes the
+ * requests it still holds after the kernel has let go of the mount.  So
+ * this command retries a busy unmount until --timeout, names the processes
+ * still using the mount if it gives up (and then changes nothing), takes
+ * down pgiofs mounts below MOUNTPOINT first, deepest first, and waits until
+ * each daemon has closed its control channel, the last thing it does.
+ *
+ * What must stay true: nothing is detached or forced; a mount that stays
+ * busy is left mounted and the command fails naming who holds it.
+ */
+#include "pgiofs_i.h"
+#include "mountinfo.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_TARGETS 16
+
+struct target {
+	char point[PATH_MAX];
+	unsigned major, minor;
+};
+
+struct collect {
+	const char *top;
+	struct target t[MAX_TARGETS];
+	int n;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* below() -- collect the pgiofs mounts at or below c->top (a later mount
+ * at the same point replaces the earlier entry: it hides it). */
+static int below(const struct mountinfo *m, void *arg)
+{
+	struct collect *c = arg;
+	int i;
+
+	if (strcmp(m->fstype, "fuse.pgiofs") != 0 || !path_is_under(m->point, c->top))
+		return 0;
+	for (i = 0; i < c->n; i++)
+		if (strcmp(c->t[i].point, m->point) == 0)
+			break;
+	if (i == MAX_TARGETS)
+		return -E2BIG;
+	snprintf(c->t[i].point, sizeof(c->t[i].point), "%s", m->point);
+	c->t[i].major = m->major;
+	c->t[i].minor = m->minor;
+	if (i == c->n)
+		c->n++;
+	return 0;
+}
+
+static int deeper_first(const void *a, const void *b)
+{
+	size_t la = strlen(((const struct target *)a)->point);
+	size_t lb = strlen(((const struct target *)b)->point);
+
+	return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+/* holders() -- print the processes whose working directory, root or an
+ * open file lies on @point (what keeps it busy). */
+static void holders(const char *point)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	int shown = 0;
+
+	if (!proc)
+		return;
+	while ((e = readdir(proc)) && shown < 20) {
+		char path[300], link[PATH_MAX], comm[64] = "?";
+		const char *what = NULL;
+		ssize_t n;
+		FILE *f;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cwd", e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0 && (link[n] = '\0', path_is_under(link, point)))
+			what = "working directory";
+		if (!what) {
+			DIR *fds;
+			struct dirent *fe;
+
+			snprintf(path, sizeof(path), "/proc/%s/fd", e->d_name);
+			fds = opendir(path);
+			while (fds && !what && (fe = readdir(fds))) {
+				char fpath[600];
+
+				snprintf(fpath, sizeof(fpath), "%s/%s", path, fe->d_name);
+				n = readlink(fpath, link, sizeof(link) - 1);
+				if (n > 0 && (link[n] = '\0', path_is_under(link, point)))
+					what = "open file";
+			}
+			if (fds)
+				closedir(fds);
+		}
+		if (!what)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if ((f = fopen(path, "r"))) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		fprintf(stderr, "  pid %s (%s): %s %s\n", e->d_name, comm, what, link);
+		shown++;
+	}
+	closedir(proc);
+}
+
+/* daemon_gone() -- the control channel of mount @t no longer answers. */
+static bool daemon_gone(const struct target *t)
+{
+	struct sockaddr_un sa;
+	unsigned len = pfs_control_addr(t->major, t->minor, &sa);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool gone;
+
+	if (fd < 0)
+		return false;
+	gone = connect(fd, (struct sockaddr *)&sa, len) < 0 && errno == ECONNREFUSED;
+	close(fd);
+	return gone;
+}
+
+/* unmount_one() -- unmount @t, retrying while busy until @deadline, then
+ * wait for its daemon until @deadline.  0, or 1 with a message. */
+static int unmount_one(const struct target *t, double deadline)
+{
+	bool root = geteuid() == 0;
+	int err = 0;
+
+	for (;;) {
+		if (root ? umount2(t->point, UMOUNT_NOFOLLOW) == 0
+			 : pfs_run_fusermount("-u", t->point) == 0)
+			break;
+		err = root ? errno : EBUSY; /* fusermount3 says why on stderr */
+		if (root && err == EINVAL)
+			break; /* no longer mounted: someone else unmounted it */
+		if (err != EBUSY || now_s() >= deadline) {
+			fprintf(stderr, "pgiofs umount: cannot unmount \"%s\": %s\n", t->point,
+				strerror(err));
+			if (err == EBUSY) {
+				fprintf(stderr, "  it is still mounted, in use by (stop them "
+						"first):\n");
+				holders(t->point);
+			}
+			return 1;
+		}
+		usleep(100 * 1000);
+	}
+	while (!daemon_gone(t)) {
+		if (now_s() >= deadline) {
+			fprintf(stderr,
+				"pgiofs umount: \"%s\" is unmounted, but its daemon has not "
+				"finished yet (it completes what it still holds); not waiting "
+				"longer\n",
+				t->point);
+			return 1;
+		}
+		usleep(50 * 1000);
+	}
+	return 0;
+}
+
+static void umount_usage(FILE *out)
+{
+	fprintf(out, "Usage: pgiofs umount MOUNTPOINT [--timeout SECONDS]\n"
+		     "\n"
+		     "Unmount the pgiofs mount at MOUNTPOINT (and pgiofs mounts below it,\n"
+		     "deepest first), retrying while it is busy for up to SECONDS (30), and\n"
+		     "return once its daemon has written everything through and exited.  If\n"
+		     "it stays busy, nothing is changed and the processes using it are named.\n");
+}
+
+int pfs_umount_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"timeout", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct collect c = {0};
+	char abs[PATH_MAX], *end;
+	double timeout = 30, deadline;
+	int opt, i, ret;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			timeout = strtod(optarg, &end);
+			if (*end || end == optarg || !(timeout >= 0 && timeout <= 86400)) {
+				fprintf(stderr,
+					"pgiofs umount: --timeout \"%s\": not a number of "
+					"seconds from 0 to 86400\n",
+					optarg);
+				return 1;
+			}
+			break;
+		case 'h':
+			umount_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "pgiofs umount: unknown option \"%s\"\n", argv[optind - 1]);
+			umount_usage(stderr);
+			return 1;
+		}
+	}
+	if (argc - optind != 1) {
+		umount_usage(stderr);
+		return 1;
+	}
+	if (!realpath(argv[optind], abs)) {
+		fprintf(stderr, "pgiofs umount: \"%s\": %s\n", argv[optind], strerror(errno));
+		return 1;
+	}
+	c.top = abs;
+	ret = mountinfo_each(NULL, below, &c);
+	if (ret < 0) {
+		fprintf(stderr, "pgiofs umount: reading the mount table: %s\n", strerror(-ret));
+		return 1;
+	}
+	for (i = 0; i < c.n && strcmp(c.t[i].point, abs) != 0; i++)
+		;
+	if (i == c.n) {
+		fprintf(stderr, "pgiofs umount: \"%s\" is not a pgiofs mount point\n", abs);
+		return 1;
+	}
+	qsort(c.t, (size_t)c.n, sizeof(c.t[0]), deeper_first);
+	deadline = now_s() + timeout;
+	for (i = 0; i < c.n; i++)
+		if (unmount_one(&c.t[i], deadline))
+			return 1;
+	return 0;
+}
