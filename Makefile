@@ -190,8 +190,9 @@ fuzz: deps
 deps:
 	scripts/install-deps.sh
 
-# demo: the README's main job (scripts/demo.sh): pgload compare on the local
-# disk and tmpfs, native vs pgiofs profiles; prints the table and the report
+# demo: the README's main job (scripts/demo.sh): pgload compare on a modelled
+# 2004 hdd with ext4, the kernel's mq-deadline and bfq against pgiofs's
+# profiles, an import under OLTP clients; prints the table and the report
 demo: deps
 	$(MAKE) all
 	scripts/demo.sh

@@ -120,6 +120,8 @@ static void usage(FILE *out, const struct conf_table *t)
 	    "                          with its data into FILE, a new file (lz4), for\n"
 	    "                          `pgdisk cut` (cap: log.max_mb)\n"
 	    "      --print-config      print the effective settings as INI and exit\n"
+	    "      --check IMAGE       check IMAGE as pgdisk does before serving it, and exit\n"
+	    "                          (0: it can be served)\n"
 	    "  -h, --help              this help, with every setting\n"
 	    "  -V, --version           print the version\n"
 	    "\n"
@@ -135,7 +137,7 @@ static void usage(FILE *out, const struct conf_table *t)
 }
 
 struct cli {
-	bool foreground, print_config;
+	bool foreground, print_config, check;
 	const char *log;
 	const char *config;
 	const char *overrides[64];
@@ -153,6 +155,7 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 	    {"config", required_argument, NULL, 'c'},
 	    {"set", required_argument, NULL, 's'},
 	    {"print-config", no_argument, NULL, 'P'},
+	    {"check", no_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"log", required_argument, NULL, 'l'},
@@ -188,6 +191,9 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 		case 'l':
 			c->log = optarg;
 			break;
+		case 'C':
+			c->check = true;
+			break;
 		case 'h':
 			usage(stdout, t);
 			return -1;
@@ -208,6 +214,15 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 	}
 	if (c->print_config && argc == optind)
 		return 0;
+	if (c->check) {
+		if (argc - optind != 1) {
+			fprintf(stderr, "pgdisk: --check takes one IMAGE, got %d argument%s\n",
+				argc - optind, argc - optind == 1 ? "" : "s");
+			return 1;
+		}
+		c->image = argv[optind];
+		return 0;
+	}
 	if (argc - optind != 2) {
 		fprintf(stderr,
 			"pgdisk: expected IMAGE and MOUNTPOINT, got %d argument%s\n"
@@ -467,6 +482,17 @@ int pgdisk_main(int argc, char **argv)
 		       "; Every setting, its unit, range and default; printed by\n"
 		       "; `pgdisk --print-config`, which prints the effective values.\n\n");
 		conf_print_ini(stdout, t, &p->set);
+		ret = 0;
+		goto out;
+	}
+	if (c.check) {
+		/* the refusals of a start that concern the image, nothing else */
+		if (pgd_dev_open(&p->dev, c.image, err, sizeof(err)) < 0) {
+			fprintf(stderr, "pgdisk: %s\n", err);
+			goto out;
+		}
+		printf("pgdisk: image \"%s\": %llu bytes, can be served\n", c.image,
+		       (unsigned long long)p->dev.size);
 		ret = 0;
 		goto out;
 	}
