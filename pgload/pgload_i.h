@@ -155,6 +155,13 @@ void pgl_fmt_time(char *buf, size_t cap, double secs);
  */
 int pgl_which(const char *prog, char *out, size_t cap);
 
+/*
+ * pgl_find_sibling() -- the program PROG of this tree: GIVEN (which must be
+ * executable) if not NULL, else PROG beside this program's binary, else on
+ * PATH; into OUT.  Returns 0 or -errno.
+ */
+int pgl_find_sibling(const char *prog, const char *given, char *out, size_t cap);
+
 /* A program to run to completion (pgl_proc_run()). */
 struct pgl_proc {
 	char *const *argv; /* argv[0] is looked up with pgl_which() unless it has a '/' */
@@ -279,9 +286,6 @@ int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct
  * 0 if it is on another file system; -errno on error.
  */
 int pgl_io_find_mount(const char *path, const char *mountinfo, char *mnt, size_t cap);
-
-/* pgl_io_find_bin() -- GIVEN, else pgiofs beside this program, else on PATH. */
-int pgl_io_find_bin(const char *given, char *out, size_t cap);
 
 /*
  * pgl_io_sample() -- run `BIN stat MNT --json` (10 s limit) and parse it.

@@ -132,7 +132,7 @@ void pgl_io_setup(struct pgl_ctx *c)
 		c->io_mnt[0] = '\0';
 		return;
 	}
-	ret = pgl_io_find_bin(c->o->pgiofs_bin, c->io_bin, sizeof(c->io_bin));
+	ret = pgl_find_sibling("pgiofs", c->o->pgiofs_bin, c->io_bin, sizeof(c->io_bin));
 	if (ret < 0) {
 		snprintf(c->io_bin, sizeof(c->io_bin), "%s",
 			 c->o->pgiofs_bin ? c->o->pgiofs_bin : "pgiofs");
