@@ -251,7 +251,7 @@ int pgl_oltp_start(const struct pgl_target *base, int clients, int scale, uint64
 			ret = o->c[i].lost;
 	if (ret < 0) {
 		if (ret != -EINTR)
-			fprintf(stderr, "pgload: compare: the OLTP clients did not start: %s\n",
+			fprintf(stderr, "pgload compare: the OLTP clients did not start: %s\n",
 				strerror(-ret));
 		stop_all(o);
 		oltp_free(o);
@@ -333,7 +333,7 @@ int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct cell *c, struct o
 	free(mine);
 out:
 	if (ret == -ECONNRESET)
-		fprintf(stderr, "pgload: compare: an OLTP client lost its connection\n");
+		fprintf(stderr, "pgload compare: an OLTP client lost its connection\n");
 	oltp_free(o);
 	return ret;
 }
