@@ -161,7 +161,7 @@ static int queue_write(const char *dev, bool iosched, const char *name, const ch
 	if (fd >= 0 && close(fd) < 0 && ret == 0)
 		ret = -errno;
 	if (ret < 0)
-		fprintf(stderr, "pgload: compare: could not write \"%s\" to %s: %s\n", value, path,
+		fprintf(stderr, "pgload compare: could not write \"%s\" to %s: %s\n", value, path,
 			strerror(-ret));
 	return ret;
 }
@@ -182,7 +182,7 @@ int pgl_queue_apply(const char *dev, const struct pgl_queue_conf *q)
 			snprintf(want, sizeof(want), "[%s]", q->elevator);
 			if (!strstr(sched, want)) {
 				fprintf(stderr,
-					"pgload: compare: %s kept the elevator \"%s\" instead of "
+					"pgload compare: %s kept the elevator \"%s\" instead of "
 					"%s\n",
 					dev, sched, q->elevator);
 				return -EIO;
@@ -277,7 +277,7 @@ int pgl_stream_device(const char *dev, uint64_t bytes, double *mb_s)
 	ret = stream_read(fd, bytes, buf, mb_s);
 out:
 	if (ret < 0 && ret != -EINTR)
-		fprintf(stderr, "pgload: compare: could not read %s: %s\n", dev, strerror(-ret));
+		fprintf(stderr, "pgload compare: could not read %s: %s\n", dev, strerror(-ret));
 	if (fd >= 0)
 		close(fd);
 	free(buf);
@@ -318,7 +318,7 @@ int pgl_stream_file(const char *dir, uint64_t bytes, double *write_mb_s, double 
 		ret = stream_read(fd, bytes, buf, read_mb_s);
 out:
 	if (ret < 0 && ret != -EINTR)
-		fprintf(stderr, "pgload: compare: could not stream through \"%s\": %s\n", path,
+		fprintf(stderr, "pgload compare: could not stream through \"%s\": %s\n", path,
 			strerror(-ret));
 	if (fd >= 0) {
 		close(fd);

@@ -137,7 +137,7 @@ static int cell_start(struct cmp *m, struct cell *c)
 		return -EINTR;
 	if (m->load == LOAD_READ && (ret = pgl_cmp_load_file(m, root)) < 0) {
 		fprintf(stderr,
-			"pgload: compare: could not write the read_load file in \"%s\": %s\n", root,
+			"pgload compare: could not write the read_load file in \"%s\": %s\n", root,
 			strerror(-ret));
 		return ret;
 	}
@@ -179,16 +179,16 @@ static int cell_start(struct cmp *m, struct cell *c)
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		c->o.file[ph] = m->files[ph][0] ? m->files[ph] : NULL;
 	c->c = (struct pgl_ctx){.o = &c->o, .server = c->server};
-	c->c.base = pgl_server_conninfo(c->server);
+	c->c.base.conninfo = pgl_server_conninfo(c->server);
 	if (pgl_step("connect", "connecting to the server"))
 		return -EINTR;
-	c->c.admin = pgl_connect(c->c.base, "postgres", NULL, false, !c->o.quiet);
+	c->c.admin = pgl_connect(&c->c.base, "postgres", NULL, false, !c->o.quiet);
 	if (!c->c.admin)
 		return atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 	pgl_server_info(&c->c);
 	if (!m->server_version[0])
 		snprintf(m->server_version, sizeof(m->server_version), "%s", c->c.server_version);
-	if (m->oltp_clients && (ret = pgl_oltp_init(c->c.admin, c->c.base, m->oltp_scale)) < 0)
+	if (m->oltp_clients && (ret = pgl_oltp_init(c->c.admin, &c->c.base, m->oltp_scale)) < 0)
 		return ret;
 	return 0;
 }
@@ -223,8 +223,8 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	    (ret = pgl_run_phase(&c->c, PGL_PH_SCHEMA, &rr.ph[PGL_PH_SCHEMA])) < 0)
 		goto out;
 	if ((ret = pgl_cmp_load_start(m, pgl_backend_root(c->be), l)) < 0) {
-		fprintf(stderr, "pgload: compare: could not start %s: %s\n",
-			pgl_load_names[m->load], strerror(-ret));
+		fprintf(stderr, "pgload compare: could not start %s: %s\n", pgl_load_names[m->load],
+			strerror(-ret));
 		goto out;
 	}
 	struct oltp *oltp = NULL;
@@ -234,7 +234,7 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 			ret = -EINTR;
 		else
 			ret =
-			    pgl_oltp_start(c->c.base, m->oltp_clients, m->oltp_scale,
+			    pgl_oltp_start(&c->c.base, m->oltp_clients, m->oltp_scale,
 					   (uint64_t)(round + 1) * 7919u + (uint64_t)c->idx, &oltp);
 	}
 	double cpu0 = cpu_busy(), t0 = pgl_now();
@@ -286,7 +286,7 @@ static int make_out(struct cmp *m, char *buf, size_t cap, bool *made)
 	*made = mkdir(m->out, 0755) == 0;
 	if (!*made && errno != EEXIST) {
 		int e = errno;
-		fprintf(stderr, "pgload: compare: could not create --out \"%s\": %s\n", m->out,
+		fprintf(stderr, "pgload compare: could not create --out \"%s\": %s\n", m->out,
 			strerror(e));
 		return -e;
 	}
@@ -319,7 +319,7 @@ static int run_matrix(struct cmp *m)
 				if (c->server && !pgl_server_alive(c->server)) {
 					char how[128];
 					pgl_server_describe_exit(c->server, how, sizeof(how));
-					fprintf(stderr, "pgload: compare: cell %s: %s\n", c->label,
+					fprintf(stderr, "pgload compare: cell %s: %s\n", c->label,
 						how);
 					pgl_server_log_tail(c->server, 10);
 				}
@@ -338,7 +338,7 @@ static int run_matrix(struct cmp *m)
 		char err[600];
 		if (c->spec->model &&
 		    pgl_backend_disk_stats(c->be, c->disk_stats, sizeof(c->disk_stats)) < 0)
-			fprintf(stderr, "pgload: compare: cell %s: could not read pgdisk's stats\n",
+			fprintf(stderr, "pgload compare: cell %s: could not read pgdisk's stats\n",
 				c->label);
 		if (!mnt)
 			continue;
@@ -347,7 +347,7 @@ static int run_matrix(struct cmp *m)
 			goto out;
 		}
 		if (pgl_io_sample(m->pgiofs, mnt, &c->lat, err, sizeof(err)) < 0)
-			fprintf(stderr, "pgload: compare: cell %s: `%s stat %s --json`: %s\n",
+			fprintf(stderr, "pgload compare: cell %s: `%s stat %s --json`: %s\n",
 				c->label, m->pgiofs, mnt, err);
 		else
 			c->has_lat = c->lat.has_lat;
@@ -414,7 +414,7 @@ out:
 			status = 1;
 	int left = pgl_testbed_destroy(m.tb);
 	if (left)
-		fprintf(stderr, "pgload: compare: %d thing%s left by the cells removed\n", left,
+		fprintf(stderr, "pgload compare: %d thing%s left by the cells removed\n", left,
 			left == 1 ? " was" : "s were");
 	m.seconds = pgl_now() - start;
 	bool reported = false;
@@ -431,12 +431,12 @@ out:
 		pgl_interrupted_step(step, sizeof(step));
 		if (reported)
 			fprintf(stderr,
-				"pgload: compare: interrupted while %s: the report in %s is "
+				"pgload compare: interrupted while %s: the report in %s is "
 				"complete; nothing else of the run is left\n",
 				step, m.out);
 		else
 			fprintf(stderr,
-				"pgload: compare: interrupted; everything it created is removed "
+				"pgload compare: interrupted; everything it created is removed "
 				"(the signal came while %s)\n",
 				step);
 	}

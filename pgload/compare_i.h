@@ -179,10 +179,10 @@ void pgl_cmp_load_stop(struct load *l, double *mb, double *cpu);
 
 /*
  * pgl_oltp_init() -- create database OLTP_DB in the server of ADMIN (whose
- * conninfo is BASE) with pgbench's tables at SCALE (as `pgbench -i -s
+ * connections go to BASE) with pgbench's tables at SCALE (as `pgbench -i -s
  * SCALE`, generated on the server), then CHECKPOINT.  Returns 0 or -errno.
  */
-int pgl_oltp_init(PGconn *admin, const char *base, int scale);
+int pgl_oltp_init(PGconn *admin, const struct pgl_target *base, int scale);
 
 /* Running OLTP clients. */
 struct oltp;
@@ -193,7 +193,8 @@ struct oltp;
  * each) over and over, timing each; seeded by SEED.  Returns once every
  * client has committed once (warm), 0 and *OUT, or -errno.
  */
-int pgl_oltp_start(const char *base, int clients, int scale, uint64_t seed, struct oltp **out);
+int pgl_oltp_start(const struct pgl_target *base, int clients, int scale, uint64_t seed,
+		   struct oltp **out);
 
 /*
  * pgl_oltp_stop() -- stop the clients (each ends its transaction) and add

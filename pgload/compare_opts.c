@@ -85,13 +85,13 @@ static int split_list(char *s, const char **out, int max, const char *opt)
 	char *save = NULL;
 	for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (n == max) {
-			fprintf(stderr, "pgload: compare: %s: at most %d items\n", opt, max);
+			fprintf(stderr, "pgload compare: %s: at most %d items\n", opt, max);
 			return -E2BIG;
 		}
 		out[n++] = t;
 	}
 	if (n == 0) {
-		fprintf(stderr, "pgload: compare: %s: empty list\n", opt);
+		fprintf(stderr, "pgload compare: %s: empty list\n", opt);
 		return -EINVAL;
 	}
 	return n;
@@ -123,7 +123,7 @@ static int parse_size(const char *arg, uint64_t *out)
 	if (errno || end == arg || *end || v * (double)mul < 64.0 * (1 << 20) ||
 	    v * (double)mul > 16.0 * (1ULL << 40)) {
 		fprintf(stderr,
-			"pgload: compare: --size \"%s\": a size from 64M to 16T expected "
+			"pgload compare: --size \"%s\": a size from 64M to 16T expected "
 			"(suffix K, M or G)\n",
 			arg);
 		return -EINVAL;
@@ -138,10 +138,10 @@ static int find_program(const char *prog, const char *given, char *out, size_t c
 {
 	int ret = pgl_find_sibling(prog, given, out, cap);
 	if (ret < 0 && given)
-		fprintf(stderr, "pgload: compare: --%s-bin \"%s\": %s\n", prog, given,
+		fprintf(stderr, "pgload compare: --%s-bin \"%s\": %s\n", prog, given,
 			strerror(-ret));
 	else if (ret < 0)
-		fprintf(stderr, "pgload: compare: no %s binary beside pgload or on PATH\n", prog);
+		fprintf(stderr, "pgload compare: no %s binary beside pgload or on PATH\n", prog);
 	return ret;
 }
 
@@ -155,7 +155,7 @@ static int check_profiles(struct cmp *m)
 		sets |= m->sets[i].kind == SWEEP_PGIOFS;
 	if (!any) {
 		if (sets || m->device)
-			fprintf(stderr, "pgload: compare: note: --set and --device apply to pgiofs "
+			fprintf(stderr, "pgload compare: note: --set and --device apply to pgiofs "
 					"cells only, and there are none\n");
 		return 0;
 	}
@@ -190,7 +190,7 @@ static int check_profiles(struct cmp *m)
 		int st = pgl_run_cmd(argv, out, sizeof(out));
 		if (st != 0) {
 			char *nl = strstr(out, "pgiofs:");
-			fprintf(stderr, "pgload: compare: profile \"%s\"%s refused by %s: %s",
+			fprintf(stderr, "pgload compare: profile \"%s\"%s refused by %s: %s",
 				m->profile[p], sets || m->device ? " with the --set values" : "",
 				m->pgiofs, nl ? nl : "\n");
 			return -EINVAL;
@@ -212,7 +212,7 @@ static int parse_set(struct cmp *m, const char *arg, enum sweep_kind kind)
 	for (int i = 0; i < m->nsets; i++)
 		same += m->sets[i].kind == kind;
 	if (same == MAX_SETS) {
-		fprintf(stderr, "pgload: compare: at most %d %s sweeps\n", MAX_SETS, opt);
+		fprintf(stderr, "pgload compare: at most %d %s sweeps\n", MAX_SETS, opt);
 		return -E2BIG;
 	}
 	struct sweep *s = &m->sets[m->nsets];
@@ -220,9 +220,8 @@ static int parse_set(struct cmp *m, const char *arg, enum sweep_kind kind)
 	size_t nl = eq ? (size_t)(eq - arg) : 0;
 	if (!eq || nl == 0 || nl >= sizeof(s->name) || !eq[1] || strchr(eq + 1, '=') ||
 	    strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_.") != nl) {
-		fprintf(stderr,
-			"pgload: compare: %s \"%s\": NAME=V1,V2,... expected (such as %s)\n", opt,
-			arg, example[kind]);
+		fprintf(stderr, "pgload compare: %s \"%s\": NAME=V1,V2,... expected (such as %s)\n",
+			opt, arg, example[kind]);
 		return -EINVAL;
 	}
 	s->kind = kind;
@@ -236,14 +235,14 @@ static int parse_set(struct cmp *m, const char *arg, enum sweep_kind kind)
 		name += 5;
 	snprintf(s->name, sizeof(s->name), "%.*s", (int)(eq - name), name);
 	if (strstr(eq + 1, ",,") || eq[1] == ',' || eq[strlen(eq) - 1] == ',') {
-		fprintf(stderr, "pgload: compare: %s \"%s\": empty value\n", opt, arg);
+		fprintf(stderr, "pgload compare: %s \"%s\": empty value\n", opt, arg);
 		return -EINVAL;
 	}
 	const struct pgl_queue_tunable *t = NULL;
 	if (kind == SWEEP_QUEUE && !(t = pgl_queue_tunable_find(s->name))) {
 		fprintf(
 		    stderr,
-		    "pgload: compare: --queue-set \"%s\": no queue tunable \"%s\"; pgload knows:",
+		    "pgload compare: --queue-set \"%s\": no queue tunable \"%s\"; pgload knows:",
 		    arg, s->name);
 		for (t = pgl_queue_tunables; t->name; t++)
 			fprintf(stderr, " %s%s%s%s", t->name, t->elevator ? " (" : "",
@@ -262,11 +261,10 @@ static int parse_set(struct cmp *m, const char *arg, enum sweep_kind kind)
 	}
 	for (int v = 0; t && v < n; v++)
 		if (pgl_queue_value_check(t, s->val[v]) < 0) {
-			fprintf(
-			    stderr,
-			    "pgload: compare: --queue-set \"%s\": \"%s\" is not an integer from "
-			    "%lld to %lld (%s: %s)\n",
-			    arg, s->val[v], t->min, t->max, t->name, t->help);
+			fprintf(stderr,
+				"pgload compare: --queue-set \"%s\": \"%s\" is not an integer from "
+				"%lld to %lld (%s: %s)\n",
+				arg, s->val[v], t->min, t->max, t->name, t->help);
 			free(s->buf);
 			return -EINVAL;
 		}
@@ -284,7 +282,7 @@ static int parse_elevators(char *list, const char **out, int *n, const char *opt
 	for (int i = 0; i < k; i++)
 		if (!pgl_elevator_known(out[i])) {
 			fprintf(stderr,
-				"pgload: compare: %s: unknown elevator \"%s\" (none, mq-deadline, "
+				"pgload compare: %s: unknown elevator \"%s\" (none, mq-deadline, "
 				"bfq or kyber; noop, deadline, cfq and anticipatory were the "
 				"single-queue elevators Linux 5.0 removed)\n",
 				opt, out[i]);
@@ -321,17 +319,17 @@ static int check_queues(struct cmp *m)
 	if (!blockdev) {
 		if (m->elevators_given || queue_sets)
 			fprintf(stderr,
-				"pgload: compare: note: elevators and --queue-set apply to "
+				"pgload compare: note: elevators and --queue-set apply to "
 				"back ends on a block device (ext2, ext3, ext4, xfs, hdd:FS, "
 				"ssd:FS), and there are none\n");
 		return 0;
 	}
 	if (m->nelevators && !native)
-		fprintf(stderr, "pgload: compare: note: --elevators applies to native cells, and "
+		fprintf(stderr, "pgload compare: note: --elevators applies to native cells, and "
 				"there are none (--pgiofs-elevators sets those of pgiofs cells)\n");
 	char have[512];
 	if (pgl_elevators_available(have, sizeof(have)) < 0) {
-		fprintf(stderr, "pgload: compare: cannot tell which elevators this kernel has: no "
+		fprintf(stderr, "pgload compare: cannot tell which elevators this kernel has: no "
 				"/sys/block/*/queue/scheduler\n");
 		return -ENOENT;
 	}
@@ -342,7 +340,7 @@ static int check_queues(struct cmp *m)
 			if (!pgl_elevator_in(have, list[i])) {
 				struct utsname u;
 				fprintf(stderr,
-					"pgload: compare: %s: this kernel (%s) has no elevator "
+					"pgload compare: %s: this kernel (%s) has no elevator "
 					"\"%s\"; it has: %s\n",
 					k ? "--pgiofs-elevators" : "--elevators",
 					uname(&u) == 0 ? u.release : "?", list[i], have);
@@ -354,7 +352,7 @@ static int check_queues(struct cmp *m)
 		if (s->kind != SWEEP_QUEUE || !s->elevator || has_elevator(m, s->elevator))
 			continue;
 		fprintf(stderr,
-			"pgload: compare: --queue-set %s: a tunable of %s, and no cell runs %s "
+			"pgload compare: --queue-set %s: a tunable of %s, and no cell runs %s "
 			"(give it in --elevators%s)\n",
 			s->name, s->elevator, s->elevator, pgiofs ? " or --pgiofs-elevators" : "");
 		return -EINVAL;
@@ -373,7 +371,7 @@ static int check_disks(struct cmp *m)
 		for (int i = 0; i < m->nsets; i++)
 			if (m->sets[i].kind == SWEEP_DISK) {
 				fprintf(stderr,
-					"pgload: compare: note: --disk-set applies to back "
+					"pgload compare: note: --disk-set applies to back "
 					"ends on a modelled disk (hdd:FS, ssd:FS), and there "
 					"are none\n");
 				break;
@@ -407,7 +405,7 @@ static int check_disks(struct cmp *m)
 		char out[16384];
 		if (pgl_run_cmd(argv, out, sizeof(out)) != 0) {
 			char *why = strstr(out, "pgdisk:");
-			fprintf(stderr, "pgload: compare: the %s model%s refused by %s: %s",
+			fprintf(stderr, "pgload compare: the %s model%s refused by %s: %s",
 				k ? "ssd" : "hdd", j ? " with the --disk-set values" : "",
 				m->pgdisk, why ? why : "\n");
 			return -EINVAL;
@@ -430,7 +428,7 @@ int pgl_cmp_workload(struct cmp *m, const char *dir)
 	}
 	if (!m->files[PGL_PH_DATA][0]) {
 		fprintf(stderr,
-			"pgload: compare: --workload \"%s\": no data.sql (or data.sql.lz4)\n", dir);
+			"pgload compare: --workload \"%s\": no data.sql (or data.sql.lz4)\n", dir);
 		return -ENOENT;
 	}
 	return 0;
@@ -527,7 +525,7 @@ static int make_cells(struct cmp *m)
 		if (pass == 1)
 			break;
 		if (max > MAX_CELLS) {
-			fprintf(stderr, "pgload: compare: %d cells; at most %d\n", max, MAX_CELLS);
+			fprintf(stderr, "pgload compare: %d cells; at most %d\n", max, MAX_CELLS);
 			return -E2BIG;
 		}
 		m->cell = calloc((size_t)max, sizeof(*m->cell));
@@ -546,7 +544,7 @@ static int make_cells(struct cmp *m)
 				m->baseline = i;
 		if (m->baseline < 0) {
 			fprintf(stderr,
-				"pgload: compare: --baseline \"%s\": no such cell; the cells are:",
+				"pgload compare: --baseline \"%s\": no such cell; the cells are:",
 				m->baseline_arg);
 			for (int i = 0; i < m->ncell; i++)
 				fprintf(stderr, "%s %d \"%s\"", i ? "," : "", i + 1,
@@ -611,7 +609,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 			m->gen_scale = strtod(optarg, &end);
 			if (*end || end == optarg || !(m->gen_scale > 0 && m->gen_scale <= 1000)) {
 				fprintf(stderr,
-					"pgload: compare: --gen \"%s\": a scale above 0 and "
+					"pgload compare: --gen \"%s\": a scale above 0 and "
 					"at most 1000 expected\n",
 					optarg);
 				return -EINVAL;
@@ -628,7 +626,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1 || v > (opt == 'n' ? 1000 : 64)) {
 				fprintf(stderr,
-					"pgload: compare: %s \"%s\": an integer from 1 to %d "
+					"pgload compare: %s \"%s\": an integer from 1 to %d "
 					"expected\n",
 					opt == 'n' ? "--runs" : "--jobs", optarg,
 					opt == 'n' ? 1000 : 64);
@@ -666,7 +664,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 							: "--stream-mb";
 			if (*end || end == optarg || v < lo || v > hi) {
 				fprintf(stderr,
-					"pgload: compare: %s \"%s\": an integer from %ld to %ld "
+					"pgload compare: %s \"%s\": an integer from %ld to %ld "
 					"expected\n",
 					name, optarg, lo, hi);
 				return -EINVAL;
@@ -685,7 +683,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 					break;
 			if (m->load > LOAD_READ) {
 				fprintf(stderr,
-					"pgload: compare: --load \"%s\": none, io_load or "
+					"pgload compare: --load \"%s\": none, io_load or "
 					"read_load expected\n",
 					optarg);
 				return -EINVAL;
@@ -695,7 +693,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 			if (strcmp(optarg, "none") && strcmp(optarg, "hdd") &&
 			    strcmp(optarg, "ssd")) {
 				fprintf(stderr,
-					"pgload: compare: --device \"%s\": none, hdd or ssd "
+					"pgload compare: --device \"%s\": none, hdd or ssd "
 					"expected\n",
 					optarg);
 				return -EINVAL;
@@ -730,15 +728,15 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "pgload: compare: unexpected argument \"%s\"\n", argv[optind]);
+		fprintf(stderr, "pgload compare: unexpected argument \"%s\"\n", argv[optind]);
 		return -EINVAL;
 	}
 	if (!m->workload == (m->gen_scale < 0)) {
-		fprintf(stderr, "pgload: compare: give one of --workload DIR and --gen SCALE\n");
+		fprintf(stderr, "pgload compare: give one of --workload DIR and --gen SCALE\n");
 		return -EINVAL;
 	}
 	if (!backends || !profiles) {
-		fprintf(stderr, "pgload: compare: --backends and --profiles are required\n");
+		fprintf(stderr, "pgload compare: --backends and --profiles are required\n");
 		return -EINVAL;
 	}
 	const char *items[MAX_BACKENDS > MAX_PROFILES ? MAX_BACKENDS : MAX_PROFILES];
@@ -753,8 +751,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 	m->nprofile = n;
 	for (int i = 0; i < n; i++)
 		if (!m->profile[i][0] || strchr(m->profile[i], ' ')) {
-			fprintf(stderr, "pgload: compare: bad profile name \"%s\"\n",
-				m->profile[i]);
+			fprintf(stderr, "pgload compare: bad profile name \"%s\"\n", m->profile[i]);
 			return -EINVAL;
 		}
 	if (elevators &&
@@ -764,7 +761,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 				   "--pgiofs-elevators")) < 0)
 		return ret;
 	if (m->oltp_scale && !m->oltp_clients) {
-		fprintf(stderr, "pgload: compare: --oltp-scale needs --oltp CLIENTS\n");
+		fprintf(stderr, "pgload compare: --oltp-scale needs --oltp CLIENTS\n");
 		return -EINVAL;
 	}
 	if (m->oltp_clients && !m->oltp_scale)

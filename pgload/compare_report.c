@@ -923,7 +923,7 @@ static void write_charts(const struct cmp *m, struct charts *ch)
 	char path[4200];
 	memset(ch, 0, sizeof(*ch));
 	if (pgl_which("gnuplot", path, sizeof(path)) < 0) {
-		fprintf(stderr, "pgload: compare: no gnuplot: no charts (install gnuplot-nox)\n");
+		fprintf(stderr, "pgload compare: no gnuplot: no charts (install gnuplot-nox)\n");
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/import.dat", m->out);
@@ -1129,7 +1129,7 @@ int pgl_cmp_report(struct cmp *m)
 	if (ret == 0)
 		ret = write_html(m, table, &ch);
 	if (ret < 0)
-		fprintf(stderr, "pgload: compare: could not write the report in \"%s\": %s\n",
+		fprintf(stderr, "pgload compare: could not write the report in \"%s\": %s\n",
 			m->out, strerror(-ret));
 	else {
 		char *abs = realpath(m->out, NULL);

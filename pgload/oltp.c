@@ -52,7 +52,7 @@ static const char *const init_sql[] = {
     "ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid)",
 };
 
-int pgl_oltp_init(PGconn *admin, const char *base, int scale)
+int pgl_oltp_init(PGconn *admin, const struct pgl_target *base, int scale)
 {
 	char sql[512];
 	int ret;
@@ -215,7 +215,8 @@ static void oltp_free(struct oltp *o)
 	free(o);
 }
 
-int pgl_oltp_start(const char *base, int clients, int scale, uint64_t seed, struct oltp **out)
+int pgl_oltp_start(const struct pgl_target *base, int clients, int scale, uint64_t seed,
+		   struct oltp **out)
 {
 	struct oltp *o = calloc(1, sizeof(*o));
 	int ret = 0;
@@ -250,7 +251,7 @@ int pgl_oltp_start(const char *base, int clients, int scale, uint64_t seed, stru
 			ret = o->c[i].lost;
 	if (ret < 0) {
 		if (ret != -EINTR)
-			fprintf(stderr, "pgload: compare: the OLTP clients did not start: %s\n",
+			fprintf(stderr, "pgload compare: the OLTP clients did not start: %s\n",
 				strerror(-ret));
 		stop_all(o);
 		oltp_free(o);
@@ -332,7 +333,7 @@ int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct cell *c, struct o
 	free(mine);
 out:
 	if (ret == -ECONNRESET)
-		fprintf(stderr, "pgload: compare: an OLTP client lost its connection\n");
+		fprintf(stderr, "pgload compare: an OLTP client lost its connection\n");
 	oltp_free(o);
 	return ret;
 }

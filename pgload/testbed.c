@@ -189,7 +189,7 @@ static int unmount_under(const char *dir, bool but_pgdisk)
 				usleep(100000);
 		}
 		if (!ok && umount2(mnts[i], MNT_DETACH) < 0)
-			fprintf(stderr, "pgload: compare: could not unmount \"%s\": %s\n", mnts[i],
+			fprintf(stderr, "pgload compare: could not unmount \"%s\": %s\n", mnts[i],
 				strerror(errno));
 		done++;
 	}
@@ -224,7 +224,7 @@ static int detach_loops_under(const char *dir)
 			if (ioctl(fd, LOOP_CLR_FD, 0) == 0)
 				done++;
 			else
-				fprintf(stderr, "pgload: compare: could not detach %s: %s\n",
+				fprintf(stderr, "pgload compare: could not detach %s: %s\n",
 					devpath, strerror(errno));
 			close(fd);
 		}
@@ -259,12 +259,12 @@ static int cleanup_workdir(const char *wd)
 		if (access(dirs[i], F_OK) == 0) {
 			found++;
 			if (pgl_rmtree(dirs[i]) < 0)
-				fprintf(stderr, "pgload: compare: could not remove \"%s\"\n",
+				fprintf(stderr, "pgload compare: could not remove \"%s\"\n",
 					dirs[i]);
 		}
 	}
 	if (pgl_rmtree(wd) < 0)
-		fprintf(stderr, "pgload: compare: could not remove \"%s\"\n", wd);
+		fprintf(stderr, "pgload compare: could not remove \"%s\"\n", wd);
 	return found;
 }
 
@@ -302,12 +302,12 @@ static void clean_leftovers(const char *tmp)
 		if (lstat(wd, &st) < 0 || st.st_uid != geteuid())
 			continue;
 		fprintf(stderr,
-			"pgload: compare: cleaning up after an earlier interrupted run "
+			"pgload compare: cleaning up after an earlier interrupted run "
 			"(pid %d): %s\n",
 			(int)owner, wd);
 		int n = cleanup_workdir(wd);
 		fprintf(stderr,
-			"pgload: compare: removed %s and %d leftover%s (mounts, loop "
+			"pgload compare: removed %s and %d leftover%s (mounts, loop "
 			"devices, processes, directories)\n",
 			wd, n, n == 1 ? "" : "s");
 	}
@@ -345,8 +345,8 @@ int pgl_testbed_create(struct pgl_testbed **out)
 	snprintf(tb->wd, sizeof(tb->wd), "%s/" WD_NAME "XXXXXX", tmp);
 	if (!mkdtemp(tb->wd)) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not create a directory in \"%s\": %s\n",
-			tmp, strerror(-ret));
+		fprintf(stderr, "pgload compare: could not create a directory in \"%s\": %s\n", tmp,
+			strerror(-ret));
 		free(tb);
 		return ret;
 	}
@@ -355,7 +355,7 @@ int pgl_testbed_create(struct pgl_testbed **out)
 	FILE *f = fopen(path, "w");
 	if (!f || fprintf(f, "pid %d\n", (int)getpid()) < 0 || fclose(f) != 0) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not write \"%s\"\n", path);
+		fprintf(stderr, "pgload compare: could not write \"%s\"\n", path);
 		pgl_rmtree(tb->wd);
 		free(tb);
 		return ret < 0 ? ret : -EIO;
@@ -374,7 +374,7 @@ static int mkdir_x(const char *dir)
 {
 	if (mkdir(dir, 0711) < 0 && errno != EEXIST) {
 		int e = errno;
-		fprintf(stderr, "pgload: compare: could not create directory \"%s\": %s\n", dir,
+		fprintf(stderr, "pgload compare: could not create directory \"%s\": %s\n", dir,
 			strerror(e));
 		return -e;
 	}
@@ -406,7 +406,7 @@ static int fresh_dir(struct pgl_backend *be, const char *template)
 	snprintf(be->root, sizeof(be->root), "%s", template);
 	if (!mkdtemp(be->root)) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not create a directory \"%s\": %s\n",
+		fprintf(stderr, "pgload compare: could not create a directory \"%s\": %s\n",
 			template, strerror(-ret));
 		be->root[0] = '\0';
 		return ret;
@@ -443,7 +443,7 @@ static int tmpfs_up(struct pgl_backend *be)
 		return -EINTR;
 	if (mount("pgload-compare", fs, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not mount a tmpfs at \"%s\": %s\n", fs,
+		fprintf(stderr, "pgload compare: could not mount a tmpfs at \"%s\": %s\n", fs,
 			strerror(-ret));
 		return ret;
 	}
@@ -459,19 +459,19 @@ static int loop_check(const struct pgl_backend_spec *spec)
 	char mkfs[32], path[4096];
 	if (geteuid() != 0) {
 		fprintf(stderr,
-			"pgload: compare: back end \"%s\" needs root (it makes a file system "
+			"pgload compare: back end \"%s\" needs root (it makes a file system "
 			"image and loop-mounts it); run as root, or use tmpfs or dir:PATH\n",
 			spec->name);
 		return -EPERM;
 	}
 	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", spec->fs);
 	if (pgl_which(mkfs, path, sizeof(path)) < 0) {
-		fprintf(stderr, "pgload: compare: back end \"%s\": no %s (install %s)\n",
-			spec->name, mkfs, strcmp(spec->fs, "xfs") ? "e2fsprogs" : "xfsprogs");
+		fprintf(stderr, "pgload compare: back end \"%s\": no %s (install %s)\n", spec->name,
+			mkfs, strcmp(spec->fs, "xfs") ? "e2fsprogs" : "xfsprogs");
 		return -ENOENT;
 	}
 	if (pgl_which("losetup", path, sizeof(path)) < 0) {
-		fprintf(stderr, "pgload: compare: back end \"%s\": no losetup\n", spec->name);
+		fprintf(stderr, "pgload compare: back end \"%s\": no losetup\n", spec->name);
 		return -ENOENT;
 	}
 	return 0;
@@ -488,7 +488,7 @@ static int model_check(const struct pgl_backend_spec *spec)
 	if (ret == 0 && access("/dev/fuse", R_OK | W_OK) < 0) {
 		ret = -errno;
 		fprintf(stderr,
-			"pgload: compare: back end \"%s\": /dev/fuse: %s (pgdisk needs it)\n",
+			"pgload compare: back end \"%s\": /dev/fuse: %s (pgdisk needs it)\n",
 			spec->name, strerror(-ret));
 	}
 	return ret;
@@ -502,7 +502,7 @@ static int make_image(struct pgl_backend *be, const char *name)
 	int fd = open(be->img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || ftruncate(fd, (off_t)be->o->size) < 0) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not create image \"%s\": %s\n", be->img,
+		fprintf(stderr, "pgload compare: could not create image \"%s\": %s\n", be->img,
 			strerror(-ret));
 		if (fd >= 0)
 			close(fd);
@@ -565,7 +565,7 @@ static int mount_fs(struct pgl_backend *be)
 		return -EINTR;
 	if (mount(be->loopdev, fs, be->spec->fs, MS_NOSUID | MS_NODEV, NULL) < 0) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not mount %s (%s on %s) at \"%s\": %s\n",
+		fprintf(stderr, "pgload compare: could not mount %s (%s on %s) at \"%s\": %s\n",
 			be->loopdev, be->spec->fs, be->img, fs, strerror(-ret));
 		return ret;
 	}
@@ -640,7 +640,7 @@ static int model_up(struct pgl_backend *be)
 		if (!mkdtemp(template)) {
 			ret = -errno;
 			fprintf(stderr,
-				"pgload: compare: could not create a directory in \"%s\": %s\n",
+				"pgload compare: could not create a directory in \"%s\": %s\n",
 				be->root, strerror(-ret));
 			return ret;
 		}
@@ -686,12 +686,12 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 		b->path = arg + 4;
 		if (b->path[0] != '/') {
 			fprintf(stderr,
-				"pgload: compare: back end \"%s\": the path must be absolute\n",
+				"pgload compare: back end \"%s\": the path must be absolute\n",
 				arg);
 			return -EINVAL;
 		}
 		if (stat(b->path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "pgload: compare: back end \"%s\": %s\n", arg,
+			fprintf(stderr, "pgload compare: back end \"%s\": %s\n", arg,
 				errno && !S_ISDIR(st.st_mode) ? strerror(errno)
 							      : "not a directory");
 			return -ENOTDIR;
@@ -716,8 +716,8 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 		b->path = fs;
 		snprintf(b->name, sizeof(b->name), "%s:%.*s", b->model, 48, base);
 		if (!*base) {
-			fprintf(stderr,
-				"pgload: compare: back end \"%s\": an image file expected\n", arg);
+			fprintf(stderr, "pgload compare: back end \"%s\": an image file expected\n",
+				arg);
 			return -EINVAL;
 		}
 		return 0;
@@ -732,12 +732,12 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 	}
 	if (b->model)
 		fprintf(stderr,
-			"pgload: compare: back end \"%s\": no file system \"%s\" on a modelled "
+			"pgload compare: back end \"%s\": no file system \"%s\" on a modelled "
 			"disk (%s:ext2, :ext3, :ext4, :xfs, or the absolute path of an image)\n",
 			arg, fs, b->model);
 	else
 		fprintf(stderr,
-			"pgload: compare: unknown back end \"%s\" (ext2, ext3, ext4, xfs, tmpfs, "
+			"pgload compare: unknown back end \"%s\" (ext2, ext3, ext4, xfs, tmpfs, "
 			"dir:PATH, or a modelled disk: hdd:FS, ssd:FS)\n",
 			arg);
 	return -EINVAL;
@@ -750,7 +750,7 @@ int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk)
 	char *blkid[] = {"blkid", "-p", "-o", "value", "-s", "TYPE", (char *)spec->path, NULL};
 	if (pgl_run_cmd(check, out, sizeof(out)) != 0) {
 		const char *why = strstr(out, "pgdisk: ");
-		fprintf(stderr, "pgload: compare: back end \"%s:%s\": %s", spec->model, spec->path,
+		fprintf(stderr, "pgload compare: back end \"%s:%s\": %s", spec->model, spec->path,
 			why ? why + 8 : "refused by pgdisk --check\n");
 		return -EINVAL;
 	}
@@ -762,7 +762,7 @@ int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk)
 			return 0;
 		}
 	fprintf(stderr,
-		"pgload: compare: back end \"%s:%s\": the image is damaged or not a file system "
+		"pgload compare: back end \"%s:%s\": the image is damaged or not a file system "
 		"image: blkid finds %s%s%s on it (ext2, ext3, ext4 or xfs expected)\n",
 		spec->model, spec->path, st == 0 ? "\"" : "", st == 0 ? out : "no file system",
 		st == 0 ? "\"" : "");

@@ -24,6 +24,13 @@
 #include <unistd.h>
 
 #include "pgload_i.h"
+#include "version.h"
+
+void pgl_print_version(void)
+{
+	int v = PQlibVersion(); /* 150013 for 15.13 */
+	printf("pgload %s (libpq %d.%d)\n", PGIOFS_RELEASE, v / 10000, v % 10000);
+}
 
 double pgl_now(void)
 {

@@ -26,7 +26,7 @@ mkdir "$W/d"
 # ccheck WHAT STEP -- check (intrlib.sh) for compare, and the dir: back end
 # and --out as they were
 ccheck() {
-	check "$1" "$2" "pgload: compare: interrupted; everything it created is removed (the signal came while $2"
+	check "$1" "$2" "pgload compare: interrupted; everything it created is removed (the signal came while $2"
 	[ -z "$(ls -A "$W/d")" ] || fail "$1: the dir: back end is not as it was: $(ls -A "$W/d")"
 	[ -e "$W/report" ] && fail "$1: --out left behind"
 	return 0
@@ -124,5 +124,5 @@ PGLOAD_TEST_INTERRUPT_AT=report "$PGLOAD" compare --gen 0.005 --runs 1 --size 25
 pid=$!
 finish
 check "compare: SIGINT as \"report\" starts (hook)" "writing the report" \
-	"pgload: compare: interrupted while writing the report: the report in $W/report is complete; nothing else of the run is left"
+	"pgload compare: interrupted while writing the report: the report in $W/report is complete; nothing else of the run is left"
 [ -s "$W/report/results.json" ] || fail "the report was not finished"
