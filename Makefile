@@ -167,11 +167,11 @@ check: deps
 	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh $(TESTS)
 
 # check-long: the long crash set (LONG=1: 25 postgres kills, 5
-# daemon kills, ...) and the long load test (4 minutes of load); see
-# docs/reliability.md
+# daemon kills, ...), the long load test (4 minutes of load) and the power
+# cuts (25 per file system: ext4, ext3, xfs); see docs/reliability.md
 check-long: deps
 	$(MAKE) all
-	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash test_load
+	@LONG=1 BUILD=$(BUILD) BIN=$(BIN) tests/run.sh test_crash test_load test_powercut
 
 # the fuzz targets are clang's own sanitizer builds whatever the variant:
 # the sanitizer runs give them a few seconds each, make check the full 10-20
@@ -190,8 +190,9 @@ fuzz: deps
 deps:
 	scripts/install-deps.sh
 
-# demo: the README's main job (scripts/demo.sh): pgload compare on the local
-# disk and tmpfs, native vs pgiofs profiles; prints the table and the report
+# demo: the README's main job (scripts/demo.sh): pgload compare on a modelled
+# 2004 hdd with ext4, the kernel's mq-deadline and bfq against pgiofs's
+# profiles, an import under OLTP clients; prints the table and the report
 demo: deps
 	$(MAKE) all
 	scripts/demo.sh

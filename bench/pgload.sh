@@ -86,7 +86,7 @@ pgload_phases() {
 
 : >"$W/samples"
 # the dump: the generated workload loaded once, unmeasured
-"$PGLOAD" run -q --dsn "$DSN" --force --db b_dump -s "$G/schema.sql" -d "$G/data.sql" -p "$G/post.sql" >/dev/null
+"$PGLOAD" run -q --dsn "$DSN" --force --db b_dump --schema "$G/schema.sql" -f "$G/data.sql" --post "$G/post.sql" >/dev/null
 pg_dump -Fp -d b_dump -f "$W/dump.sql"
 dropdb b_dump
 
@@ -101,10 +101,10 @@ one_load() {
 		timed psql.post psql -X -q -v ON_ERROR_STOP=1 -d b_psql -f "$G/post.sql"
 		dropdb b_psql ;;
 	pgload)
-		pgload_phases pgload --db b_pgload -s "$G/schema.sql" -d "$G/data.sql" -p "$G/post.sql"
+		pgload_phases pgload --db b_pgload --schema "$G/schema.sql" -f "$G/data.sql" --post "$G/post.sql"
 		dropdb b_pgload ;;
 	pgloadj)
-		pgload_phases pgloadj --db b_pgloadj --jobs "$JOBS" -s "$G/schema.sql" -d "$G/data.sql" -p "$G/post.sql"
+		pgload_phases pgloadj --db b_pgloadj --jobs "$JOBS" --schema "$G/schema.sql" -f "$G/data.sql" --post "$G/post.sql"
 		dropdb b_pgloadj ;;
 	dpsql)
 		fresh d_psql
@@ -160,7 +160,7 @@ if [ "$PGIOFS" = 1 ]; then
 	echo
 	echo "pgload run --on-pgiofs (embedded server on pgiofs, max_wal_size=4GB, one run):"
 	"$PGLOAD" run -q --on-pgiofs --set max_wal_size=4GB --csv "$W/io.csv" \
-		-s "$G/schema.sql" -d "$G/data.sql" -p "$G/post.sql" >"$W/io.out" 2>"$W/err" ||
+		--schema "$G/schema.sql" -f "$G/data.sql" --post "$G/post.sql" >"$W/io.out" 2>"$W/err" ||
 		{ cat "$W/err" >&2; exit 1; }
 	cat "$W/err" >&2
 	grep -E '^[a-z]+ +real [0-9]+m' "$W/io.out" | sed 's/^/  /'
@@ -184,11 +184,11 @@ if [ "$BIG" = 1 ]; then
 	read -r s kb <"$W/t"
 	echo "  pgload split: ${s}s, peak RSS $((kb / 1024)) MiB"
 	/usr/bin/time -f "%e %M" -o "$W/t" "$PGLOAD" run -q --dsn "$DSN" --force --db big \
-		-s "$W/big/schema.sql" -d "$W/big/data.sql" >/dev/null
+		--schema "$W/big/schema.sql" -f "$W/big/data.sql" >/dev/null
 	read -r s kb <"$W/t"
 	echo "  pgload run (schema+data): ${s}s, peak RSS $((kb / 1024)) MiB"
 	/usr/bin/time -f "%e %M" -o "$W/t" "$PGLOAD" run -q --dsn "$DSN" --force --db big --jobs "$JOBS" \
-		-s "$W/big/schema.sql" -d "$W/big/data.sql" >/dev/null
+		--schema "$W/big/schema.sql" -f "$W/big/data.sql" >/dev/null
 	read -r s kb <"$W/t"
 	echo "  pgload run --jobs $JOBS (schema+data): ${s}s, peak RSS $((kb / 1024)) MiB"
 fi

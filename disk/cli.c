@@ -15,6 +15,8 @@
 #include "pgdisk_i.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <stddef.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -51,9 +53,23 @@
 static struct conf_tunable device_rows[MAX_ROWS];
 static struct conf_table device_conf;
 
+/* pgdisk's own rows, after iosched's (struct pgd_settings) */
+#define S(field) offsetof(struct pgd_settings, field)
+static const struct conf_tunable disk_rows[] = {
+    {"device", "write_cache_kb", CONF_INT, "KiB", "8192", 0, 1 << 20, NULL, S(write_cache_kb),
+     "The disk's volatile write cache: a write is durable once a flush after it has "
+     "arrived, or once this much newer data has been written after it (the cache "
+     "destages oldest first); a FUA write at once.  What a power cut may lose, at most "
+     "(pgdisk cut); 0: none.  The timing is the same either way."},
+    {"log", "max_mb", CONF_INT, "MiB", "4096", 1, 1 << 20, NULL, S(log_max_mb),
+     "The write log's cap (--log), uncompressed: the request that would pass it is not "
+     "logged, nor any after it; the log ends there and pgdisk cut builds no image past it."},
+};
+#undef S
+
 /* device_table() -- the [device] rows of ios_conf, but queue_depth (the
  * modelled disk has no command queueing: one request at a time) and with
- * hdd as the default model. */
+ * hdd as the default model; then pgdisk's own rows. */
 static const struct conf_table *device_table(void)
 {
 	size_t i, n = 0;
@@ -68,8 +84,10 @@ static const struct conf_table *device_table(void)
 			device_rows[n].def = "hdd";
 		n++;
 	}
+	for (i = 0; i < sizeof(disk_rows) / sizeof(disk_rows[0]) && n < MAX_ROWS; i++)
+		device_rows[n++] = disk_rows[i];
 	device_conf = (struct conf_table){
-	    .rows = device_rows, .nrows = n, .settings_size = sizeof(struct ios_settings)};
+	    .rows = device_rows, .nrows = n, .settings_size = sizeof(struct pgd_settings)};
 	return &device_conf;
 }
 
@@ -98,9 +116,17 @@ static void usage(FILE *out, const struct conf_table *t)
 	    "  -c, --config FILE       read [device] settings from an INI file\n"
 	    "  -s, --set NAME=VALUE    set one setting (after --config); NAME may be\n"
 	    "                          device.NAME\n"
+	    "  -l, --log FILE          log every write, flush, discard and write-zeroes\n"
+	    "                          with its data into FILE, a new file (lz4), for\n"
+	    "                          `pgdisk cut` (cap: log.max_mb)\n"
 	    "      --print-config      print the effective settings as INI and exit\n"
+	    "      --check IMAGE       check IMAGE as pgdisk does before serving it, and exit\n"
+	    "                          (0: it can be served)\n"
 	    "  -h, --help              this help, with every setting\n"
 	    "  -V, --version           print the version\n"
+	    "\n"
+	    "Other commands: `pgdisk cut --help` (the disk after a power cut, from a write\n"
+	    "log), `pgdisk log LOG` (what a write log holds).\n"
 	    "\n"
 	    "SIGTERM or SIGINT unmounts; while the disk is open (a loop device on it) the\n"
 	    "mount is detached and pgdisk serves on until its last user closes it\n"
@@ -111,7 +137,8 @@ static void usage(FILE *out, const struct conf_table *t)
 }
 
 struct cli {
-	bool foreground, print_config;
+	bool foreground, print_config, check;
+	const char *log;
 	const char *config;
 	const char *overrides[64];
 	int noverrides;
@@ -123,16 +150,22 @@ struct cli {
 static int parse_args(struct cli *c, const struct conf_table *t, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"foreground", no_argument, NULL, 'f'},   {"model", required_argument, NULL, 'm'},
-	    {"config", required_argument, NULL, 'c'}, {"set", required_argument, NULL, 's'},
-	    {"print-config", no_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+	    {"foreground", no_argument, NULL, 'f'},
+	    {"model", required_argument, NULL, 'm'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"set", required_argument, NULL, 's'},
+	    {"print-config", no_argument, NULL, 'P'},
+	    {"check", no_argument, NULL, 'C'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"log", required_argument, NULL, 'l'},
+	    {NULL, 0, NULL, 0},
 	};
 	static char model_arg[64];
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+fm:c:s:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+fm:c:s:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			c->foreground = true;
@@ -155,6 +188,12 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 		case 'P':
 			c->print_config = true;
 			break;
+		case 'l':
+			c->log = optarg;
+			break;
+		case 'C':
+			c->check = true;
+			break;
 		case 'h':
 			usage(stdout, t);
 			return -1;
@@ -175,6 +214,15 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 	}
 	if (c->print_config && argc == optind)
 		return 0;
+	if (c->check) {
+		if (argc - optind != 1) {
+			fprintf(stderr, "pgdisk: --check takes one IMAGE, got %d argument%s\n",
+				argc - optind, argc - optind == 1 ? "" : "s");
+			return 1;
+		}
+		c->image = argv[optind];
+		return 0;
+	}
 	if (argc - optind != 2) {
 		fprintf(stderr,
 			"pgdisk: expected IMAGE and MOUNTPOINT, got %d argument%s\n"
@@ -189,7 +237,7 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 
 /* load_settings() -- defaults, the config file, then the overrides.
  * 0, or -1 after a message naming the file or option and the reason. */
-static int load_settings(const struct cli *c, const struct conf_table *t, struct ios_settings *s)
+static int load_settings(const struct cli *c, const struct conf_table *t, struct pgd_settings *s)
 {
 	char why[CONF_ERR_MAX];
 	int i;
@@ -370,6 +418,18 @@ static int serve(struct pgd *p)
 	sigaddset(&sc.set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sc.set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (p->log_fd >= 0) { /* its thread starts after the fork */
+		char err[PATH_MAX + 128];
+		int fd = p->log_fd;
+
+		p->log_fd = -1;
+		if (pgd_wlog_create(&p->dev.wlog, fd, p->log_path, p->dev.size,
+				    (uint64_t)p->set.write_cache_kb << 10,
+				    (uint64_t)p->set.log_max_mb << 20, err, sizeof(err)) < 0) {
+			log_msg(LOG_ERR, "%s", err);
+			goto out_stop;
+		}
+	}
 	if (pgd_dev_start(&p->dev) < 0 || start_thread(&sigthr, signal_thread, &sc) < 0) {
 		log_msg(LOG_ERR, "cannot start a thread");
 		goto out_stop;
@@ -377,6 +437,7 @@ static int serve(struct pgd *p)
 	pthread_detach(sigthr);
 	log_msg(LOG_INFO, "serving %s (%llu bytes) at %s/%s", p->image,
 		(unsigned long long)p->dev.size, p->mountpoint, PGDISK_DISK_NAME);
+	p->served = true;
 	ret = fuse_session_loop(se) < 0 ? 1 : 0;
 out_stop:
 	pgd_dev_stop(&p->dev);
@@ -396,6 +457,10 @@ int pgdisk_main(int argc, char **argv)
 	int ret;
 
 	log_init("pgdisk");
+	if (argc > 1 && strcmp(argv[1], "cut") == 0)
+		return pgd_cut_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "log") == 0)
+		return pgd_log_main(argc - 1, argv + 1);
 	memset(&c, 0, sizeof(c));
 	ret = parse_args(&c, t, argc, argv);
 	if (ret)
@@ -408,6 +473,7 @@ int pgdisk_main(int argc, char **argv)
 	p->conf = t;
 	p->foreground = c.foreground;
 	p->dev.fd = p->dev.fd_cached = -1;
+	p->log_fd = -1;
 	ret = 1;
 	if (load_settings(&c, t, &p->set) < 0)
 		goto out;
@@ -416,6 +482,17 @@ int pgdisk_main(int argc, char **argv)
 		       "; Every setting, its unit, range and default; printed by\n"
 		       "; `pgdisk --print-config`, which prints the effective values.\n\n");
 		conf_print_ini(stdout, t, &p->set);
+		ret = 0;
+		goto out;
+	}
+	if (c.check) {
+		/* the refusals of a start that concern the image, nothing else */
+		if (pgd_dev_open(&p->dev, c.image, err, sizeof(err)) < 0) {
+			fprintf(stderr, "pgdisk: %s\n", err);
+			goto out;
+		}
+		printf("pgdisk: image \"%s\": %llu bytes, can be served\n", c.image,
+		       (unsigned long long)p->dev.size);
 		ret = 0;
 		goto out;
 	}
@@ -441,12 +518,27 @@ int pgdisk_main(int argc, char **argv)
 		goto out;
 	}
 	fstat(p->dev.fd_cached, &p->image_st); /* owner and mode of the disk file */
-	if (pgd_dev_model(&p->dev, &p->set) < 0) {
+	if (c.log) {
+		/* a new file (never overwrite a log), named in absolute terms:
+		 * the daemon changes to "/" */
+		p->log_fd = open(c.log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (p->log_fd < 0 || !realpath(c.log, p->log_path)) {
+			fprintf(stderr, "pgdisk: cannot create the write log \"%s\": %s%s\n", c.log,
+				strerror(errno),
+				errno == EEXIST ? " (a log is never overwritten)" : "");
+			goto out;
+		}
+	}
+	if (pgd_dev_model(&p->dev, &p->set.dev) < 0) {
 		fprintf(stderr, "pgdisk: cannot create the disk model: %s\n", strerror(errno));
 		goto out;
 	}
 	ret = serve(p);
 out:
+	if (p->log_fd >= 0)
+		close(p->log_fd);
+	if (p->log_path[0] && !p->served)
+		unlink(p->log_path); /* a refused or failed start leaves nothing */
 	pgd_dev_close(&p->dev);
 	free(p);
 	return ret;

@@ -9,15 +9,17 @@
  * done), performed on the image at once, and queued; the completion thread
  * replies to each when the model says the disk has completed it.  Models
  * complete in arrival order, so the queue is a ring in arrival order and
- * the completion thread only ever waits for its head.  A write log or a
- * volatile write cache (a write durable only after a later flush) belongs
- * in pgd_dev_submit(): it sees every write and flush, in order, once.
+ * the completion thread only ever waits for its head.  Every request
+ * performed is then logged (wlog.c, with --log) in that order, before its
+ * reply can go out: the write log, from which `pgdisk cut` builds the disk
+ * a power cut would leave, holding each write until a later flush.
  *
  * What must stay true: a reply is sent exactly once, never before the
  * modelled completion (except when the session has ended); a write is
- * acknowledged only when all of it is on the image, a flush only after
- * fdatasync() of the image succeeded, and a failure reaches the kernel as
- * the error itself; nothing on the request path allocates memory (a block
+ * acknowledged only when all of it is on the image (a FUA write: and
+ * synced), a flush only after fdatasync() of the image succeeded, and a
+ * failure reaches the kernel as the error itself; every request that
+ * succeeded is in the write log before its reply is queued; nothing on the request path allocates memory (a block
  * device's server must not wait for memory that writeback to its own device
  * would free): the slots and buffers are allocated, touched and locked
  * before serving.
@@ -182,14 +184,19 @@ static ssize_t rw(struct pgd_dev *d, bool write, char *buf, uint64_t off, uint64
 
 /* perform() -- do @op on the image. */
 static ssize_t perform(struct pgd_dev *d, enum pgd_op op, uint64_t off, uint64_t len,
-		       const void *data, char *buf)
+		       const void *data, char *buf, bool fua)
 {
+	ssize_t r;
+
 	switch (op) {
 	case PGD_READ:
 		return rw(d, false, buf, off, len);
 	case PGD_WRITE:
 		memcpy(d->bounce, data, len); /* aligned for O_DIRECT */
-		return rw(d, true, d->bounce, off, len);
+		r = rw(d, true, d->bounce, off, len);
+		if (r >= 0 && fua && fdatasync(d->fd) < 0)
+			r = -errno;
+		return r;
 	case PGD_FLUSH:
 		return fdatasync(d->fd) < 0 ? -errno : 0;
 	case PGD_DISCARD:
@@ -208,7 +215,7 @@ static ssize_t perform(struct pgd_dev *d, enum pgd_op op, uint64_t off, uint64_t
 }
 
 void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t off, uint64_t len,
-		    const void *data)
+		    const void *data, bool fua)
 {
 	struct ios_disk_time t = {0};
 	struct pgd_slot *s;
@@ -237,8 +244,10 @@ void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t 
 		result = -EINVAL; /* more than the kernel was told it may send */
 	} else {
 		ios_disk_serve(d->disk, off, len, op_dir[op], now, &t);
-		result = perform(d, op, off, len, data, buf);
+		result = perform(d, op, off, len, data, buf, fua);
 		modelled = true;
+		if (result >= 0) /* the data of a write is in d->bounce */
+			pgd_wlog_append(d->wlog, op, fua, off, len, d->bounce);
 	}
 
 	pthread_mutex_lock(&d->lock);
@@ -352,6 +361,13 @@ void pgd_dev_stop(struct pgd_dev *d)
 	}
 	if (d->fd >= 0 && fdatasync(d->fd) < 0)
 		log_msg(LOG_ERR, "fdatasync of the image failed: %s", strerror(errno));
+	if (d->wlog) {
+		int ret = pgd_wlog_close(d->wlog);
+
+		if (ret < 0)
+			log_msg(LOG_ERR, "the write log is incomplete: %s", strerror(-ret));
+		d->wlog = NULL;
+	}
 }
 
 void pgd_dev_close(struct pgd_dev *d)

@@ -162,7 +162,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	if (ino == PGD_INO_DISK) {
-		pgd_dev_submit(&pgd_of(req)->dev, req, PGD_READ, (uint64_t)off, size, NULL);
+		pgd_dev_submit(&pgd_of(req)->dev, req, PGD_READ, (uint64_t)off, size, NULL, false);
 	} else {
 		const char *text = (const char *)(uintptr_t)fi->fh;
 		size_t len = strlen(text);
@@ -182,7 +182,10 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_err(req, EBADF);
 		return;
 	}
-	pgd_dev_submit(&pgd_of(req)->dev, req, PGD_WRITE, (uint64_t)off, size, buf);
+	/* the kernel passes O_DSYNC (part of O_SYNC) for RWF_DSYNC and O_DSYNC writes in the
+	 * write's flags: a FUA write (docs/pgdisk.md) */
+	pgd_dev_submit(&pgd_of(req)->dev, req, PGD_WRITE, (uint64_t)off, size, buf,
+		       (fi->flags & O_DSYNC) != 0);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -196,7 +199,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 		fuse_reply_err(req, 0);
 		return;
 	}
-	pgd_dev_submit(&pgd_of(req)->dev, req, PGD_FLUSH, 0, 0, NULL);
+	pgd_dev_submit(&pgd_of(req)->dev, req, PGD_FLUSH, 0, 0, NULL, false);
 }
 
 /* op_fallocate() -- the loop driver's discards (punch hole) and write
@@ -216,9 +219,10 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		return;
 	}
 	if (mode & FALLOC_FL_PUNCH_HOLE)
-		pgd_dev_submit(&p->dev, req, PGD_DISCARD, (uint64_t)off, (uint64_t)len, NULL);
+		pgd_dev_submit(&p->dev, req, PGD_DISCARD, (uint64_t)off, (uint64_t)len, NULL,
+			       false);
 	else if (mode & FALLOC_FL_ZERO_RANGE)
-		pgd_dev_submit(&p->dev, req, PGD_ZERO, (uint64_t)off, (uint64_t)len, NULL);
+		pgd_dev_submit(&p->dev, req, PGD_ZERO, (uint64_t)off, (uint64_t)len, NULL, false);
 	else if (mode & ~FALLOC_FL_KEEP_SIZE)
 		fuse_reply_err(req, EOPNOTSUPP);
 	else
@@ -325,6 +329,16 @@ char *pgd_stats_text(struct pgd *p, size_t *len)
 		c.service_ns, c.seek_ns, c.rotation_ns, c.transfer_ns, c.latency_ns);
 	fprintf(f, "late_ns_sum %" PRIu64 "\nlate_ns_max %" PRIu64 "\n", c.late_ns_sum,
 		c.late_ns_max);
+	{
+		struct pgd_wlog_counters w;
+
+		pgd_wlog_counters(p->dev.wlog, &w); /* the session thread's own */
+		fprintf(f,
+			"log %s\nlog_records %" PRIu64 "\nlog_bytes %" PRIu64
+			"\nlog_bytes_out %" PRIu64 "\nlog_full %d\nlog_error %d\n",
+			p->dev.wlog ? "yes" : "no", w.records, w.bytes, w.bytes_out, w.full ? 1 : 0,
+			w.error);
+	}
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

@@ -14,7 +14,9 @@
 #ifndef PGIOFS_PGDISK_H
 #define PGIOFS_PGDISK_H
 
-#define PGDISK_VERSION "0.1.0"
+#include "version.h"
+
+#define PGDISK_VERSION PGIOFS_RELEASE
 
 /* The files of the mount. */
 #define PGDISK_DISK_NAME  "disk"  /* the image, held back by the model */

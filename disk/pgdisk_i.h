@@ -33,6 +33,37 @@
 
 enum pgd_ino { PGD_INO_ROOT = 1, PGD_INO_DISK = 2, PGD_INO_STATS = 3 };
 
+/* ---- the write log (wlog.c) ---------------------------------------------
+ * With --log FILE, pgdisk records every write, flush, discard and
+ * write-zeroes it performed, in the order it received them, as one byte
+ * stream in an lz4 frame (`lz4 -d` decompresses it; common/lz4s.h).  The
+ * decompressed stream, all little-endian:
+ *
+ *   header  0 magic "PGDWLOG1"   8 u16 version (1)   10 u16 header size (48)
+ *          12 u16 record size (40)   14 u16 reserved   16 u64 disk size
+ *          24 u64 write cache bytes (0: none)   32 u64 CLOCK_REALTIME ns at
+ *          the start   40 u64 the log's cap in bytes
+ *   record  0 u64 sequence (1, 2, ...)   8 u64 CLOCK_REALTIME ns at arrival
+ *          16 u64 offset   24 u64 length   32 u8 kind   33 u8 flags
+ *          34..39 reserved; a write's record is followed by its data
+ *
+ * The last record is an end record: flags 0 after a clean stop, or
+ * PGD_WLOG_F_CAP when the cap was reached (nothing after it was logged). */
+#define PGD_WLOG_MAGIC	     "PGDWLOG1"
+#define PGD_WLOG_VERSION     1
+#define PGD_WLOG_HEADER_SIZE 48
+#define PGD_WLOG_REC_SIZE    40
+#define PGD_WLOG_F_FUA	     0x1 /* a write: durable at once (forced unit access) */
+#define PGD_WLOG_F_CAP	     0x1 /* an end record: the cap was reached */
+
+enum pgd_wlog_kind {
+	PGD_WLOG_WRITE = 1,
+	PGD_WLOG_FLUSH,
+	PGD_WLOG_DISCARD,
+	PGD_WLOG_ZERO,
+	PGD_WLOG_END,
+};
+
 /* What a request on the image does. */
 enum pgd_op { PGD_READ, PGD_WRITE, PGD_FLUSH, PGD_DISCARD, PGD_ZERO, PGD_NOPS };
 
@@ -67,6 +98,7 @@ struct pgd_dev {
 	uint64_t size;
 	unsigned dio_align; /* offset, length and buffer alignment of fd */
 	struct ios_disk *disk;
+	struct pgd_wlog *wlog; /* the write log, or NULL (session thread only) */
 
 	/* runtime data, under lock */
 	pthread_mutex_t lock;
@@ -98,9 +130,12 @@ int pgd_dev_model(struct pgd_dev *d, const struct ios_settings *set);
 int pgd_dev_start(struct pgd_dev *d);
 /* pgd_dev_submit() -- the one place every request on the image passes, in
  * the order the session thread received them: model it, perform it, and
- * queue its reply for when the model completes it.  @data: PGD_WRITE's. */
+ * queue its reply for when the model completes it, after logging it
+ * (d->wlog).  @data: PGD_WRITE's; @fua: the write is durable at once (the
+ * kernel sent it with O_DSYNC or O_SYNC: pgdisk syncs it before the
+ * reply). */
 void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t off, uint64_t len,
-		    const void *data);
+		    const void *data, bool fua);
 /* pgd_dev_stop() -- complete every held request now (the session has
  * ended), stop the completion thread, sync the image. */
 void pgd_dev_stop(struct pgd_dev *d);
@@ -111,15 +146,79 @@ void pgd_dev_counters(struct pgd_dev *d, struct pgd_counters *out, uint64_t *hel
 /* pgd_op_name() -- "read", "write", "flush", "discard", "zero". */
 const char *pgd_op_name(enum pgd_op op);
 
+/* wlog.c: writing (session thread only) */
+struct pgd_wlog;
+struct pgd_wlog_counters {
+	uint64_t records;   /* logged */
+	uint64_t bytes;	    /* uncompressed bytes, header included */
+	uint64_t bytes_out; /* compressed bytes written so far */
+	bool full;	    /* the cap was reached */
+	int error;	    /* the first output error, -errno */
+};
+/* pgd_wlog_create() -- start a write log on @fd (a new file @path, which
+ * it takes over) for a disk of @disk_size bytes with a write cache of
+ * @cache_bytes; at most @max_bytes uncompressed.  0, or -errno with a
+ * message naming the file in @err. */
+int pgd_wlog_create(struct pgd_wlog **out, int fd, const char *path, uint64_t disk_size,
+		    uint64_t cache_bytes, uint64_t max_bytes, char *err, size_t errlen);
+/* pgd_wlog_append() -- log one request that succeeded (reads are not
+ * logged); @data: a write's.  Waits for room; never fails (an output error
+ * is the close's). */
+void pgd_wlog_append(struct pgd_wlog *l, enum pgd_op op, bool fua, uint64_t off, uint64_t len,
+		     const void *data);
+/* pgd_wlog_counters() -- what was logged (zeros for NULL). */
+void pgd_wlog_counters(const struct pgd_wlog *l, struct pgd_wlog_counters *c);
+/* pgd_wlog_close() -- the end record, the end of the frame, fsync, close.
+ * 0 or the first output error.  Accepts NULL. */
+int pgd_wlog_close(struct pgd_wlog *l);
+/* pgd_realtime_ns() -- CLOCK_REALTIME in nanoseconds (the log's clock). */
+uint64_t pgd_realtime_ns(void);
+
+/* wlog.c: reading */
+struct pgd_wlog_reader;
+struct pgd_wlog_info {
+	uint64_t disk_size, cache_bytes, start_realtime_ns, max_bytes;
+};
+struct pgd_wlog_rec {
+	uint64_t seq, time_ns, off, len;
+	unsigned kind, flags;
+};
+/* pgd_wlog_open() -- open a write log and check its header.  0, or -errno
+ * with a message naming the file and the reason in @err. */
+int pgd_wlog_open(struct pgd_wlog_reader **out, const char *path, char *err, size_t errlen);
+const struct pgd_wlog_info *pgd_wlog_info(const struct pgd_wlog_reader *r);
+/* pgd_wlog_next() -- the next record into @rec and a write's data into
+ * @data (PGD_MAX_IO bytes).  1; 0 after the end record; a negative error
+ * (pgd_wlog_error() names the file, the place and the reason), also for a
+ * log that ends without an end record. */
+int pgd_wlog_next(struct pgd_wlog_reader *r, struct pgd_wlog_rec *rec, void *data);
+const char *pgd_wlog_error(const struct pgd_wlog_reader *r);
+void pgd_wlog_reader_close(struct pgd_wlog_reader *r);
+
+/* cut.c: `pgdisk cut` and `pgdisk log` (the exit status) */
+int pgd_cut_main(int argc, char **argv);
+int pgd_log_main(int argc, char **argv);
+
+/* The settings: iosched's [device] rows (the model) first, so that their
+ * offsets hold, then pgdisk's own (cli.c's table). */
+struct pgd_settings {
+	struct ios_settings dev;
+	int64_t write_cache_kb; /* [device]: unflushed writes a power cut may lose */
+	int64_t log_max_mb;	/* [log]: the write log's cap */
+};
+
 /* The server: one per mount. */
 struct pgd {
 	struct pgd_dev dev;
-	struct ios_settings set; /* [device] */
+	struct pgd_settings set;
 	const struct conf_table *conf;
 	char image[PATH_MAX];	   /* absolute */
 	char mountpoint[PATH_MAX]; /* absolute */
 	struct stat image_st;	   /* owner and mode shown for the disk file */
 	bool foreground;
+	char log_path[PATH_MAX]; /* --log (absolute), or "" */
+	int log_fd;		 /* opened before daemonizing, or -1 */
+	bool served;		 /* the session loop ran (a log is kept) */
 };
 
 /* fs.c: the FUSE operations */

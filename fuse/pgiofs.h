@@ -18,8 +18,9 @@
 
 #include "conf.h"
 #include "iosched.h"
+#include "version.h"
 
-#define PGIOFS_VERSION "0.1.0"
+#define PGIOFS_VERSION PGIOFS_RELEASE
 
 /* How pg_wal segments are opened (files.wal_mode). */
 enum pgiofs_wal_mode {

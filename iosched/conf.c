@@ -29,6 +29,7 @@ static const char *const fault_error_names[] = {
     [IOS_FAULT_NONE] = "none",
     [IOS_FAULT_EIO] = "eio",
     [IOS_FAULT_ENOSPC] = "enospc",
+    [IOS_FAULT_SKIP] = "skip",
     NULL,
 };
 
@@ -130,7 +131,10 @@ static const struct conf_tunable rows[] = {
      "or any.  Matching requests are counted from the mount or the last SIGHUP."},
     {"fault", "error", CONF_ENUM, "", "none", 0, 0, fault_error_names, F(fault_error),
      "Fault injection: what a picked request fails with, without being performed (a "
-     "failed write writes nothing, a failed sync syncs nothing); none only delays it."},
+     "failed write writes nothing, a failed sync syncs nothing); none only delays it; "
+     "skip reports success without performing it (a write not written, an fsync that "
+     "syncs nothing: the broken storage a power-cut test must catch; reads are never "
+     "skipped)."},
     {"fault", "nth", CONF_INT, "", "0", 0, 1e15, NULL, F(fault_nth),
      "Fault injection: the first matching request picked (1: the first one; 0: none "
      "by count)."},

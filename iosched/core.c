@@ -426,7 +426,7 @@ static bool can_join(const struct ios_sched *s, const struct ios_rq *head, const
 		     size_t xlen, int nreq)
 {
 	return c->req->dir == head->req->dir && c->req->fd == head->req->fd &&
-	       (!c->fault || s->set.fault_in_transfer) && !c->fault_delay_ns &&
+	       (!c->fault || (s->set.fault_in_transfer && c->fault < 0)) && !c->fault_delay_ns &&
 	       xlen + c->len <= max_transfer(s) && nreq + c->req->iovcnt <= IOV_MAX / 2;
 }
 
@@ -459,9 +459,9 @@ static void merge(struct ios_sched *s, struct ios_rq *head, off_t *xoff, size_t 
 	*xlen = head->len;
 	ios_list_add_tail(&head->merged, &head->mnode);
 	/* an injected fault concerns its own request only, unless it is to
-	 * fail a transfer part-way (fault.in_transfer) */
-	if (head->req->dir == IOS_SYNC || (head->fault && !s->set.fault_in_transfer) ||
-	    head->fault_delay_ns)
+	 * fail a transfer part-way (fault.in_transfer); a skipped one always */
+	if (head->req->dir == IOS_SYNC ||
+	    (head->fault && (!s->set.fault_in_transfer || head->fault > 0)) || head->fault_delay_ns)
 		return;
 	/* back merges: the queue is sorted by offset */
 	for (p = f->queued.next; p != &f->queued;) {
@@ -593,12 +593,12 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 		s->cnt.peak_bytes_inflight = s->bytes_inflight;
 	/* an injected delay: back ends hold the completion until then */
 	head->device_done_ns = head->fault_delay_ns ? head->dispatch_ns + head->fault_delay_ns : 0;
-	if (err && cut == 0) { /* injected error: the transfer is not performed */
-		head->result = err;
+	if (err && cut == 0) { /* injected: the transfer is not performed */
+		head->result = ios_fault_result(err, head->req->dir, head->len);
 		if (head->device_done_ns)
 			ios_core_hold(s, head);
 		else
-			ios_core_complete(s, head, err);
+			ios_core_complete(s, head, head->result);
 		return;
 	}
 	ret = head->req->dir == IOS_SYNC ? 0 : build_iov(head);

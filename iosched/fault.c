@@ -8,7 +8,9 @@
  *     request is touched (ios_fault_configured() is false, s->fault NULL);
  *   - a request picked to fail is never performed: a write that "failed"
  *     wrote nothing and a sync synced nothing, and the error reaches the
- *     submitter unchanged (never turned into success);
+ *     submitter unchanged (never turned into success); one picked to be
+ *     skipped (error = skip) is not performed either and reports success:
+ *     the one deliberate lie, for tests that must catch a lying stack;
  *   - the choice depends only on the settings and the order in which
  *     matching requests arrive (seeded generator, no clock), so a
  *     single-threaded sequence of requests always fails at the same places;
@@ -42,8 +44,10 @@ struct ios_fault {
 	uint64_t rng;  /* splitmix64 state */
 };
 
-static const int fault_errors[] = {
-    [IOS_FAULT_NONE] = 0, [IOS_FAULT_EIO] = -EIO, [IOS_FAULT_ENOSPC] = -ENOSPC};
+static const int fault_errors[] = {[IOS_FAULT_NONE] = 0,
+				   [IOS_FAULT_EIO] = -EIO,
+				   [IOS_FAULT_ENOSPC] = -ENOSPC,
+				   [IOS_FAULT_SKIP] = IOS_FAULT_SKIPPED};
 
 bool ios_fault_configured(const struct ios_settings *set)
 {
@@ -106,6 +110,8 @@ int ios_fault_pick(struct ios_fault *f, const struct ios_req *req, uint64_t *del
 	*delay_ns = 0;
 	if ((f->cls >= 0 && (int)req->cls != f->cls) || (f->dir >= 0 && (int)req->dir != f->dir))
 		return 0;
+	if (f->err == IOS_FAULT_SKIPPED && req->dir == IOS_READ)
+		return 0; /* a skipped read would return garbage, not a broken disk */
 	pthread_mutex_lock(&f->lock);
 	n = ++f->seen;
 	if (f->abort_after && n >= f->abort_after) {
@@ -124,6 +130,13 @@ int ios_fault_pick(struct ios_fault *f, const struct ios_req *req, uint64_t *del
 	return f->err;
 }
 
+ssize_t ios_fault_result(int fault, enum ios_dir dir, size_t len)
+{
+	if (fault == IOS_FAULT_SKIPPED)
+		return dir == IOS_SYNC ? 0 : (ssize_t)len;
+	return fault;
+}
+
 ssize_t ios_fault_execute(struct ios_fault *f, struct ios_req *req)
 {
 	uint64_t delay;
@@ -135,5 +148,5 @@ ssize_t ios_fault_execute(struct ios_fault *f, struct ios_req *req)
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
-	return err ? err : ios_execute(req);
+	return err ? ios_fault_result(err, req->dir, req->len) : ios_execute(req);
 }

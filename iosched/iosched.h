@@ -111,8 +111,11 @@ enum ios_policy {
 
 enum ios_device_model { IOS_DEVICE_NONE, IOS_DEVICE_HDD, IOS_DEVICE_SSD };
 
-/* [fault] error: what a request picked by fault injection fails with */
-enum ios_fault_error { IOS_FAULT_NONE, IOS_FAULT_EIO, IOS_FAULT_ENOSPC };
+/* [fault] error: what a request picked by fault injection fails with;
+ * IOS_FAULT_SKIP: it is not performed and reports success (a write as
+ * written, a sync as synced: a broken storage stack, for tests that must
+ * catch one); reads are never skipped */
+enum ios_fault_error { IOS_FAULT_NONE, IOS_FAULT_EIO, IOS_FAULT_ENOSPC, IOS_FAULT_SKIP };
 
 struct ios_settings {
 	/* [iosched] */

@@ -135,7 +135,8 @@ struct ios_rq {
 	ssize_t result;		 /* held completions: the transfer's result */
 	size_t xfer_done;	 /* a failed transfer: bytes done before the error
 				  * (set by the back end before completing) */
-	int fault;		 /* injected -errno: fail without performing */
+	int fault;		 /* injected -errno: fail without performing;
+				  * IOS_FAULT_SKIPPED: succeed without performing */
 	int cut_err;		 /* a transfer stopped short of a member picked to
 				  * fail (fault.in_transfer): its -errno */
 	uint64_t fault_delay_ns; /* injected: complete this much after dispatch */
@@ -274,9 +275,16 @@ struct ios_fault;
 /* ios_fault_create() -- state for @set's [fault] settings; NULL, errno set. */
 struct ios_fault *ios_fault_create(const struct ios_settings *set);
 void ios_fault_destroy(struct ios_fault *f);
-/* ios_fault_pick() -- decide for one arriving request: 0, or the -errno
- * it must fail with (without being performed); *delay_ns, how much later
- * than its execution it completes.  Kills the process at abort_after. */
+/* ios_fault_pick() -- decide for one arriving request: 0, the -errno it
+ * must fail with (without being performed), or IOS_FAULT_SKIPPED (it
+ * succeeds without being performed: ios_fault_result()); *delay_ns, how
+ * much later than its execution it completes.  Kills the process at
+ * abort_after. */
+#define IOS_FAULT_SKIPPED 1
+/* ios_fault_result() -- what a request picked with @fault completes with
+ * instead of being performed: the error, or for a skipped one success (a
+ * write's length, 0 for a sync). */
+ssize_t ios_fault_result(int fault, enum ios_dir dir, size_t len);
 int ios_fault_pick(struct ios_fault *f, const struct ios_req *req, uint64_t *delay_ns);
 /* ios_fault_execute() -- ios_execute() with the fault picked for @req. */
 ssize_t ios_fault_execute(struct ios_fault *f, struct ios_req *req);

@@ -6,15 +6,18 @@
  * hyperfine-style ratios, a tiobench-style latency table, JSON, CSV, SVG
  * charts and one HTML page (compare_report.c).
  *
- * This file is the command: the cells (back end, server through pgiofs
- * unless native, admin connection), the rounds, and the clean-up.  The
- * options are in compare_opts.c, the background loads in bgload.c.
+ * This file is the command: the cells (back end, its queue and streaming
+ * figures, server through pgiofs unless native, admin connection, the
+ * OLTP tables), the rounds, and the clean-up.  The options are in
+ * compare_opts.c, the background loads in bgload.c, the OLTP clients in
+ * oltp.c.
  *
  * Measurement: runs are interleaved across cells (round 1: A B C, round 2:
  * A B C, ...) so that drift of a shared machine falls on every cell alike;
  * each run gets a fresh database (pgl_prepare_db(): drop, create,
  * CHECKPOINT) and ends with an untimed CHECKPOINT so that an idle cell does
- * not write behind the next one's back.
+ * not write behind the next one's back.  With --oltp the clients start
+ * before the import and count only what ended during it.
  *
  * What must stay true: at exit -- success, error, SIGINT/SIGTERM -- no
  * mount, loop device, image, server, pgiofs daemon or directory made by the
@@ -70,33 +73,85 @@ static double cpu_busy(void)
 
 /* ---- cells ---------------------------------------------------------------- */
 
+/* backend_opts() -- how C's back end is set up: size, the loop device's
+ * queue (elevator, --queue-set values; an hdd says it is rotational), the
+ * model's --disk-set values. */
+static void backend_opts(const struct cmp *m, struct cell *c)
+{
+	int nq = 0, nd = 0, nb = 0;
+	for (int i = 0; i < m->nsets; i++) {
+		const struct sweep *s = &m->sets[i];
+		if (!c->setv[i] || s->kind == SWEEP_PGIOFS)
+			continue;
+		snprintf(c->set_buf[nb], sizeof(c->set_buf[0]), "%s=%s", s->name, c->setv[i]);
+		if (s->kind == SWEEP_QUEUE)
+			c->queue_sets[nq++] = c->set_buf[nb++];
+		else
+			c->disk_sets[nd++] = c->set_buf[nb++];
+	}
+	c->queue_sets[nq] = NULL;
+	c->disk_sets[nd] = NULL;
+	c->bo = (struct pgl_backend_opts){
+	    .size = m->size,
+	    .queue = {.elevator = c->elevator,
+		      .rotational = !c->spec->model ? -1 : strcmp(c->spec->model, "hdd") == 0,
+		      .sets = c->queue_sets},
+	    .pgdisk = m->pgdisk,
+	    .disk_sets = c->disk_sets,
+	};
+}
+
+/* stream() -- the raw streaming figures of C's back end, on an idle disk. */
+static int stream(const struct cmp *m, struct cell *c)
+{
+	uint64_t bytes = (uint64_t)m->stream_mb << 20;
+	const char *dev = pgl_backend_device(c->be);
+	int ret = 0;
+	c->stream_dev = c->stream_write = c->stream_read = -1;
+	if (!m->stream_mb)
+		return 0;
+	if (pgl_step("stream", "measuring streaming reads and writes of %s",
+		     dev ? dev : pgl_backend_root(c->be)))
+		return -EINTR;
+	if (dev && (ret = pgl_stream_device(dev, bytes, &c->stream_dev)) < 0)
+		return ret;
+	return pgl_stream_file(pgl_backend_root(c->be), bytes, &c->stream_write, &c->stream_read);
+}
+
 /* cell_start() -- back end, server (through pgiofs unless native), admin connection. */
 static int cell_start(struct cmp *m, struct cell *c)
 {
 	char name[32];
 	int ret;
 	snprintf(name, sizeof(name), "cell%d", c->idx + 1);
+	backend_opts(m, c);
 	if ((ret = pgl_testbed_mkdir(m->tb, name, c->dir, sizeof(c->dir))) < 0 ||
-	    (ret = pgl_backend_up(m->tb, c->spec, c->dir, m->size, &c->be)) < 0)
+	    (ret = pgl_backend_up(m->tb, c->spec, c->dir, &c->bo, &c->be)) < 0)
+		return ret;
+	const char *dev = pgl_backend_device(c->be);
+	c->has_queue = dev && pgl_queue_read(dev, &c->queue) == 0;
+	if ((ret = stream(m, c)) < 0)
 		return ret;
 	const char *root = pgl_backend_root(c->be);
 	if (m->load == LOAD_READ && pgl_step("loadfile", "writing the read_load file in %s", root))
 		return -EINTR;
 	if (m->load == LOAD_READ && (ret = pgl_cmp_load_file(m, root)) < 0) {
 		fprintf(stderr,
-			"pgload: compare: could not write the read_load file in \"%s\": %s\n", root,
+			"pgload compare: could not write the read_load file in \"%s\": %s\n", root,
 			strerror(-ret));
 		return ret;
 	}
 	char pgdata[1100], backing[1100];
 	snprintf(pgdata, sizeof(pgdata), "%s/data", root);
 	snprintf(backing, sizeof(backing), "%s/backing", root);
-	int na = 0;
+	int na = 0, nb = 0;
 	for (int i = 0; i < m->nsets && c->profile; i++) {
-		snprintf(c->pgiofs_argbuf[i], sizeof(c->pgiofs_argbuf[i]), "%s=%s", m->sets[i].name,
-			 c->setv[i]);
+		if (m->sets[i].kind != SWEEP_PGIOFS || !c->setv[i])
+			continue;
+		snprintf(c->pgiofs_argbuf[nb], sizeof(c->pgiofs_argbuf[0]), "%s=%s",
+			 m->sets[i].name, c->setv[i]);
 		c->pgiofs_argv[na++] = "--set";
-		c->pgiofs_argv[na++] = c->pgiofs_argbuf[i];
+		c->pgiofs_argv[na++] = c->pgiofs_argbuf[nb++];
 	}
 	if (c->profile && m->device) {
 		snprintf(c->pgiofs_argbuf[MAX_SETS], sizeof(c->pgiofs_argbuf[0]), "device.model=%s",
@@ -124,15 +179,17 @@ static int cell_start(struct cmp *m, struct cell *c)
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		c->o.file[ph] = m->files[ph][0] ? m->files[ph] : NULL;
 	c->c = (struct pgl_ctx){.o = &c->o, .server = c->server};
-	c->c.base = pgl_server_conninfo(c->server);
+	c->c.base.conninfo = pgl_server_conninfo(c->server);
 	if (pgl_step("connect", "connecting to the server"))
 		return -EINTR;
-	c->c.admin = pgl_connect(c->c.base, "postgres", NULL, false, !c->o.quiet);
+	c->c.admin = pgl_connect(&c->c.base, "postgres", NULL, false, !c->o.quiet);
 	if (!c->c.admin)
 		return atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 	pgl_server_info(&c->c);
 	if (!m->server_version[0])
 		snprintf(m->server_version, sizeof(m->server_version), "%s", c->c.server_version);
+	if (m->oltp_clients && (ret = pgl_oltp_init(c->c.admin, &c->c.base, m->oltp_scale)) < 0)
+		return ret;
 	return 0;
 }
 
@@ -166,15 +223,29 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	    (ret = pgl_run_phase(&c->c, PGL_PH_SCHEMA, &rr.ph[PGL_PH_SCHEMA])) < 0)
 		goto out;
 	if ((ret = pgl_cmp_load_start(m, pgl_backend_root(c->be), l)) < 0) {
-		fprintf(stderr, "pgload: compare: could not start %s: %s\n",
-			pgl_load_names[m->load], strerror(-ret));
+		fprintf(stderr, "pgload compare: could not start %s: %s\n", pgl_load_names[m->load],
+			strerror(-ret));
 		goto out;
 	}
-	double cpu0 = cpu_busy();
+	struct oltp *oltp = NULL;
+	if (m->oltp_clients) {
+		if (pgl_step("oltpstart", "starting %d OLTP client%s", m->oltp_clients,
+			     m->oltp_clients == 1 ? "" : "s"))
+			ret = -EINTR;
+		else
+			ret =
+			    pgl_oltp_start(&c->c.base, m->oltp_clients, m->oltp_scale,
+					   (uint64_t)(round + 1) * 7919u + (uint64_t)c->idx, &oltp);
+	}
+	double cpu0 = cpu_busy(), t0 = pgl_now();
 	for (int ph = PGL_PH_DATA; ph < PGL_NPHASE && ret >= 0; ph++)
 		if (c->o.file[ph])
 			ret = pgl_run_phase(&c->c, (enum pgl_phase)ph, &rr.ph[ph]);
-	double cpu1 = cpu_busy(), lcpu;
+	double cpu1 = cpu_busy(), t1 = pgl_now(), lcpu;
+	if (oltp) {
+		int r = pgl_oltp_stop(oltp, t0, t1, c, &s->oltp);
+		ret = ret < 0 ? ret : r;
+	}
 	pgl_cmp_load_stop(l, &s->load_mb, &lcpu);
 	if (ret < 0)
 		goto out;
@@ -215,7 +286,7 @@ static int make_out(struct cmp *m, char *buf, size_t cap, bool *made)
 	*made = mkdir(m->out, 0755) == 0;
 	if (!*made && errno != EEXIST) {
 		int e = errno;
-		fprintf(stderr, "pgload: compare: could not create --out \"%s\": %s\n", m->out,
+		fprintf(stderr, "pgload compare: could not create --out \"%s\": %s\n", m->out,
 			strerror(e));
 		return -e;
 	}
@@ -248,7 +319,7 @@ static int run_matrix(struct cmp *m)
 				if (c->server && !pgl_server_alive(c->server)) {
 					char how[128];
 					pgl_server_describe_exit(c->server, how, sizeof(how));
-					fprintf(stderr, "pgload: compare: cell %s: %s\n", c->label,
+					fprintf(stderr, "pgload compare: cell %s: %s\n", c->label,
 						how);
 					pgl_server_log_tail(c->server, 10);
 				}
@@ -265,6 +336,10 @@ static int run_matrix(struct cmp *m)
 		struct cell *c = &m->cell[i];
 		const char *mnt = c->server ? pgl_server_mount(c->server) : NULL;
 		char err[600];
+		if (c->spec->model &&
+		    pgl_backend_disk_stats(c->be, c->disk_stats, sizeof(c->disk_stats)) < 0)
+			fprintf(stderr, "pgload compare: cell %s: could not read pgdisk's stats\n",
+				c->label);
 		if (!mnt)
 			continue;
 		if (pgl_step("latency", "reading the latency of cell %d %s", i + 1, c->label)) {
@@ -272,7 +347,7 @@ static int run_matrix(struct cmp *m)
 			goto out;
 		}
 		if (pgl_io_sample(m->pgiofs, mnt, &c->lat, err, sizeof(err)) < 0)
-			fprintf(stderr, "pgload: compare: cell %s: `%s stat %s --json`: %s\n",
+			fprintf(stderr, "pgload compare: cell %s: `%s stat %s --json`: %s\n",
 				c->label, m->pgiofs, mnt, err);
 		else
 			c->has_lat = c->lat.has_lat;
@@ -339,7 +414,7 @@ out:
 			status = 1;
 	int left = pgl_testbed_destroy(m.tb);
 	if (left)
-		fprintf(stderr, "pgload: compare: %d thing%s left by the cells removed\n", left,
+		fprintf(stderr, "pgload compare: %d thing%s left by the cells removed\n", left,
 			left == 1 ? " was" : "s were");
 	m.seconds = pgl_now() - start;
 	bool reported = false;
@@ -356,19 +431,21 @@ out:
 		pgl_interrupted_step(step, sizeof(step));
 		if (reported)
 			fprintf(stderr,
-				"pgload: compare: interrupted while %s: the report in %s is "
+				"pgload compare: interrupted while %s: the report in %s is "
 				"complete; nothing else of the run is left\n",
 				step, m.out);
 		else
 			fprintf(stderr,
-				"pgload: compare: interrupted; everything it created is removed "
+				"pgload compare: interrupted; everything it created is removed "
 				"(the signal came while %s)\n",
 				step);
 	}
 	if ((status != 0 || atomic_load(&pgl_interrupted)) && out_made)
 		rmdir(m.out); /* an --out it made goes too if it stayed empty */
-	for (int i = 0; i < m.ncell; i++)
+	for (int i = 0; i < m.ncell; i++) {
 		free(m.cell[i].s);
+		free(m.cell[i].oltp_lat);
+	}
 	free(m.cell);
 	for (int i = 0; i < m.nsets; i++)
 		free(m.sets[i].buf);

@@ -4,7 +4,8 @@
  * A run creates a fresh database, checkpoints, then executes up to three
  * phases (schema, data, post-data), each one script, each timed on its own
  * (runner.c), and reports the runs (report.c).  This file is the command:
- * its options, the server (embedded, or --dsn), the runs and the clean-up.
+ * its options, the server (embedded, or one given as to psql), the runs and
+ * the clean-up.
  *
  * What must stay true:
  *  - Every argument is checked, and every input file read far enough to
@@ -13,8 +14,11 @@
  *    server is still cleaned up.
  *  - An interrupt stops the run in whatever step it is (each step starts
  *    with pgl_step(), which names it), cancels what runs, and the clean-up
- *    then removes what the run made: the embedded server, or with --dsn the
- *    database this process created.
+ *    then removes what the run made: the embedded server, or on a given
+ *    server the database this process created.
+ *  - A server given by an option or a PG* variable naming one (server_env)
+ *    is used as given: libpq reads the rest (PG* variables, the service
+ *    file, ~/.pgpass); pgload never starts one then.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,43 +36,61 @@
 static void usage(FILE *f)
 {
 	fprintf(
-	    f, "usage: pgload run [--schema FILE] [--data FILE] [--post FILE] [OPTIONS]\n"
-	       "\n"
-	       "Replay psql scripts (pg_dump -Fp output works; lz4 frames and \"-\" for stdin\n"
-	       "are accepted) into a fresh database per run and time each phase.\n"
-	       "\n"
-	       "inputs (at least one):\n"
-	       "  -s, --schema FILE        schema phase script\n"
-	       "  -d, --data FILE          data phase script (a whole dump works alone)\n"
-	       "  -p, --post FILE          post-data phase script (indexes, constraints)\n"
-	       "runs:\n"
-	       "  -n, --runs N             measured runs (1..1000, default 1)\n"
-	       "  -w, --warmup N           unmeasured runs first (0..100, default 0)\n"
-	       "      --db NAME            database to (re)create per run (default pgload)\n"
-	       "      --force              drop --db even if pgload did not create it\n"
-	       "      --continue-on-error  count errors and go on (default: stop at the first)\n"
-	       "  -j, --jobs N             parallel connections for data and post-data (1..64)\n"
-	       "      --chunk-mb N         with --jobs, load COPY blocks in chunks of N MB on\n"
-	       "                           several connections (default 16, 0 = whole blocks)\n"
-	       "      --pipeline           send INSERT/UPDATE/DELETE in libpq pipeline batches\n"
-	       "server:\n"
-	       "      --dsn CONNINFO       use this server (its database, or postgres, for admin)\n"
-	       "      --pgdata DIR         embedded server: cluster directory (absent or empty)\n"
-	       "      --pgbin DIR          embedded server: directory of initdb and postgres\n"
-	       "      --set NAME=VALUE     embedded server: a server setting (repeatable)\n"
-	       "      --on-pgiofs          embedded server: cluster on a pgiofs mount of its own\n"
-	       "      --profile NAME       pgiofs profile (pgiofs --profile NAME) or a file\n"
-	       "      --pgiofs-bin PATH    pgiofs binary for --on-pgiofs and `pgiofs stat`\n"
-	       "                           (default: beside pgload, else on PATH)\n"
-	       "output:\n"
-	       "      --json FILE          every sample and the settings as JSON (\"-\" = stdout)\n"
-	       "      --csv FILE           one row per run and phase\n"
-	       "      --label TEXT         label for this configuration in JSON/CSV\n"
-	       "  -q, --quiet              no progress or notices on stderr\n"
-	       "      --progress           progress on stderr even if it is not a terminal\n"
-	       "      --no-progress        no progress line\n"
-	       "\n"
-	       "Exit status: 0 success, 1 error, 2 aborted (interrupted or server lost).\n");
+	    f,
+	    "usage: pgload run [CONNECTION] [-f FILE | --schema FILE | --post FILE]... [OPTIONS]\n"
+	    "\n"
+	    "Replay psql scripts (pg_dump -Fp output works; lz4 frames and \"-\" for stdin\n"
+	    "are accepted) into a fresh database per run and time each phase.\n"
+	    "\n"
+	    "inputs (at least one):\n"
+	    "      --schema FILE        schema phase script\n"
+	    "  -f, --data FILE          data phase script (a whole dump works alone)\n"
+	    "      --post FILE          post-data phase script (indexes, constraints)\n"
+	    "connection (as psql and pgbench; libpq reads PG* variables and ~/.pgpass):\n"
+	    "  -h, --host HOST          server host or socket directory\n"
+	    "  -p, --port PORT          server port\n"
+	    "  -U, --username USER      user name\n"
+	    "  -d, --dbname DBNAME      database to connect to (default postgres), or a\n"
+	    "                           connection string; each run loads into --db\n"
+	    "      --dsn CONNINFO       a connection string (the same as -d CONNINFO)\n"
+	    "  A server named by one of these options, or by PGHOST, PGHOSTADDR, PGPORT or\n"
+	    "  PGSERVICE in the environment, is used; otherwise pgload starts an embedded\n"
+	    "  server of its own (PGUSER, PGDATABASE, PGPASSWORD alone do not name one).\n"
+	    "embedded server:\n"
+	    "      --embedded           start it even if PGHOST, PGPORT... are set\n"
+	    "      --pgdata DIR         cluster directory (absent or empty)\n"
+	    "      --pgbin DIR          directory of initdb and postgres\n"
+	    "      --set NAME=VALUE     a server setting (repeatable)\n"
+	    "      --on-pgiofs          the cluster on a pgiofs mount of its own\n"
+	    "      --profile NAME       pgiofs profile (pgiofs --profile NAME) or a file\n"
+	    "      --pgiofs-bin PATH    pgiofs binary for --on-pgiofs and `pgiofs stat`\n"
+	    "                           (default: beside pgload, else on PATH)\n"
+	    "  (--pgdata, --pgbin, --set and --on-pgiofs imply --embedded)\n"
+	    "runs:\n"
+	    "  -n, --runs N             measured runs (1..1000, default 1)\n"
+	    "  -w, --warmup N           unmeasured runs first (0..100, default 0)\n"
+	    "      --db NAME            database pgload (re)creates and loads per run\n"
+	    "                           (default pgload; not the -d database)\n"
+	    "      --force              drop --db even if pgload did not create it\n"
+	    "      --continue-on-error  count errors and go on (default: stop at the first)\n"
+	    "  -j, --jobs N             parallel connections for data and post-data (1..64)\n"
+	    "      --chunk-mb N         with --jobs, load COPY blocks in chunks of N MB on\n"
+	    "                           several connections (default 16, 0 = whole blocks)\n"
+	    "      --pipeline           send INSERT/UPDATE/DELETE in libpq pipeline batches\n"
+	    "output:\n"
+	    "      --json FILE          every sample and the settings as JSON (\"-\" = stdout)\n"
+	    "      --csv FILE           one row per run and phase\n"
+	    "      --label TEXT         label for this configuration in JSON/CSV\n"
+	    "  -P, --progress=SEC       a progress line every SEC seconds on stderr (as\n"
+	    "                           pgbench -P), even if it is not a terminal\n"
+	    "      --progress           the redrawn progress line even if stderr is not a\n"
+	    "                           terminal (the default on a terminal)\n"
+	    "      --no-progress        no progress line\n"
+	    "  -q, --quiet              no progress or notices on stderr\n"
+	    "  -V, --version            print the version and exit\n"
+	    "  -?, --help               print this help and exit\n"
+	    "\n"
+	    "Exit status: 0 success, 1 error, 2 aborted (interrupted or server lost).\n");
 }
 
 static int parse_int(const char *opt, const char *arg, long min, long max, int *out)
@@ -103,14 +125,104 @@ static int check_input(const char *path)
 		return 0;
 	int ret = pgl_input_open(path, &in, err);
 	if (ret < 0) {
-		fprintf(stderr, "pgload: %s\n", err);
+		fprintf(stderr, "pgload run: %s\n", err);
 		return ret;
 	}
 	if ((ret = pgl_parser_create(in, path, &p)) == 0 && (ret = pgl_parser_next(p, &it)) < 0)
-		fprintf(stderr, "pgload: %s\n", pgl_parser_error(p));
+		fprintf(stderr, "pgload run: %s\n", pgl_parser_error(p));
 	pgl_parser_destroy(p);
 	pgl_input_close(in);
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Environment variables that name a server.  With one of them set (and no
+ * option for the embedded server), `pgload run` uses that server, as psql
+ * would; PGUSER, PGDATABASE, PGPASSWORD and the others only say how to
+ * connect, and libpq applies them to any server.
+ */
+static const char *const server_env[] = {"PGHOST", "PGHOSTADDR", "PGPORT", "PGSERVICE", NULL};
+
+/* parse_port() -- -p: a port, or a comma-separated list of them (libpq's multi-host form). */
+static int parse_port(const char *arg)
+{
+	const char *p = arg;
+	do {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (errno || end == p || v < 1 || v > 65535 || (*end && *end != ',')) {
+			fprintf(stderr,
+				"pgload run: invalid value \"%s\" for -p/--port: must be a port "
+				"number from 1 to 65535\n",
+				arg);
+			return -EINVAL;
+		}
+		p = *end ? end + 1 : end;
+	} while (*p);
+	return 0;
+}
+
+/*
+ * choose_server() -- settle o->external: a server named by an option or the
+ * environment, or the embedded one.  Options contradicting each other are
+ * an error naming both.
+ */
+static int choose_server(struct pgl_opts *o)
+{
+	const char *conn = o->dsn      ? "--dsn"
+			   : o->host   ? "-h/--host"
+			   : o->port   ? "-p/--port"
+			   : o->user   ? "-U/--username"
+			   : o->dbname ? "-d/--dbname"
+				       : NULL;
+	const char *emb = o->embedded	 ? "--embedded"
+			  : o->pgdata	 ? "--pgdata"
+			  : o->pgbin	 ? "--pgbin"
+			  : o->nsettings ? "--set"
+			  : o->on_pgiofs ? "--on-pgiofs"
+					 : NULL;
+	if (o->dbname && !pgl_is_conninfo(o->dbname)) {
+		struct stat st;
+		if (stat(o->dbname, &st) == 0 && S_ISREG(st.st_mode)) {
+			fprintf(stderr,
+				"pgload run: -d \"%s\" is a file, but -d names the database to "
+				"connect to (as in psql): give the data script with -f/--data\n",
+				o->dbname);
+			return -EINVAL;
+		}
+	}
+	if (o->dsn && (o->host || o->port || o->user || o->dbname)) {
+		fprintf(stderr,
+			"pgload run: --dsn and %s both say where to connect: give one of them "
+			"(-d also takes a connection string)\n",
+			o->host	  ? "-h/--host"
+			: o->port ? "-p/--port"
+			: o->user ? "-U/--username"
+				  : "-d/--dbname");
+		return -EINVAL;
+	}
+	if (conn && emb) {
+		fprintf(stderr,
+			"pgload run: %s names a server, and %s is for the embedded server "
+			"pgload starts: give one or the other\n",
+			conn, emb);
+		return -EINVAL;
+	}
+	o->external = conn != NULL;
+	for (int i = 0; !conn && !emb && server_env[i]; i++) {
+		const char *v = getenv(server_env[i]);
+		if (v && *v) {
+			o->external = true;
+			if (!o->quiet)
+				fprintf(stderr,
+					"pgload: using the server of %s=%s (--embedded starts "
+					"pgload's own)\n",
+					server_env[i], v);
+			break;
+		}
+	}
+	return 0;
 }
 
 static int parse_opts(int argc, char **argv, struct pgl_opts *o)
@@ -127,35 +239,44 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 		O_JSON,
 		O_CSV,
 		O_LABEL,
-		O_PROGRESS,
 		O_NOPROGRESS,
 		O_PGIOFS,
 		O_PROFILE,
 		O_PGIOFS_BIN,
-		O_CHUNK
+		O_CHUNK,
+		O_SCHEMA,
+		O_POST,
+		O_EMBEDDED,
+		O_HELP
 	};
 	static const struct option opts[] = {
-	    {"schema", required_argument, NULL, 's'},
-	    {"data", required_argument, NULL, 'd'},
-	    {"post", required_argument, NULL, 'p'},
+	    {"schema", required_argument, NULL, O_SCHEMA},
+	    {"data", required_argument, NULL, 'f'},
+	    {"post", required_argument, NULL, O_POST},
+	    {"host", required_argument, NULL, 'h'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"username", required_argument, NULL, 'U'},
+	    {"dbname", required_argument, NULL, 'd'},
 	    {"runs", required_argument, NULL, 'n'},
 	    {"warmup", required_argument, NULL, 'w'},
 	    {"jobs", required_argument, NULL, 'j'},
 	    {"chunk-mb", required_argument, NULL, O_CHUNK},
 	    {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
+	    {"help", no_argument, NULL, O_HELP},
+	    {"version", no_argument, NULL, 'V'},
 	    {"db", required_argument, NULL, O_DB},
 	    {"force", no_argument, NULL, O_FORCE},
 	    {"continue-on-error", no_argument, NULL, O_CONT},
 	    {"pipeline", no_argument, NULL, O_PIPE},
 	    {"dsn", required_argument, NULL, O_DSN},
+	    {"embedded", no_argument, NULL, O_EMBEDDED},
 	    {"pgdata", required_argument, NULL, O_PGDATA},
 	    {"pgbin", required_argument, NULL, O_PGBIN},
 	    {"set", required_argument, NULL, O_SET},
 	    {"json", required_argument, NULL, O_JSON},
 	    {"csv", required_argument, NULL, O_CSV},
 	    {"label", required_argument, NULL, O_LABEL},
-	    {"progress", no_argument, NULL, O_PROGRESS},
+	    {"progress", optional_argument, NULL, 'P'},
 	    {"no-progress", no_argument, NULL, O_NOPROGRESS},
 	    {"on-pgiofs", no_argument, NULL, O_PGIOFS},
 	    {"profile", required_argument, NULL, O_PROFILE},
@@ -169,16 +290,35 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 	o->db = "pgload";
 	o->progress = -1;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "s:d:p:n:w:j:qh", opts, NULL)) != -1) {
+	opterr = 0; /* its messages would say "run:" */
+	while ((ch = getopt_long(argc, argv, ":f:h:p:U:d:n:w:j:P:qVs?", opts, NULL)) != -1) {
 		switch (ch) {
-		case 's':
+		case O_SCHEMA:
 			o->file[PGL_PH_SCHEMA] = optarg;
 			break;
-		case 'd':
+		case 'f':
 			o->file[PGL_PH_DATA] = optarg;
 			break;
-		case 'p':
+		case O_POST:
 			o->file[PGL_PH_POST] = optarg;
+			break;
+		case 's':
+			fprintf(stderr, "pgload run: -s is not an option: the schema script is "
+					"--schema FILE\n");
+			return -EINVAL;
+		case 'h':
+			o->host = optarg;
+			break;
+		case 'p':
+			if (parse_port(optarg) < 0)
+				return -EINVAL;
+			o->port = optarg;
+			break;
+		case 'U':
+			o->user = optarg;
+			break;
+		case 'd':
+			o->dbname = optarg;
 			break;
 		case 'n':
 			if (parse_int("--runs", optarg, 1, 1000, &o->runs) < 0)
@@ -210,8 +350,11 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 		case 'q':
 			o->quiet = true;
 			break;
-		case 'h':
+		case O_HELP:
 			usage(stdout);
+			return 1;
+		case 'V':
+			pgl_print_version();
 			return 1;
 		case O_DB:
 			if (!*optarg || strlen(optarg) > 63) {
@@ -232,6 +375,9 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 			break;
 		case O_DSN:
 			o->dsn = optarg;
+			break;
+		case O_EMBEDDED:
+			o->embedded = true;
 			break;
 		case O_PGDATA:
 			o->pgdata = optarg;
@@ -258,11 +404,28 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 		case O_LABEL:
 			o->label = optarg;
 			break;
-		case O_PROGRESS:
+		case 'P': {
+			/* --progress alone: the redrawn line; -P SEC, --progress=SEC: pgbench's */
 			o->progress = 1;
+			if (!optarg)
+				break;
+			char *end;
+			errno = 0;
+			double sec = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(sec >= 0.1 && sec <= 3600)) {
+				fprintf(
+				    stderr,
+				    "pgload run: invalid value \"%s\" for -P/--progress: must be "
+				    "a number of seconds from 0.1 to 3600\n",
+				    optarg);
+				return -EINVAL;
+			}
+			o->progress_every = sec;
 			break;
+		}
 		case O_NOPROGRESS:
 			o->progress = 0;
+			o->progress_every = 0;
 			break;
 		case O_PGIOFS:
 			o->on_pgiofs = true;
@@ -278,7 +441,21 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 			}
 			o->pgiofs_bin = optarg;
 			break;
+		case ':':
+			fprintf(stderr, "pgload run: option \"%s\" needs a value\n",
+				argv[optind - 1]);
+			fprintf(stderr, "Try \"pgload run --help\".\n");
+			return -EINVAL;
 		default:
+			if (strcmp(argv[optind - 1], "-?") == 0) { /* help, as psql spells it */
+				usage(stdout);
+				return 1;
+			}
+			if (optopt && optopt != '?')
+				fprintf(stderr, "pgload run: unknown option \"-%c\"\n", optopt);
+			else
+				fprintf(stderr, "pgload run: unknown option \"%s\"\n",
+					argv[optind - 1]);
 			fprintf(stderr, "Try \"pgload run --help\".\n");
 			return -EINVAL;
 		}
@@ -287,8 +464,10 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 		fprintf(stderr, "pgload run: unexpected argument \"%s\"\n", argv[optind]);
 		return -EINVAL;
 	}
+	if (choose_server(o) < 0)
+		return -EINVAL;
 	if (!o->file[0] && !o->file[1] && !o->file[2]) {
-		fprintf(stderr, "pgload run: give at least one of --schema, --data, --post\n");
+		fprintf(stderr, "pgload run: give at least one of --schema, -f/--data, --post\n");
 		return -EINVAL;
 	}
 	int nstdin = 0;
@@ -308,11 +487,6 @@ static int parse_opts(int argc, char **argv, struct pgl_opts *o)
 		}
 		if (o->file[i] && strcmp(o->file[i], "-") != 0 && check_input(o->file[i]) < 0)
 			return -EINVAL;
-	}
-	if (o->dsn && (o->pgdata || o->pgbin || o->nsettings || o->on_pgiofs)) {
-		fprintf(stderr,
-			"pgload run: --dsn excludes --pgdata, --pgbin, --set and --on-pgiofs\n");
-		return -EINVAL;
 	}
 	if (o->profile && !o->on_pgiofs) {
 		fprintf(stderr, "pgload run: --profile needs --on-pgiofs\n");
@@ -338,24 +512,35 @@ int pgl_cmd_run(int argc, char **argv)
 		return ret > 0 ? 0 : 1;
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout must not skip the clean-up */
 	if (pgl_signals_start() < 0) {
-		fprintf(stderr, "pgload: cannot set up signal handling\n");
+		fprintf(stderr, "pgload run: cannot set up signal handling\n");
 		return 1;
 	}
 
 	char *admin_db = NULL;
-	if (o.dsn) {
-		PQconninfoOption *opts = PQconninfoParse(o.dsn, NULL);
-		if (!opts) {
-			fprintf(stderr, "pgload: invalid --dsn \"%s\"\n", o.dsn);
-			return 1;
+	if (o.external) {
+		/* the database to administer from: -d's (or --dsn's), else libpq's default */
+		const char *given = o.dsn ? o.dsn : o.dbname;
+		if (given && pgl_is_conninfo(given)) {
+			if (pgl_conninfo_get(given, "dbname", &admin_db) < 0) {
+				fprintf(stderr, "pgload run: invalid connection string \"%s\"\n",
+					given);
+				return 1;
+			}
+		} else if (given) {
+			admin_db = strdup(given);
 		}
-		for (PQconninfoOption *op = opts; op->keyword; op++)
-			if (strcmp(op->keyword, "dbname") == 0 && op->val && *op->val)
-				admin_db = strdup(op->val);
-		PQconninfoFree(opts);
+		if (!admin_db) {
+			/* PGDATABASE or the service's; not libpq's last resort, the user name */
+			PQconninfoOption *def = PQconndefaults();
+			for (PQconninfoOption *op = def; op && op->keyword; op++)
+				if (strcmp(op->keyword, "dbname") == 0 && op->val && *op->val)
+					admin_db = strdup(op->val);
+			PQconninfoFree(def);
+		}
 		if (!admin_db)
 			admin_db = strdup("postgres");
-		c.base = o.dsn;
+		c.base = (struct pgl_target){
+		    .conninfo = given, .host = o.host, .port = o.port, .user = o.user};
 	} else {
 		struct pgl_server_opts so = {
 		    .pgbin = o.pgbin,
@@ -371,13 +556,13 @@ int pgl_cmd_run(int argc, char **argv)
 			status = pgl_exit_status(ret);
 			goto out;
 		}
-		c.base = pgl_server_conninfo(c.server);
+		c.base.conninfo = pgl_server_conninfo(c.server);
 		admin_db = strdup("postgres");
 	}
 	if (admin_db && o.db && strcmp(admin_db, o.db) == 0) {
 		fprintf(stderr,
-			"pgload: --db \"%s\" is the database pgload administers from; "
-			"choose another name\n",
+			"pgload run: --db \"%s\" is also the database pgload connects to (-d, or "
+			"PGDATABASE), and each run drops and recreates --db: choose another --db\n",
 			o.db);
 		status = 1;
 		goto out;
@@ -386,7 +571,7 @@ int pgl_cmd_run(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	c.admin = pgl_connect(c.base, admin_db, NULL, false, !o.quiet);
+	c.admin = pgl_connect(&c.base, admin_db, NULL, false, !o.quiet);
 	if (!c.admin) {
 		status = atomic_load(&pgl_interrupted) ? 2 : 1;
 		goto out;
@@ -439,9 +624,9 @@ out:
 	pgl_step_context(NULL);
 	pgl_step("cleanup", "cleaning up");
 	bool intr = atomic_load(&pgl_interrupted) != 0;
-	if (intr && c.admin && c.db_created && o.dsn)
+	if (intr && c.admin && c.db_created && o.external)
 		pgl_drop_run_db(&c);
-	else if (status == 1 && c.db_created && o.dsn)
+	else if (status == 1 && c.db_created && o.external)
 		fprintf(stderr, "pgload: database \"%s\" is kept as the failed run left it\n",
 			o.db);
 	pgl_disconnect(c.admin);
@@ -450,8 +635,8 @@ out:
 	if (intr) {
 		char step[512];
 		pgl_interrupted_step(step, sizeof(step));
-		fprintf(stderr, "pgload: interrupted while %s; %s\n", step,
-			!o.dsn	       ? "the embedded server is stopped and its files are removed"
+		fprintf(stderr, "pgload run: interrupted while %s; %s\n", step,
+			!o.external    ? "the embedded server is stopped and its files are removed"
 			: c.db_created ? "could not drop the run's database"
 				       : "nothing of the run is left on the server");
 	}

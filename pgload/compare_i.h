@@ -1,9 +1,10 @@
 /*
  * compare_i.h -- the internals of `pgload compare` shared by its files:
  * the command (cmd_compare.c: cells and rounds), its options
- * (compare_opts.c), the background loads (bgload.c) and the report
- * (compare_report.c).  It runs on the test bed (testbed.h) and the run
- * engine (run_i.h).  Errors follow pgload_i.h.
+ * (compare_opts.c), the background loads (bgload.c), the OLTP clients in
+ * the foreground (oltp.c) and the report (compare_report.c).  It runs on
+ * the test bed (testbed.h) and the run engine (run_i.h).  Errors follow
+ * pgload_i.h.
  */
 #ifndef PGLOAD_COMPARE_I_H
 #define PGLOAD_COMPARE_I_H
@@ -16,24 +17,44 @@
 #include "run_i.h"
 #include "testbed.h"
 
-#define MAX_BACKENDS 8
-#define MAX_PROFILES 12
-#define MAX_SETS     4
-#define MAX_VALUES   8
-#define MAX_CELLS    PGL_TESTBED_MAX_DIRS /* a cell may record a directory */
-#define CV_LIMIT_PCT 10.0		  /* a cell with a higher CV is flagged */
-#define DEFAULT_SIZE (4ULL << 30)	  /* --size */
+#define MAX_BACKENDS	  8
+#define MAX_PROFILES	  12
+#define MAX_SETS	  4 /* --set, --queue-set, --disk-set: sweeps of each kind */
+#define MAX_SWEEPS	  (3 * MAX_SETS)
+#define MAX_VALUES	  8
+#define MAX_ELEVATORS	  4
+#define MAX_CELLS	  PGL_TESTBED_MAX_DIRS /* a cell may record a directory */
+#define CV_LIMIT_PCT	  10.0		       /* a cell with a higher CV is flagged */
+#define DEFAULT_SIZE	  (4ULL << 30)	       /* --size */
+#define DEFAULT_STREAM_MB 64		       /* --stream-mb */
 
 /* The background load during the import (--load), as contest's. */
 enum load_kind { LOAD_NONE, LOAD_IO, LOAD_READ };
 extern const char *const pgl_load_names[]; /* "none", "io_load", "read_load" */
 
-/* A swept pgiofs tunable (--set NAME=V1,V2,...). */
+/* What a swept tunable is a tunable of. */
+enum sweep_kind {
+	SWEEP_PGIOFS, /* --set: pgiofs (pgiofs cells) */
+	SWEEP_QUEUE,  /* --queue-set: the loop device's queue (cells on a block device) */
+	SWEEP_DISK,   /* --disk-set: pgdisk's model (cells on a modelled disk) */
+};
+extern const char *const pgl_sweep_prefix[]; /* "", "queue.", "disk.": in labels */
+
+/* A swept tunable (--set, --queue-set, --disk-set NAME=V1,V2,...). */
 struct sweep {
-	char name[64];
+	enum sweep_kind kind;
+	char name[64];	      /* as pgiofs or pgdisk take it; a queue tunable's own name */
+	const char *elevator; /* SWEEP_QUEUE: the elevator it belongs to; NULL: every queue */
 	const char *val[MAX_VALUES];
 	int nval;
 	char *buf; /* owns the values */
+};
+
+/* What the OLTP clients did in a window (the import): commit latency. */
+struct oltp_figures {
+	uint64_t tx, errors;	    /* transactions that ended in the window; failed ones */
+	double secs, tps;	    /* the window; tx / secs */
+	double p50, p99, p999, max; /* ms, nearest rank */
 };
 
 /* One timed run of one cell. */
@@ -43,18 +64,26 @@ struct sample {
 	double cpu_pct;		      /* system-wide busy CPU during the import, % of one CPU */
 	double load_mb, load_cpu_pct; /* background load's work and CPU */
 	uint64_t wal, rows;
+	struct oltp_figures oltp; /* --oltp: commits during the import */
 };
 
-/* One cell of the matrix: a back end, a profile (or native), --set values. */
+/*
+ * One cell of the matrix: a back end, a profile (or native), on a block
+ * device an elevator, and a value of every sweep that applies to it.
+ */
 struct cell {
 	int idx;
 	const struct pgl_backend_spec *spec;
-	const char *profile; /* NULL: native */
-	const char *setv[MAX_SETS];
-	char label[160]; /* "xfs/dbaware nr_requests=128" */
-	char words[200]; /* "dbaware nr_requests=128 on xfs" */
+	const char *profile;	      /* NULL: native */
+	const char *elevator;	      /* block devices: the queue's elevator; NULL: the kernel's */
+	const char *setv[MAX_SWEEPS]; /* per sweep of the cmp: the value, NULL: not applied */
+	char label[256];	      /* "hdd:xfs/native elevator=bfq queue.low_latency=0" */
+	char words[300];	      /* "native elevator=bfq queue.low_latency=0 on hdd:xfs" */
 	/* runtime */
-	char dir[256];		/* WD/cellN */
+	char dir[256]; /* WD/cellN */
+	struct pgl_backend_opts bo;
+	const char *queue_sets[MAX_SETS + 1], *disk_sets[MAX_SETS + 1];
+	char set_buf[2 * MAX_SETS][128];
 	struct pgl_backend *be; /* set up in dir */
 	struct pgl_opts o;
 	struct pgl_ctx c;
@@ -65,9 +94,18 @@ struct cell {
 	int ns;
 	struct pgl_io lat;
 	bool has_lat;
+	struct pgl_queue_state queue; /* read back after the set-up */
+	bool has_queue;
+	char disk_stats[4096]; /* pgdisk's stats after the last round ("NAME VALUE" lines) */
+	double stream_dev, stream_write, stream_read; /* MB/s; < 0: not measured */
+	double *oltp_lat;			      /* --oltp: every window latency, ms */
+	size_t oltp_n, oltp_cap;
+	double oltp_secs;
+	uint64_t oltp_errors;
 	/* summary */
 	double mean, sd, cv, min, max, schema_mean, cpu_mean, load_mean, lcpu_mean;
 	double ratio, ratio_sd;
+	struct oltp_figures oltp; /* every run's window together */
 };
 
 /* A comparison: its settings, then what it made and measured. */
@@ -79,17 +117,23 @@ struct cmp {
 	int nbe;
 	const char *profile[MAX_PROFILES];
 	int nprofile;
-	struct sweep sets[MAX_SETS];
+	struct sweep sets[MAX_SWEEPS];
 	int nsets;
+	const char *elevators[MAX_ELEVATORS];	     /* --elevators: native cells */
+	const char *pgiofs_elevators[MAX_ELEVATORS]; /* --pgiofs-elevators (default none) */
+	int nelevators, npgiofs_elevators;
+	bool elevators_given; /* either option: labels name the elevator */
 	int runs, jobs;
 	enum load_kind load;
+	int oltp_clients, oltp_scale; /* --oltp, --oltp-scale; 0 clients: none */
+	int stream_mb;		      /* --stream-mb; 0: no streaming figures */
 	const char *device;
 	const char *baseline_arg;
 	const char *out;
 	uint64_t size;
-	const char *pgbin, *pgiofs_bin;
+	const char *pgbin, *pgiofs_bin, *pgdisk_bin;
 	bool quiet;
-	char pgiofs[4096];
+	char pgiofs[4096], pgdisk[4096];
 	/* runtime */
 	struct pgl_testbed *tb;
 	char files[PGL_NPHASE][1100];
@@ -127,6 +171,41 @@ int pgl_cmp_load_start(const struct cmp *m, const char *root, struct load *l);
 
 /* pgl_cmp_load_stop() -- stop the load; its MB and CPU seconds. */
 void pgl_cmp_load_stop(struct load *l, double *mb, double *cpu);
+
+/* ---- the OLTP clients in the foreground (oltp.c) ------------------------- */
+
+/* The database of the OLTP clients, in every cell's cluster. */
+#define OLTP_DB "oltp"
+
+/*
+ * pgl_oltp_init() -- create database OLTP_DB in the server of ADMIN (whose
+ * connections go to BASE) with pgbench's tables at SCALE (as `pgbench -i -s
+ * SCALE`, generated on the server), then CHECKPOINT.  Returns 0 or -errno.
+ */
+int pgl_oltp_init(PGconn *admin, const struct pgl_target *base, int scale);
+
+/* Running OLTP clients. */
+struct oltp;
+
+/*
+ * pgl_oltp_start() -- CLIENTS connections to OLTP_DB of BASE, each running
+ * pgbench's TPC-B-like transaction (its seven statements, one round trip
+ * each) over and over, timing each; seeded by SEED.  Returns once every
+ * client has committed once (warm), 0 and *OUT, or -errno.
+ */
+int pgl_oltp_start(const struct pgl_target *base, int clients, int scale, uint64_t seed,
+		   struct oltp **out);
+
+/*
+ * pgl_oltp_stop() -- stop the clients (each ends its transaction) and add
+ * the latencies of the transactions that ended between T0 and T1
+ * (pgl_now()) to C's pool; their figures into *F.  Frees O.  Returns 0,
+ * or -errno if a client lost its connection.
+ */
+int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct cell *c, struct oltp_figures *f);
+
+/* pgl_oltp_figures() -- the figures of N latencies (ms, sorted in place) over SECS. */
+void pgl_oltp_figures(double *lat, size_t n, double secs, struct oltp_figures *f);
 
 /* ---- the report (compare_report.c) ---------------------------------------- */
 

@@ -2,16 +2,22 @@
  * compare_report.c -- what `pgload compare` reports: per cell the mean, sd,
  * CV, min and max of the import time and its ratio to the baseline cell;
  * the seed-style table and hyperfine-style "ran N times faster" lines on
- * stdout and in table.txt, a tiobench-style latency table per class on
- * pgiofs, results.json (schema pgload.compare/1), results.csv, import.svg
- * and latency.svg (gnuplot) and index.html in --out.
+ * stdout and in table.txt, with --oltp the commit latency and tps of the
+ * clients during the import, the best cell of each figure, the streaming
+ * figures, the elevator and tunables of each block device, the modelled
+ * disk's settings and counters, a tiobench-style latency table per class
+ * on pgiofs; results.json (schema pgload.compare/1), results.csv,
+ * import.svg, latency.svg and oltp.svg (gnuplot) and index.html in --out.
  *
  * What must stay true: a cell whose import time varies by more than
  * CV_LIMIT_PCT is flagged noisy wherever it is shown; a missing gnuplot
- * leaves the charts out, never the rest.
+ * leaves the charts out, never the rest; what a cell ran on (elevator,
+ * tunables, model) is reported as read back, not as asked for.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +27,7 @@
 #include "stats.h"
 
 #define COMPARE_SCHEMA "pgload.compare/1"
+#define TIE_PCT	       5.0 /* a best cell less than this ahead of the next is a tie */
 
 void pgl_cmp_summarize(struct cmp *m)
 {
@@ -48,6 +55,16 @@ void pgl_cmp_summarize(struct cmp *m)
 		c->load_mean = s[3].mean;
 		c->lcpu_mean = s[4].mean;
 	}
+	for (int i = 0; i < m->ncell && m->oltp_clients; i++) {
+		struct cell *c = &m->cell[i];
+		double *v = malloc((c->oltp_n ? c->oltp_n : 1) * sizeof(*v));
+		c->oltp.errors = c->oltp_errors;
+		if (v) {
+			memcpy(v, c->oltp_lat, c->oltp_n * sizeof(*v));
+			pgl_oltp_figures(v, c->oltp_n, c->oltp_secs, &c->oltp);
+			free(v);
+		}
+	}
 	const struct cell *b = &m->cell[m->baseline];
 	for (int i = 0; i < m->ncell; i++) {
 		struct cell *c = &m->cell[i];
@@ -70,27 +87,363 @@ static bool noisy(const struct cell *c)
 	return c->ns > 1 && c->cv > CV_LIMIT_PCT;
 }
 
+/* disk_value() -- setting or counter NAME of pgdisk's stats STATS into OUT;
+ * false if absent. */
+static bool disk_value(const char *stats, const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name);
+	for (const char *l = stats; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (strncmp(l, name, n) == 0 && l[n] == ' ') {
+			size_t len = strcspn(l + n + 1, "\n");
+			snprintf(out, cap, "%.*s", (int)len, l + n + 1);
+			return true;
+		}
+	out[0] = '\0';
+	return false;
+}
+
+/* disk_num() -- a numeric setting or counter of pgdisk's stats, or 0. */
+static double disk_num(const char *stats, const char *name)
+{
+	char v[64];
+	return disk_value(stats, name, v, sizeof(v)) ? strtod(v, NULL) : 0;
+}
+
+/* Where a figure's values come from. */
+enum fig_src {
+	FIG_IMPORT,	/* the mean import time; per run, its import time */
+	FIG_OLTP,	/* a member of struct oltp_figures, of the cell and of each run */
+	FIG_STREAM_DEV, /* streaming figures: measured once per cell */
+	FIG_STREAM_READ,
+};
+
+/* A figure the report names the best cell of. */
+struct figure {
+	const char *name, *unit;
+	bool higher_better;
+	enum fig_src src;
+	size_t off; /* FIG_OLTP: offsetof(struct oltp_figures, member) */
+};
+
+static const struct figure figures[] = {
+    {"import", "s", false, FIG_IMPORT, 0},
+    {"commit p50", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, p50)},
+    {"commit p99", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, p99)},
+    {"commit p99.9", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, p999)},
+    {"commit max", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, max)},
+    {"tps", "", true, FIG_OLTP, offsetof(struct oltp_figures, tps)},
+    {"device read", "MB/s", true, FIG_STREAM_DEV, 0},
+    {"file read", "MB/s", true, FIG_STREAM_READ, 0},
+};
+#define NFIGURES (sizeof(figures) / sizeof(figures[0]))
+
+/* oltp_value() -- member OFF of O, or -1 without transactions. */
+static double oltp_value(const struct oltp_figures *o, size_t off)
+{
+	return o->tx ? *(const double *)((const char *)o + off) : -1;
+}
+
+/* fig_cell() -- FIG of cell C; < 0: the cell has no such figure. */
+static double fig_cell(const struct figure *fig, const struct cell *c)
+{
+	switch (fig->src) {
+	case FIG_IMPORT:
+		return c->ns ? c->mean : -1;
+	case FIG_OLTP:
+		return oltp_value(&c->oltp, fig->off);
+	case FIG_STREAM_DEV:
+		return c->stream_dev;
+	case FIG_STREAM_READ:
+		return c->stream_read;
+	}
+	return -1;
+}
+
+/* fig_run() -- FIG of one run; < 0: none (a streaming figure is measured
+ * once per cell, not per run). */
+static double fig_run(const struct figure *fig, const struct sample *s)
+{
+	if (fig->src == FIG_IMPORT)
+		return s->import;
+	return fig->src == FIG_OLTP ? oltp_value(&s->oltp, fig->off) : -1;
+}
+
+/* Which cells best() looks at. */
+enum side { ALL_CELLS, NATIVE_CELLS, PGIOFS_CELLS };
+
+/* best() -- the best cell of figure F among the cells of SIDE and the
+ * runner-up (-1: none). */
+static int best(const struct cmp *m, const struct figure *fig, enum side side, int *second)
+{
+	int b = -1;
+	*second = -1;
+	for (int i = 0; i < m->ncell; i++) {
+		double v = fig_cell(fig, &m->cell[i]);
+		if (v < 0 || (side == NATIVE_CELLS && m->cell[i].profile) ||
+		    (side == PGIOFS_CELLS && !m->cell[i].profile))
+			continue;
+		bool better_than_b = b < 0 || (fig->higher_better ? v > fig_cell(fig, &m->cell[b])
+								  : v < fig_cell(fig, &m->cell[b]));
+		if (better_than_b) {
+			*second = b;
+			b = i;
+		} else if (*second < 0 ||
+			   (fig->higher_better ? v > fig_cell(fig, &m->cell[*second])
+					       : v < fig_cell(fig, &m->cell[*second]))) {
+			*second = i;
+		}
+	}
+	return b;
+}
+
+/* ratio() -- how far V is ahead of W in FIG's direction (>= 1 if it is). */
+static double ratio(const struct figure *fig, double v, double w)
+{
+	if (fig->higher_better)
+		return w > 0 ? v / w : 0;
+	return v > 0 ? w / v : 0;
+}
+
+/* worst() -- the worst value of figure FIG among the cells having it, and
+ * how many have it into *N. */
+static double worst(const struct cmp *m, const struct figure *fig, int *n)
+{
+	double w = -1;
+	*n = 0;
+	for (int i = 0; i < m->ncell; i++) {
+		double v = fig_cell(fig, &m->cell[i]);
+		if (v < 0)
+			continue;
+		if (!(*n)++ || ratio(fig, w, v) > 1)
+			w = v;
+	}
+	return w;
+}
+
+/* tied() -- whether V is less than TIE_PCT ahead of W. */
+static bool tied(const struct figure *fig, double v, double w)
+{
+	return ratio(fig, v, w) < 1.0 + TIE_PCT / 100.0;
+}
+
+/* runs_overlap() -- whether a run of cell A was no better on FIG than a run
+ * of cell B: then A's lead over B is within the spread of the runs, and
+ * the report does not call it a win. */
+static bool runs_overlap(const struct figure *fig, const struct cell *a, const struct cell *b)
+{
+	double worst_a = -1, best_b = -1;
+	for (int i = 0; i < a->ns; i++) {
+		double v = fig_run(fig, &a->s[i]);
+		if (v >= 0 && (worst_a < 0 || ratio(fig, worst_a, v) > 1))
+			worst_a = v;
+	}
+	for (int i = 0; i < b->ns; i++) {
+		double v = fig_run(fig, &b->s[i]);
+		if (v >= 0 && (best_b < 0 || ratio(fig, v, best_b) > 1))
+			best_b = v;
+	}
+	return worst_a >= 0 && best_b >= 0 && ratio(fig, worst_a, best_b) <= 1;
+}
+
+/* Who wins a figure. */
+struct verdict {
+	int best, second; /* cells; second -1 if only one cell has the figure */
+	double vb, vs;	  /* their values */
+	double vlo, vhi;  /* the range of the cells' values */
+	int n;		  /* cells having the figure */
+	bool all_tied;	  /* every cell within TIE_PCT of the best: no winner */
+	bool tie_next;	  /* the best within TIE_PCT of the second, or their runs overlap */
+	bool overlap;	  /* their runs overlap */
+};
+
+/* judge() -- the verdict on figure FIG into V; false if fewer than two
+ * cells have it. */
+static bool judge(const struct cmp *m, const struct figure *fig, struct verdict *v)
+{
+	v->best = best(m, fig, ALL_CELLS, &v->second);
+	if (v->best < 0 || v->second < 0)
+		return false;
+	v->vb = fig_cell(fig, &m->cell[v->best]);
+	v->vs = fig_cell(fig, &m->cell[v->second]);
+	double vw = worst(m, fig, &v->n);
+	v->vlo = fig->higher_better ? vw : v->vb;
+	v->vhi = fig->higher_better ? v->vb : vw;
+	v->all_tied = tied(fig, v->vb, vw);
+	v->overlap = runs_overlap(fig, &m->cell[v->best], &m->cell[v->second]);
+	v->tie_next = tied(fig, v->vb, v->vs) || v->overlap;
+	return true;
+}
+
+/* print_sides() -- the kernel against pgiofs: the best native cell of each
+ * figure against the best pgiofs cell, under the same rule for a tie. */
+static void print_sides(const struct cmp *m, FILE *f)
+{
+	bool header = false;
+	for (size_t k = 0; k < NFIGURES; k++) {
+		const struct figure *fig = &figures[k];
+		int unused, kn = best(m, fig, NATIVE_CELLS, &unused);
+		int kp = best(m, fig, PGIOFS_CELLS, &unused);
+		if (kn < 0 || kp < 0)
+			continue;
+		if (!header)
+			fprintf(f,
+				"\nThe kernel against pgiofs (the best cell of each, the same rule "
+				"for a tie):\n");
+		header = true;
+		const struct cell *n = &m->cell[kn], *p = &m->cell[kp];
+		double vn = fig_cell(fig, n), vp = fig_cell(fig, p);
+		bool nwins = ratio(fig, vn, vp) >= 1;
+		const struct cell *w = nwins ? n : p, *l = nwins ? p : n;
+		double vw = nwins ? vn : vp, vl = nwins ? vp : vn;
+		bool tie = tied(fig, vw, vl) || runs_overlap(fig, w, l);
+		fprintf(f, "  %-13s %-7s %.2fx: %.2f %s (%s) against %.2f (%s)\n", fig->name,
+			tie	? "a tie"
+			: nwins ? "kernel"
+				: "pgiofs",
+			ratio(fig, vw, vl), vn, fig->unit, n->label, vp, p->label);
+	}
+}
+
+/* print_best() -- the best cell of every figure the cells have; a figure
+ * on which every cell is within TIE_PCT of the best names no cell. */
+static void print_best(const struct cmp *m, FILE *f, int w)
+{
+	if (m->ncell < 2)
+		return;
+	fprintf(f,
+		"\nBest of each figure (lowest, but tps and MB/s highest; a tie when within %.0f "
+		"%% of the next or when a run of the best was no better than one of the next):\n",
+		TIE_PCT);
+	for (size_t k = 0; k < NFIGURES; k++) {
+		const struct figure *fig = &figures[k];
+		struct verdict v;
+		if (!judge(m, fig, &v))
+			continue;
+		if (v.all_tied) {
+			fprintf(f, "  %-13s all %d cells within %.0f %% (%.2f to %.2f %s)\n",
+				fig->name, v.n, TIE_PCT, v.vlo, v.vhi, fig->unit);
+			continue;
+		}
+		fprintf(f, "  %-13s %-*s %10.2f %-4s %.2fx the next, %s%s\n", fig->name, w,
+			m->cell[v.best].label, v.vb, fig->unit, ratio(fig, v.vb, v.vs),
+			m->cell[v.second].label,
+			v.overlap    ? " (a tie: their runs overlap)"
+			: v.tie_next ? " (a tie)"
+				     : "");
+	}
+	print_sides(m, f);
+	/* the pgiofs cells against the native cell of the lowest commit p99 */
+	int nat = -1;
+	bool pgiofs = false;
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		pgiofs |= c->profile && c->oltp.tx;
+		if (!c->profile && c->oltp.tx && (nat < 0 || c->oltp.p99 < m->cell[nat].oltp.p99))
+			nat = i;
+	}
+	if (nat < 0 || !pgiofs)
+		return;
+	const struct cell *b = &m->cell[nat];
+	fprintf(f, "\npgiofs cells against the native cell of the lowest commit p99 (%s):\n",
+		b->label);
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		if (c->profile && c->oltp.tx && b->oltp.p99 > 0 && b->mean > 0)
+			fprintf(f, "  %-*s commit p99 %5.2fx  import %5.2fx\n", w, c->label,
+				c->oltp.p99 / b->oltp.p99, c->mean / b->mean);
+	}
+}
+
+/* print_devices() -- streaming figures, queues and modelled disks. */
+static void print_devices(const struct cmp *m, FILE *f, int w)
+{
+	bool stream = false, queue = false, disk = false;
+	for (int i = 0; i < m->ncell; i++) {
+		stream |= m->cell[i].stream_read >= 0;
+		queue |= m->cell[i].has_queue;
+		disk |= m->cell[i].disk_stats[0] != '\0';
+	}
+	if (stream) {
+		fprintf(f,
+			"\nStreaming, %d MiB before the runs (MB/s; device read as hdparm -t, "
+			"file as dd and a write + fsync)\n",
+			m->stream_mb);
+		fprintf(f, "%-*s %12s %11s %10s\n", w, "Backend/profile", "device read",
+			"file write", "file read");
+		for (int i = 0; i < m->ncell; i++) {
+			const struct cell *c = &m->cell[i];
+			if (c->stream_read < 0)
+				continue;
+			char dev[32] = "-";
+			if (c->stream_dev >= 0)
+				snprintf(dev, sizeof(dev), "%.1f", c->stream_dev);
+			fprintf(f, "%-*s %12s %11.1f %10.1f\n", w, c->label, dev, c->stream_write,
+				c->stream_read);
+		}
+	}
+	if (queue) {
+		fprintf(f, "\nBlock queues as read back (elevator, then its tunables and the "
+			   "queue's)\n");
+		for (int i = 0; i < m->ncell; i++) {
+			const struct cell *c = &m->cell[i];
+			if (!c->has_queue)
+				continue;
+			fprintf(f, "%-*s %s", w, c->label, c->queue.elevator);
+			for (int k = 0; k < c->queue.n; k++)
+				fprintf(f, " %s=%s", c->queue.attr[k].name, c->queue.attr[k].value);
+			fprintf(f, "\n");
+		}
+	}
+	if (disk) {
+		fprintf(f, "\nModelled disks (pgdisk): settings, and requests since the start "
+			   "(mkfs, initdb and every run)\n");
+		fprintf(f, "%-*s %-5s %6s %6s %5s %8s %9s %9s %9s %9s %8s\n", w, "Backend/profile",
+			"model", "MB/s", "seek", "rpm", "track", "requests", "read MB", "write MB",
+			"seek s", "held");
+		for (int i = 0; i < m->ncell; i++) {
+			const struct cell *c = &m->cell[i];
+			const char *st = c->disk_stats;
+			char model[16];
+			if (!st[0] || !disk_value(st, "model", model, sizeof(model)))
+				continue;
+			fprintf(
+			    f,
+			    "%-*s %-5s %6.1f %6.2f %5.0f %6.0f K %9.0f %9.1f %9.1f %9.2f %8.0f\n",
+			    w, c->label, model, disk_num(st, "seq_mb_s"), disk_num(st, "seek_ms"),
+			    disk_num(st, "rpm"), disk_num(st, "track_kb"),
+			    disk_num(st, "completed"), disk_num(st, "read_bytes") / 1e6,
+			    disk_num(st, "write_bytes") / 1e6, disk_num(st, "seek_ns") / 1e9,
+			    disk_num(st, "held_max"));
+		}
+	}
+}
+
 static void print_table(const struct cmp *m, FILE *f)
 {
 	int w = 16;
 	for (int i = 0; i < m->ncell; i++)
 		if ((int)strlen(m->cell[i].label) > w)
 			w = (int)strlen(m->cell[i].label);
-	bool loads = m->load != LOAD_NONE, any_noisy = false;
-	char wl[1100];
+	bool loads = m->load != LOAD_NONE, oltp = m->oltp_clients > 0, any_noisy = false;
+	char wl[1100], ol[96] = "";
 	if (m->workload)
 		snprintf(wl, sizeof(wl), "%s", m->workload);
 	else
 		snprintf(wl, sizeof(wl), "generated (scale %g)", m->gen_scale);
+	if (oltp)
+		snprintf(ol, sizeof(ol), "; OLTP %d clients (scale %d) during the import",
+			 m->oltp_clients, m->oltp_scale);
 	fprintf(f,
-		"pgload compare: %d run%s per cell, interleaved; workload %s; load %s%s%s; "
+		"pgload compare: %d run%s per cell, interleaved; workload %s; load %s%s%s%s; "
 		"PostgreSQL %s\n\n",
-		m->runs, m->runs == 1 ? "" : "s", wl, pgl_load_names[m->load],
+		m->runs, m->runs == 1 ? "" : "s", wl, pgl_load_names[m->load], ol,
 		m->device ? "; pgiofs device " : "", m->device ? m->device : "", m->server_version);
 	fprintf(f, "%-*s %6s %9s %9s %7s %6s", w, "Backend/profile", "[runs]", "Schema(s)",
 		"Import(s)", "±sd", "CPU%");
 	if (loads)
 		fprintf(f, " %9s %6s", "Loads(MB)", "LCPU%");
+	if (oltp)
+		fprintf(f, " %8s %8s %8s %8s %7s", "p50(ms)", "p99(ms)", "p99.9", "max(ms)", "tps");
 	fprintf(f, " %6s\n", "Ratio");
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
@@ -100,6 +453,9 @@ static void print_table(const struct cmp *m, FILE *f)
 			c->mean, c->sd, c->cpu_mean);
 		if (loads)
 			fprintf(f, " %9.0f %6.0f", c->load_mean, c->lcpu_mean);
+		if (oltp)
+			fprintf(f, " %8.2f %8.2f %8.2f %8.2f %7.1f", c->oltp.p50, c->oltp.p99,
+				c->oltp.p999, c->oltp.max, c->oltp.tps);
 		fprintf(f, " %6.2f%s%s\n", c->ratio, i == m->baseline ? " (baseline)" : "",
 			noisy(c) ? " !" : "");
 		any_noisy |= noisy(c);
@@ -107,6 +463,10 @@ static void print_table(const struct cmp *m, FILE *f)
 	if (any_noisy)
 		fprintf(f, "! CV of the import time above %.0f %%: noisy, compare with care\n",
 			CV_LIMIT_PCT);
+	if (oltp)
+		fprintf(f,
+			"p50 ... tps: the OLTP clients' transactions that ended during the imports "
+			"of all runs\n");
 	fprintf(f, "\n");
 	const struct cell *b = &m->cell[m->baseline];
 	for (int i = 0; i < m->ncell; i++) {
@@ -119,6 +479,8 @@ static void print_table(const struct cmp *m, FILE *f)
 		fprintf(f, "%s ran %.2f ± %.2f times %s than %s\n", c->words, r, e,
 			faster ? "faster" : "slower", b->words);
 	}
+	print_best(m, f, w);
+	print_devices(m, f, w);
 	bool any_lat = false;
 	for (int i = 0; i < m->ncell; i++)
 		any_lat |= m->cell[i].has_lat;
@@ -143,6 +505,204 @@ static void print_table(const struct cmp *m, FILE *f)
 	}
 }
 
+/* json_str_or_null() -- S as a JSON string, or null if S is NULL. */
+static void json_str_or_null(FILE *f, const char *s)
+{
+	if (s)
+		json_str_write(f, s);
+	else
+		fprintf(f, "null");
+}
+
+/* json_value() -- V as a JSON number if it is one (sysfs and pgdisk values
+ * mostly are), else as a string. */
+static void json_value(FILE *f, const char *v)
+{
+	/* JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+	const char *p = v + (*v == '-');
+	bool ok = isdigit((unsigned char)*p) && !(p[0] == '0' && isdigit((unsigned char)p[1]));
+	while (ok && isdigit((unsigned char)*p))
+		p++;
+	if (ok && *p == '.') {
+		ok = isdigit((unsigned char)*++p);
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (ok && (*p == 'e' || *p == 'E')) {
+		p += p[1] == '+' || p[1] == '-' ? 2 : 1;
+		ok = isdigit((unsigned char)*p);
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (ok && *p == '\0')
+		fputs(v, f);
+	else
+		json_str_write(f, v);
+}
+
+/* json_sweeps() -- {NAME: [values]} of the sweeps of KIND. */
+static void json_sweeps(const struct cmp *m, FILE *f, enum sweep_kind kind)
+{
+	bool first = true;
+	fprintf(f, "{");
+	for (int i = 0; i < m->nsets; i++) {
+		if (m->sets[i].kind != kind)
+			continue;
+		fprintf(f, "%s", first ? "" : ", ");
+		first = false;
+		json_str_write(f, m->sets[i].name);
+		fprintf(f, ": [");
+		for (int v = 0; v < m->sets[i].nval; v++) {
+			fprintf(f, "%s", v ? ", " : "");
+			json_str_write(f, m->sets[i].val[v]);
+		}
+		fprintf(f, "]");
+	}
+	fprintf(f, "}");
+}
+
+/* json_cell_sweeps() -- {NAME: value} of cell C's sweeps of KIND. */
+static void json_cell_sweeps(const struct cmp *m, const struct cell *c, FILE *f,
+			     enum sweep_kind kind)
+{
+	bool first = true;
+	fprintf(f, "{");
+	for (int k = 0; k < m->nsets; k++) {
+		if (m->sets[k].kind != kind || !c->setv[k])
+			continue;
+		fprintf(f, "%s", first ? "" : ", ");
+		first = false;
+		json_str_write(f, m->sets[k].name);
+		fprintf(f, ": ");
+		json_str_write(f, c->setv[k]);
+	}
+	fprintf(f, "}");
+}
+
+/* json_list() -- N strings as a JSON array. */
+static void json_list(FILE *f, const char *const *v, int n)
+{
+	fprintf(f, "[");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_str_write(f, v[i]);
+	}
+	fprintf(f, "]");
+}
+
+/* json_oltp() -- the figures of OLTP clients, or null. */
+static void json_oltp(FILE *f, const struct cmp *m, const struct oltp_figures *o)
+{
+	if (!m->oltp_clients) {
+		fprintf(f, "null");
+		return;
+	}
+	fprintf(f,
+		"{\"tx\": %llu, \"errors\": %llu, \"seconds\": %.6f, \"tps\": %.3f, "
+		"\"p50_ms\": %.6f, \"p99_ms\": %.6f, \"p999_ms\": %.6f, \"max_ms\": %.6f}",
+		(unsigned long long)o->tx, (unsigned long long)o->errors, o->secs, o->tps, o->p50,
+		o->p99, o->p999, o->max);
+}
+
+/* json_stream_value() -- a streaming figure, or null if not measured. */
+static void json_mb_s(FILE *f, const char *name, double v)
+{
+	fprintf(f, "\"%s\": ", name);
+	if (v < 0)
+		fprintf(f, "null");
+	else
+		fprintf(f, "%.3f", v);
+}
+
+/* json_cell_devices() -- a cell's elevator, queue, modelled disk and streaming figures. */
+static void json_cell_devices(FILE *f, const struct cell *c)
+{
+	fprintf(f, "     \"elevator\": ");
+	json_str_or_null(f, c->elevator);
+	fprintf(f, ", \"queue\": ");
+	if (!c->has_queue) {
+		fprintf(f, "null");
+	} else {
+		fprintf(f, "{\"device\": ");
+		json_str_write(f, c->queue.device);
+		fprintf(f, ", \"elevator\": ");
+		json_str_write(f, c->queue.elevator);
+		fprintf(f, ", \"tunables\": {");
+		for (int k = 0; k < c->queue.n; k++) {
+			fprintf(f, "%s", k ? ", " : "");
+			json_str_write(f, c->queue.attr[k].name);
+			fprintf(f, ": ");
+			json_value(f, c->queue.attr[k].value);
+		}
+		fprintf(f, "}}");
+	}
+	fprintf(f, ",\n     \"disk\": ");
+	if (!c->disk_stats[0]) {
+		fprintf(f, "null");
+	} else {
+		/* pgdisk's "NAME VALUE" lines (docs/pgdisk.md), as they are */
+		bool first = true;
+		fprintf(f, "{");
+		for (const char *l = c->disk_stats; *l;) {
+			size_t len = strcspn(l, "\n");
+			char line[256], *sp;
+			snprintf(line, sizeof(line), "%.*s", (int)len, l);
+			l += len + (l[len] == '\n');
+			if (!(sp = strchr(line, ' ')) || strcmp(line, "pgdisk") == 0)
+				continue;
+			*sp = '\0';
+			if (strncmp(line, "pgdisk", 6) == 0)
+				continue;
+			fprintf(f, "%s", first ? "" : ", ");
+			first = false;
+			json_str_write(f, line);
+			fprintf(f, ": ");
+			json_value(f, sp + 1);
+		}
+		fprintf(f, "}");
+	}
+	fprintf(f, ",\n     \"stream\": ");
+	if (c->stream_read < 0) {
+		fprintf(f, "null");
+	} else {
+		fprintf(f, "{");
+		json_mb_s(f, "device_read_mb_s", c->stream_dev);
+		fprintf(f, ", ");
+		json_mb_s(f, "file_write_mb_s", c->stream_write);
+		fprintf(f, ", ");
+		json_mb_s(f, "file_read_mb_s", c->stream_read);
+		fprintf(f, "}");
+	}
+	fprintf(f, ",\n");
+}
+
+/* json_best() -- ", "best": [...]": the verdict on every figure. */
+static void json_best(FILE *f, const struct cmp *m)
+{
+	fprintf(f, ",\n  \"best\": [");
+	const char *sep = "";
+	for (size_t k = 0; k < NFIGURES; k++) {
+		const struct figure *fig = &figures[k];
+		struct verdict v;
+		if (!judge(m, fig, &v))
+			continue;
+		fprintf(f, "%s\n    {\"figure\": ", sep);
+		json_str_write(f, fig->name);
+		fprintf(f, ", \"unit\": ");
+		json_str_write(f, fig->unit);
+		fprintf(f, ", \"cell\": ");
+		json_str_or_null(f, v.all_tied ? NULL : m->cell[v.best].label);
+		fprintf(f, ", \"value\": %.6g, \"next\": ", v.vb);
+		json_str_write(f, m->cell[v.second].label);
+		fprintf(f,
+			", \"ratio\": %.4f, \"tie\": %s, \"runs_overlap\": %s, \"all_within\": %s}",
+			ratio(fig, v.vb, v.vs), v.tie_next ? "true" : "false",
+			v.overlap ? "true" : "false", v.all_tied ? "true" : "false");
+		sep = ",";
+	}
+	fprintf(f, "\n  ]");
+}
+
 static int write_json(const struct cmp *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -155,10 +715,7 @@ static int write_json(const struct cmp *m, const char *path)
 	fprintf(f, ",\n  \"server_version\": ");
 	json_str_write(f, m->server_version);
 	fprintf(f, ",\n  \"settings\": {\n    \"workload\": ");
-	if (m->workload)
-		json_str_write(f, m->workload);
-	else
-		fprintf(f, "null");
+	json_str_or_null(f, m->workload);
 	if (m->gen_scale > 0)
 		fprintf(f, ",\n    \"gen_scale\": %g", m->gen_scale);
 	else
@@ -166,10 +723,7 @@ static int write_json(const struct cmp *m, const char *path)
 	fprintf(f, ",\n    \"files\": {");
 	for (int ph = 0; ph < PGL_NPHASE; ph++) {
 		fprintf(f, "%s\"%s\": ", ph ? ", " : "", pgl_phase_names[ph]);
-		if (m->files[ph][0])
-			json_str_write(f, m->files[ph]);
-		else
-			fprintf(f, "null");
+		json_str_or_null(f, m->files[ph][0] ? m->files[ph] : NULL);
 	}
 	fprintf(f, "},\n    \"runs\": %d, \"jobs\": %d, \"load\": \"%s\", \"device\": ", m->runs,
 		m->jobs, pgl_load_names[m->load]);
@@ -190,19 +744,25 @@ static int write_json(const struct cmp *m, const char *path)
 		fprintf(f, "%s", i ? ", " : "");
 		json_str_write(f, m->profile[i]);
 	}
-	fprintf(f, "],\n    \"sets\": {");
-	for (int i = 0; i < m->nsets; i++) {
-		fprintf(f, "%s", i ? ", " : "");
-		json_str_write(f, m->sets[i].name);
-		fprintf(f, ": [");
-		for (int v = 0; v < m->sets[i].nval; v++) {
-			fprintf(f, "%s", v ? ", " : "");
-			json_str_write(f, m->sets[i].val[v]);
-		}
-		fprintf(f, "]");
-	}
-	fprintf(f, "},\n    \"cv_limit_pct\": %.1f\n  },\n  \"baseline\": ", CV_LIMIT_PCT);
+	fprintf(f, "],\n    \"sets\": ");
+	json_sweeps(m, f, SWEEP_PGIOFS);
+	fprintf(f, ",\n    \"elevators\": ");
+	json_list(f, m->elevators, m->nelevators);
+	fprintf(f, ", \"pgiofs_elevators\": ");
+	json_list(f, m->pgiofs_elevators, m->npgiofs_elevators);
+	fprintf(f, ",\n    \"queue_sets\": ");
+	json_sweeps(m, f, SWEEP_QUEUE);
+	fprintf(f, ", \"disk_sets\": ");
+	json_sweeps(m, f, SWEEP_DISK);
+	fprintf(f, ",\n    \"oltp\": ");
+	if (m->oltp_clients)
+		fprintf(f, "{\"clients\": %d, \"scale\": %d}", m->oltp_clients, m->oltp_scale);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"stream_mb\": %d", m->stream_mb);
+	fprintf(f, ",\n    \"cv_limit_pct\": %.1f\n  },\n  \"baseline\": ", CV_LIMIT_PCT);
 	json_str_write(f, m->cell[m->baseline].label);
+	json_best(f, m);
 	fprintf(f, ",\n  \"cells\": [\n");
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
@@ -211,21 +771,21 @@ static int write_json(const struct cmp *m, const char *path)
 		fprintf(f, ", \"backend\": ");
 		json_str_write(f, c->spec->name);
 		fprintf(f, ", \"backend_path\": ");
-		if (c->spec->path)
-			json_str_write(f, c->spec->path);
-		else
-			fprintf(f, "null");
+		json_str_or_null(f, c->spec->path);
 		fprintf(f, ", \"profile\": ");
 		json_str_write(f, c->profile ? c->profile : "native");
-		fprintf(f, ", \"pgiofs\": %s, \"set\": {", c->profile ? "true" : "false");
-		for (int k = 0; k < m->nsets && c->profile; k++) {
-			fprintf(f, "%s", k ? ", " : "");
-			json_str_write(f, m->sets[k].name);
-			fprintf(f, ": ");
-			json_str_write(f, c->setv[k]);
-		}
+		fprintf(f, ", \"pgiofs\": %s, \"set\": ", c->profile ? "true" : "false");
+		json_cell_sweeps(m, c, f, SWEEP_PGIOFS);
+		fprintf(f, ",\n     \"queue_set\": ");
+		json_cell_sweeps(m, c, f, SWEEP_QUEUE);
+		fprintf(f, ", \"disk_set\": ");
+		json_cell_sweeps(m, c, f, SWEEP_DISK);
+		fprintf(f, ",\n");
+		json_cell_devices(f, c);
+		fprintf(f, "     \"oltp\": ");
+		json_oltp(f, m, &c->oltp);
 		fprintf(f,
-			"},\n     \"runs\": %d, \"import_s\": {\"mean\": %.6f, \"sd\": %.6f, "
+			",\n     \"runs\": %d, \"import_s\": {\"mean\": %.6f, \"sd\": %.6f, "
 			"\"min\": %.6f, \"max\": %.6f, \"cv_pct\": %.3f},\n",
 			c->ns, c->mean, c->sd, c->min, c->max, c->cv);
 		fprintf(
@@ -241,10 +801,12 @@ static int write_json(const struct cmp *m, const char *path)
 				"%s\n       {\"round\": %d, \"schema_s\": %.6f, \"data_s\": %.6f, "
 				"\"post_s\": %.6f, \"import_s\": %.6f, \"cpu_pct\": %.2f, "
 				"\"load_mb\": %.3f, \"load_cpu_pct\": %.2f, \"wal_bytes\": %llu, "
-				"\"rows\": %llu}",
+				"\"rows\": %llu, \"oltp\": ",
 				k ? "," : "", s->round, s->schema, s->data, s->post, s->import,
 				s->cpu_pct, s->load_mb, s->load_cpu_pct, (unsigned long long)s->wal,
 				(unsigned long long)s->rows);
+			json_oltp(f, m, &s->oltp);
+			fprintf(f, "}");
 		}
 		fprintf(f, "],\n     \"latency\": ");
 		if (!c->has_lat) {
@@ -271,21 +833,33 @@ static int write_json(const struct cmp *m, const char *path)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
+/* cell_sweeps() -- C's values of the sweeps of KIND, "NAME=VALUE ...", into BUF. */
+static void cell_sweeps(const struct cmp *m, const struct cell *c, enum sweep_kind kind, char *buf,
+			size_t cap)
+{
+	buf[0] = '\0';
+	for (int k = 0; k < m->nsets; k++) {
+		size_t l = strlen(buf);
+		if (m->sets[k].kind == kind && c->setv[k])
+			snprintf(buf + l, cap - l, "%s%s=%s", l ? " " : "", m->sets[k].name,
+				 c->setv[k]);
+	}
+}
+
 static int write_csv(const struct cmp *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -errno;
 	fprintf(f, "cell,backend,profile,set,round,schema_s,data_s,post_s,import_s,cpu_pct,load_mb,"
-		   "load_cpu_pct,wal_bytes,rows\n");
+		   "load_cpu_pct,wal_bytes,rows,elevator,queue_set,disk_set,oltp_tx,oltp_errors,"
+		   "oltp_tps,oltp_p50_ms,oltp_p99_ms,oltp_p999_ms,oltp_max_ms\n");
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
-		char set[256] = "";
-		for (int k = 0; k < m->nsets && c->profile; k++) {
-			size_t l = strlen(set);
-			snprintf(set + l, sizeof(set) - l, "%s%s=%s", k ? " " : "", m->sets[k].name,
-				 c->setv[k]);
-		}
+		char set[256], qset[256], dset[256];
+		cell_sweeps(m, c, SWEEP_PGIOFS, set, sizeof(set));
+		cell_sweeps(m, c, SWEEP_QUEUE, qset, sizeof(qset));
+		cell_sweeps(m, c, SWEEP_DISK, dset, sizeof(dset));
 		for (int k = 0; k < c->ns; k++) {
 			const struct sample *s = &c->s[k];
 			pgl_csv_field(f, c->label);
@@ -293,28 +867,69 @@ static int write_csv(const struct cmp *m, const char *path)
 			pgl_csv_field(f, c->spec->name);
 			fprintf(f, ",%s,", c->profile ? c->profile : "native");
 			pgl_csv_field(f, set);
-			fprintf(f, ",%d,%.6f,%.6f,%.6f,%.6f,%.2f,%.3f,%.2f,%llu,%llu\n", s->round,
+			fprintf(f, ",%d,%.6f,%.6f,%.6f,%.6f,%.2f,%.3f,%.2f,%llu,%llu,%s,", s->round,
 				s->schema, s->data, s->post, s->import, s->cpu_pct, s->load_mb,
 				s->load_cpu_pct, (unsigned long long)s->wal,
-				(unsigned long long)s->rows);
+				(unsigned long long)s->rows, c->has_queue ? c->queue.elevator : "");
+			pgl_csv_field(f, qset);
+			fputc(',', f);
+			pgl_csv_field(f, dset);
+			if (m->oltp_clients)
+				fprintf(f, ",%llu,%llu,%.3f,%.6f,%.6f,%.6f,%.6f\n",
+					(unsigned long long)s->oltp.tx,
+					(unsigned long long)s->oltp.errors, s->oltp.tps,
+					s->oltp.p50, s->oltp.p99, s->oltp.p999, s->oltp.max);
+			else
+				fprintf(f, ",,,,,,,\n");
 		}
 	}
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
-/* write_charts() -- import.svg and latency.svg with gnuplot; false if not made. */
-static bool write_charts(const struct cmp *m, bool *lat_chart)
+/* gp_label() -- S in a gnuplot single-quoted string ('' is a quote). */
+static void gp_label(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputs(*s == '\'' ? "''" : (char[]){*s, '\0'}, f);
+}
+
+/* gp_best() -- "; best: LABEL" of figure K for a chart's title. */
+static void gp_best(FILE *f, const struct cmp *m, size_t k)
+{
+	struct verdict v;
+	if (!judge(m, &figures[k], &v))
+		return;
+	if (v.all_tied) {
+		fprintf(f, "; all within %.0f %%", TIE_PCT);
+		return;
+	}
+	fprintf(f, "; best: ");
+	gp_label(f, m->cell[v.best].label);
+	if (v.tie_next) {
+		fprintf(f, ", a tie with ");
+		gp_label(f, m->cell[v.second].label);
+	}
+}
+
+/* The charts made. */
+struct charts {
+	bool any, lat, oltp;
+};
+
+/* write_charts() -- import.svg, latency.svg and oltp.svg with gnuplot; CH
+ * says which were made. */
+static void write_charts(const struct cmp *m, struct charts *ch)
 {
 	char path[4200];
-	*lat_chart = false;
+	memset(ch, 0, sizeof(*ch));
 	if (pgl_which("gnuplot", path, sizeof(path)) < 0) {
-		fprintf(stderr, "pgload: compare: no gnuplot: no charts (install gnuplot-nox)\n");
-		return false;
+		fprintf(stderr, "pgload compare: no gnuplot: no charts (install gnuplot-nox)\n");
+		return;
 	}
 	snprintf(path, sizeof(path), "%s/import.dat", m->out);
 	FILE *f = fopen(path, "w");
 	if (!f)
-		return false;
+		return;
 	fprintf(f, "# cell mean_s sd_s\n");
 	for (int i = 0; i < m->ncell; i++)
 		fprintf(f, "\"%s\" %.6f %.6f\n", m->cell[i].label, m->cell[i].mean, m->cell[i].sd);
@@ -331,7 +946,7 @@ static bool write_charts(const struct cmp *m, bool *lat_chart)
 		snprintf(path, sizeof(path), "%s/latency.dat", m->out);
 		f = fopen(path, "w");
 		if (!f)
-			return false;
+			return;
 		fprintf(f, "cell");
 		for (int k = 0; k < PGL_IO_NCLASS; k++)
 			if (cls[k])
@@ -354,26 +969,62 @@ static bool write_charts(const struct cmp *m, bool *lat_chart)
 		}
 		fclose(f);
 	}
+	/* commit latency of the OLTP clients during the import, per cell */
+	if (m->oltp_clients) {
+		snprintf(path, sizeof(path), "%s/oltp.dat", m->out);
+		f = fopen(path, "w");
+		if (!f)
+			return;
+		fprintf(f, "cell p50 p99 p99.9 max\n");
+		for (int i = 0; i < m->ncell; i++) {
+			const struct oltp_figures *o = &m->cell[i].oltp;
+			fprintf(f, "\"%s\"", m->cell[i].label);
+			if (o->tx)
+				fprintf(f, " %.6f %.6f %.6f %.6f\n", o->p50, o->p99, o->p999,
+					o->max);
+			else
+				fprintf(f, " NaN NaN NaN NaN\n");
+		}
+		fclose(f);
+	}
 	snprintf(path, sizeof(path), "%s/charts.gp", m->out);
 	f = fopen(path, "w");
 	if (!f)
-		return false;
+		return;
 	fprintf(f,
 		"# charts of pgload compare: gnuplot charts.gp (in this directory)\n"
 		"set terminal svg size 1000,560 dynamic font 'sans,11'\n"
+		"set termoption noenhanced\n"
 		"set style fill solid 0.6 border -1\n"
 		"set grid ytics\n"
 		"set xtics rotate by 30 right noenhanced\n"
 		"set key noenhanced outside right top\n"
 		"set lmargin 24\n"
 		"set output 'import.svg'\n"
-		"set title 'Import time per cell (mean and sd of %d runs)'\n"
-		"set ylabel 'seconds'\n"
-		"set yrange [0:*]\n"
-		"set style data histogram\n"
-		"set style histogram errorbars gap 1 lw 1\n"
-		"plot 'import.dat' using 2:3:xtic(1) title 'import (data + post)'\n",
+		"set title 'Import time per cell (mean and sd of %d runs; lower is better",
 		m->runs);
+	gp_best(f, m, 0);
+	fprintf(f, ")'\n"
+		   "set ylabel 'seconds'\n"
+		   "set yrange [0:*]\n"
+		   "set style data histogram\n"
+		   "set style histogram errorbars gap 1 lw 1\n"
+		   "plot 'import.dat' using 2:3:xtic(1) title 'import (data + post)'\n");
+	if (m->oltp_clients) {
+		fprintf(f,
+			"set output 'oltp.svg'\n"
+			"set title 'Commit latency of %d OLTP clients during the import (ms, log "
+			"scale; lower is better",
+			m->oltp_clients);
+		gp_best(f, m, 2);
+		fprintf(f, " at p99)'\n"
+			   "set ylabel 'ms'\n"
+			   "set logscale y\n"
+			   "set yrange [*:*]\n"
+			   "set style histogram clustered gap 1\n"
+			   "plot for [i=2:5] 'oltp.dat' using i:xtic(1) title columnheader(i)\n"
+			   "unset logscale y\n");
+	}
 	if (ncls) {
 		fprintf(f,
 			"set output 'latency.svg'\n"
@@ -388,9 +1039,10 @@ static bool write_charts(const struct cmp *m, bool *lat_chart)
 	fclose(f);
 	char *argv[] = {"sh", "-c", "cd \"$0\" && gnuplot charts.gp", (char *)m->out, NULL};
 	if (pgl_run_ok("compare: gnuplot", argv, NULL, 0) < 0)
-		return false;
-	*lat_chart = ncls > 0;
-	return true;
+		return;
+	ch->any = true;
+	ch->lat = ncls > 0;
+	ch->oltp = m->oltp_clients > 0;
 }
 
 static void html_text(FILE *f, const char *s)
@@ -407,7 +1059,7 @@ static void html_text(FILE *f, const char *s)
 	}
 }
 
-static int write_html(const struct cmp *m, const char *table, bool charts, bool lat_chart)
+static int write_html(const struct cmp *m, const char *table, const struct charts *ch)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/index.html", m->out);
@@ -428,9 +1080,12 @@ static int write_html(const struct cmp *m, const char *table, bool charts, bool 
 		   "<a href=\"results.csv\">results.csv</a>.</p>\n<h2>Import time</h2>\n<pre>");
 	html_text(f, table);
 	fprintf(f, "</pre>\n");
-	if (charts) {
+	if (ch->any) {
 		fprintf(f, "<p><img src=\"import.svg\" alt=\"import time per cell\"></p>\n");
-		if (lat_chart)
+		if (ch->oltp)
+			fprintf(f, "<h2>Commit latency during the import</h2>\n<p><img "
+				   "src=\"oltp.svg\" alt=\"commit latency per cell\"></p>\n");
+		if (ch->lat)
 			fprintf(f, "<h2>Latency per class</h2>\n<p><img src=\"latency.svg\" "
 				   "alt=\"p99 latency per class\"></p>\n");
 	} else {
@@ -468,12 +1123,13 @@ int pgl_cmp_report(struct cmp *m)
 	snprintf(path, sizeof(path), "%s/results.csv", m->out);
 	if (ret == 0)
 		ret = write_csv(m, path);
-	bool lat_chart;
-	bool charts = ret == 0 && write_charts(m, &lat_chart);
+	struct charts ch = {0};
 	if (ret == 0)
-		ret = write_html(m, table, charts, charts && lat_chart);
+		write_charts(m, &ch);
+	if (ret == 0)
+		ret = write_html(m, table, &ch);
 	if (ret < 0)
-		fprintf(stderr, "pgload: compare: could not write the report in \"%s\": %s\n",
+		fprintf(stderr, "pgload compare: could not write the report in \"%s\": %s\n",
 			m->out, strerror(-ret));
 	else {
 		char *abs = realpath(m->out, NULL);

@@ -497,7 +497,7 @@ static int connect_to(struct exec *e, const struct pgl_item *it, const char *db,
 		if (st < 0)
 			return st;
 	}
-	PGconn *n = pgl_connect(e->c->base, db, user, false, !e->c->o->quiet);
+	PGconn *n = pgl_connect(&e->c->base, db, user, false, !e->c->o->quiet);
 	if (!n) {
 		fprintf(stderr, "pgload: %s:%lu: \\connect failed\n", e->fname, it->line);
 		return -ECONNREFUSED;
@@ -519,25 +519,15 @@ static int do_meta(struct exec *e, const struct pgl_item *it)
 		const char *db = it->argc > 0 ? it->argv[0] : "-";
 		const char *user = it->argc > 1 ? it->argv[1] : NULL;
 		char *cdb = NULL, *cuser = NULL;
-		if (strchr(db, '=') || strncmp(db, "postgres://", 11) == 0 ||
-		    strncmp(db, "postgresql://", 13) == 0) {
+		if (pgl_is_conninfo(db)) {
 			/* a connection string: take its database and user, keep our server */
-			PQconninfoOption *opts = PQconninfoParse(db, NULL);
-			if (!opts) {
+			if (pgl_conninfo_get(db, "dbname", &cdb) < 0 ||
+			    pgl_conninfo_get(db, "user", &cuser) < 0) {
 				fprintf(stderr,
 					"pgload: %s:%lu: invalid connection string in \\connect\n",
 					e->fname, it->line);
 				return -EINVAL;
 			}
-			for (PQconninfoOption *op = opts; op->keyword; op++) {
-				if (!op->val || !*op->val)
-					continue;
-				if (strcmp(op->keyword, "dbname") == 0)
-					cdb = strdup(op->val);
-				else if (strcmp(op->keyword, "user") == 0)
-					cuser = strdup(op->val);
-			}
-			PQconninfoFree(opts);
 			db = cdb ? cdb : "-";
 			if (!user)
 				user = cuser;
@@ -686,7 +676,7 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 		pgl_input_close(e.in);
 		return r;
 	}
-	e.conn = pgl_connect(c->base, dbname, NULL, false, !c->o->quiet);
+	e.conn = pgl_connect(&c->base, dbname, NULL, false, !c->o->quiet);
 	if (!e.conn) {
 		ret = atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 		goto out;
@@ -731,6 +721,8 @@ int pgl_exec_file(struct pgl_ctx *c, const char *path, const char *dbname,
 			break;
 		}
 		c->progress_pos = pgl_input_consumed(e.in);
+		if (it.kind == PGL_ITEM_SQL)
+			atomic_fetch_add(&c->progress_stmts, 1);
 		ret = 0;
 	}
 	if (r < 0)

@@ -166,27 +166,6 @@ int pgl_io_find_mount(const char *path, const char *mountinfo, char *mnt, size_t
 	return ret;
 }
 
-int pgl_io_find_bin(const char *given, char *out, size_t cap)
-{
-	if (given) {
-		snprintf(out, cap, "%s", given);
-		return access(out, X_OK) == 0 ? 0 : -errno;
-	}
-	char exe[512];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, cap, "%s/pgiofs", exe);
-			if (access(out, X_OK) == 0)
-				return 0;
-		}
-	}
-	return pgl_which("pgiofs", out, cap);
-}
-
 /* ---- running `pgiofs stat` ------------------------------------------------ */
 
 int pgl_io_sample(const char *bin, const char *mnt, struct pgl_io *out, char *err, size_t errcap)

@@ -123,6 +123,9 @@ void pgl_child_register(pid_t pid);
 
 /* ---- helpers (util.c) ---------------------------------------------------- */
 
+/* pgl_print_version() -- "pgload VERSION (libpq VERSION)" on stdout, for --version. */
+void pgl_print_version(void);
+
 /* pgl_now() -- CLOCK_MONOTONIC in seconds. */
 double pgl_now(void);
 
@@ -151,6 +154,13 @@ void pgl_fmt_time(char *buf, size_t cap, double secs);
  * OUT.  Returns 0, or -ENOENT.
  */
 int pgl_which(const char *prog, char *out, size_t cap);
+
+/*
+ * pgl_find_sibling() -- the program PROG of this tree: GIVEN (which must be
+ * executable) if not NULL, else PROG beside this program's binary, else on
+ * PATH; into OUT.  Returns 0 or -errno.
+ */
+int pgl_find_sibling(const char *prog, const char *given, char *out, size_t cap);
 
 /* A program to run to completion (pgl_proc_run()). */
 struct pgl_proc {
@@ -277,9 +287,6 @@ int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct
  */
 int pgl_io_find_mount(const char *path, const char *mountinfo, char *mnt, size_t cap);
 
-/* pgl_io_find_bin() -- GIVEN, else pgiofs beside this program, else on PATH. */
-int pgl_io_find_bin(const char *given, char *out, size_t cap);
-
 /*
  * pgl_io_sample() -- run `BIN stat MNT --json` (10 s limit) and parse it.
  * Returns 0, or -errno with the reason in ERR.
@@ -386,14 +393,38 @@ struct pgl_run_result {
 /* ---- the session layer: connections, errors, COPY (session.c) ------------ */
 
 /*
- * pgl_connect() -- connect to CONNINFO, with DBNAME and USER if not NULL.
- * An interrupt ends the attempt, connect_timeout bounds it.  The server's
- * warnings go to stderr if WARNINGS (notices never do); unless QUIET, a
- * failure says why.  The connection is registered for cancellation
- * (pgl_cancel_register()).  Returns it, or NULL.
+ * Where the connections of a run go, as libpq keywords: CONNINFO (a
+ * connection string, a URI or a plain database name: psql's -d, or --dsn),
+ * then HOST, PORT and USER (-h, -p, -U) over it; NULL members are left to
+ * libpq, which fills them from the PG* environment variables, the service
+ * file and ~/.pgpass.
  */
-PGconn *pgl_connect(const char *conninfo, const char *dbname, const char *user, bool quiet,
-		    bool warnings);
+struct pgl_target {
+	const char *conninfo, *host, *port, *user;
+};
+
+/*
+ * pgl_connect() -- connect to TARGET, with DBNAME and USER over it if not
+ * NULL.  An interrupt ends the attempt, connect_timeout bounds it.  The
+ * server's warnings go to stderr if WARNINGS (notices never do); unless
+ * QUIET, a failure says why.  The connection is registered for
+ * cancellation (pgl_cancel_register()).  Returns it, or NULL.
+ */
+PGconn *pgl_connect(const struct pgl_target *target, const char *dbname, const char *user,
+		    bool quiet, bool warnings);
+
+/*
+ * pgl_is_conninfo() -- S is a connection string or URI rather than a plain
+ * database name (libpq's rule for a dbname it expands).
+ */
+bool pgl_is_conninfo(const char *s);
+
+/*
+ * pgl_conninfo_get() -- the value of KEYWORD in connection string or URI
+ * CONNINFO (a copy to free, NULL if absent or empty).  Returns 0, or
+ * -EINVAL if CONNINFO does not parse.
+ */
+int pgl_conninfo_get(const char *conninfo, const char *keyword, char **out);
 
 /* pgl_disconnect() -- unregister and close CONN; accepts NULL. */
 void pgl_disconnect(PGconn *conn);

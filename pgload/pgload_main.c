@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pgload.h"
+#include "pgload_i.h"
 
 static void usage(FILE *f)
 {
@@ -19,7 +20,8 @@ static void usage(FILE *f)
 		   "  gen     write a deterministic synthetic workload\n"
 		   "  split   print how a script is split into statements (debugging)\n"
 		   "\n"
-		   "`pgload COMMAND --help` describes the options of a command.\n");
+		   "`pgload COMMAND --help` describes the options of a command;\n"
+		   "`pgload --version` prints the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -37,6 +39,10 @@ int main(int argc, char **argv)
 		return pgl_cmd_gen(argc - 1, argv + 1);
 	if (strcmp(cmd, "split") == 0)
 		return pgl_cmd_split(argc - 1, argv + 1);
+	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+		pgl_print_version();
+		return 0;
+	}
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return 0;

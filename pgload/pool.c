@@ -442,7 +442,7 @@ static void *worker_main(void *arg)
 
 		int ret = 0;
 		if (!conn) {
-			conn = pgl_connect(pool->c->base, pool->dbname, NULL,
+			conn = pgl_connect(&pool->c->base, pool->dbname, NULL,
 					   atomic_load(&pgl_interrupted), !pool->c->o->quiet);
 			if (!conn)
 				ret = atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;

@@ -1,7 +1,12 @@
 /*
- * progress.c -- the progress line of `pgload run` on stderr: run, phase, MB
- * done (of the input's size when known), rows/s, MB/s and an ETA, redrawn
- * twice a second by a thread of its own; and the line that ends each run.
+ * progress.c -- the progress of `pgload run` on stderr, in one of two forms:
+ *  - a line redrawn twice a second (when stderr is a terminal, or with
+ *    --progress): run, phase, MB done (of the input's size when known),
+ *    rows/s, MB/s and an ETA;
+ *  - with -P SEC, as pgbench -P prints it: one line every SEC seconds,
+ *    "progress: ELAPSED s, run R/N PHASE, MB read, statements/s, rows/s,
+ *    MB/s", rates over the last interval, whatever stderr is;
+ * and the line that ends each run.  A thread of its own prints them.
  *
  * What must stay true: the thread only reads the run's counters (atomics
  * in the context); it never delays the load.
@@ -46,9 +51,64 @@ static int64_t input_total(const char *file, bool *lz4)
 	return total;
 }
 
-static void *progress_thread(void *arg)
+/* wait_until() -- sleep until T (pgl_now() time) or a stop; false on a stop. */
+static bool wait_until(struct pgl_progress *pr, double t)
 {
-	struct pgl_ctx *c = arg;
+	while (!pr->stop) {
+		double left = t - pgl_now();
+		if (left <= 0)
+			return true;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		long ns = ts.tv_nsec + (long)((left - (long)left) * 1e9);
+		ts.tv_sec += (time_t)left + ns / 1000000000L;
+		ts.tv_nsec = ns % 1000000000L;
+		pthread_cond_timedwait(&pr->cond, &pr->lock, &ts);
+	}
+	return false;
+}
+
+/*
+ * every_line() -- -P: one line per interval, rates over that interval (as
+ * pgbench -P: a phase that changed restarts the counters, not the clock).
+ */
+static void every_line(struct pgl_ctx *c)
+{
+	struct pgl_progress *pr = c->progress;
+	double t0 = pgl_now(), tprev = t0, every = c->o->progress_every;
+	uint64_t sprev = 0, rprev = 0, qprev = 0;
+	int lastph = -1, lastrun = -1;
+	for (long k = 1; wait_until(pr, t0 + (double)k * every); k++) {
+		int ph = atomic_load(&c->progress_phase), run = atomic_load(&c->progress_run);
+		uint64_t sent = atomic_load(&c->progress_bytes);
+		uint64_t rows = atomic_load(&c->progress_rows);
+		uint64_t stmts = atomic_load(&c->progress_stmts);
+		double now = pgl_now(), dt = now - tprev;
+		if (ph != lastph || run != lastrun || sent < sprev || rows < rprev ||
+		    stmts < qprev) {
+			/* a new phase: what it did so far, over the part of the interval it had */
+			lastph = ph;
+			lastrun = run;
+			sprev = rprev = qprev = 0;
+		}
+		uint64_t done = c->o->jobs > 1 ? sent : atomic_load(&c->progress_pos);
+		fprintf(stderr,
+			"progress: %.1f s, run %d/%d %s, %.1f MB read, %.1f statements/s, "
+			"%.0f rows/s, %.1f MB/s\n",
+			now - t0, run + 1, c->o->runs + c->o->warmup, pgl_phase_names[ph],
+			(double)done / MB, dt > 0 ? (double)(stmts - qprev) / dt : 0,
+			dt > 0 ? (double)(rows - rprev) / dt : 0,
+			dt > 0 ? (double)(sent - sprev) / MB / dt : 0);
+		tprev = now;
+		sprev = sent;
+		rprev = rows;
+		qprev = stmts;
+	}
+}
+
+/* live_line() -- the line redrawn twice a second. */
+static void live_line(struct pgl_ctx *c)
+{
 	struct pgl_progress *pr = c->progress;
 	int lastph = -1, lastrun = -1;
 	double t0 = pgl_now(), tprev = t0;
@@ -56,18 +116,7 @@ static void *progress_thread(void *arg)
 	double mbs = 0, rps = 0;
 	int64_t total = -1;
 	bool lz4 = false;
-	pthread_mutex_lock(&pr->lock);
-	while (!pr->stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 500000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&pr->cond, &pr->lock, &ts);
-		if (pr->stop)
-			break;
+	while (wait_until(pr, pgl_now() + 0.5)) {
 		int ph = atomic_load(&c->progress_phase), run = atomic_load(&c->progress_run);
 		double now = pgl_now();
 		uint64_t sent = atomic_load(&c->progress_bytes);
@@ -111,8 +160,18 @@ static void *progress_thread(void *arg)
 			run + 1, c->o->runs + c->o->warmup, pgl_phase_names[ph], (double)done / MB,
 			tot, rps, mbs, eta);
 	}
-	pthread_mutex_unlock(&pr->lock);
 	fprintf(stderr, "\r\033[K");
+}
+
+static void *progress_thread(void *arg)
+{
+	struct pgl_ctx *c = arg;
+	pthread_mutex_lock(&c->progress->lock);
+	if (c->o->progress_every > 0)
+		every_line(c);
+	else
+		live_line(c);
+	pthread_mutex_unlock(&c->progress->lock);
 	return NULL;
 }
 
@@ -151,6 +210,12 @@ void pgl_progress_stop(struct pgl_ctx *c)
 	c->progress = NULL;
 }
 
+void pgl_progress_clear(struct pgl_ctx *c)
+{
+	if (c->progress && c->o->progress_every <= 0)
+		fprintf(stderr, "\r\033[K");
+}
+
 void pgl_progress_run_done(struct pgl_ctx *c, int run)
 {
 	const struct pgl_run_result *rr = &c->results[run];
@@ -159,8 +224,7 @@ void pgl_progress_run_done(struct pgl_ctx *c, int run)
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		real += rr->ph[ph].real;
 	pgl_fmt_time(r, sizeof(r), real);
-	if (c->progress)
-		fprintf(stderr, "\r\033[K");
+	pgl_progress_clear(c);
 	fprintf(stderr, "pgload: run %d/%d%s done: real %s", run + 1, c->o->runs + c->o->warmup,
 		rr->warmup ? " (warmup)" : "", r);
 	for (int ph = 0; ph < PGL_NPHASE; ph++) {

@@ -213,7 +213,7 @@ void pgl_report_summary(struct pgl_ctx *c, FILE *f)
 	if (o->warmup)
 		fprintf(f, " after %d warmup", o->warmup);
 	fprintf(f, ", PostgreSQL %s, %s%s%s, jobs %d%s\n", c->server_version,
-		c->server ? "embedded server" : "server from --dsn", o->label ? ", " : "",
+		c->server ? "embedded server" : "named server", o->label ? ", " : "",
 		o->label ? o->label : "", o->jobs, o->pipeline ? ", pipeline" : "");
 	fprintf(f, "\n");
 	/* the `time` lines: means over the measured runs */

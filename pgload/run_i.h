@@ -22,19 +22,23 @@ struct pgl_opts {
 	const char *file[PGL_NPHASE];
 	int runs, warmup, jobs;
 	uint64_t chunk_bytes; /* --chunk-mb: split COPY blocks for --jobs (0 = never) */
-	const char *db, *dsn, *pgdata, *pgbin, *json, *csv, *label;
-	bool quiet, force, cont, pipeline, on_pgiofs;
+	const char *db, *pgdata, *pgbin, *json, *csv, *label;
+	/* the server: --dsn, or psql's -h -p -U -d (NULL: left to libpq) */
+	const char *dsn, *host, *port, *user, *dbname;
+	bool external; /* use that server, not the embedded one */
+	bool quiet, force, cont, pipeline, on_pgiofs, embedded;
 	const char *profile;
 	const char *pgiofs_bin; /* --pgiofs-bin */
 	int progress;		/* -1 auto (stderr is a tty), 0 off, 1 on */
+	double progress_every;	/* -P SEC: a progress line every SEC seconds (0: no) */
 	const char *settings[PGL_MAXSETTINGS + 1];
 	int nsettings;
 };
 
 struct pgl_ctx {
 	struct pgl_opts *o;
-	struct pgl_server *server; /* embedded server, or NULL with --dsn */
-	const char *base;	   /* conninfo every connection starts from */
+	struct pgl_server *server; /* embedded server, or NULL with o->external */
+	struct pgl_target base;	   /* where every connection goes */
 	PGconn *admin;		   /* creates databases, reads the WAL position */
 	bool db_created;	   /* o->db exists, created by this process */
 
@@ -59,6 +63,7 @@ struct pgl_ctx {
 	atomic_uint_fast64_t progress_bytes; /* COPY bytes sent in this phase */
 	atomic_uint_fast64_t progress_rows;  /* COPY lines sent in this phase */
 	_Atomic uint64_t progress_pos;	     /* input bytes consumed in this phase */
+	atomic_uint_fast64_t progress_stmts; /* statements sent in this phase */
 	_Atomic int progress_phase, progress_run;
 	struct pgl_progress *progress;
 };
@@ -146,7 +151,7 @@ int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result 
 
 /*
  * pgl_drop_run_db() -- after an interrupt, drop the database this process
- * created on a --dsn server (never one it did not create: c->db_created).
+ * created on a server it did not start (never one it did not create: c->db_created).
  * The admin connection is no longer cancelled by signals (the step is
  * "cleanup"), and the drop is bounded in time.
  */
@@ -164,11 +169,21 @@ int pgl_report_csv(struct pgl_ctx *c, const char *path);
 /* pgl_csv_field() -- S as a CSV field on F, quoted only if it must be. */
 void pgl_csv_field(FILE *f, const char *s);
 
-/* pgl_progress_start() -- the progress line on stderr, twice a second.  0 or -errno. */
+/*
+ * pgl_progress_start() -- progress on stderr: a line redrawn twice a second,
+ * or with -P SEC one line every SEC seconds, as pgbench -P prints them.
+ * 0 or -errno.
+ */
 int pgl_progress_start(struct pgl_ctx *c);
 
 /* pgl_progress_stop() -- end the progress line; nothing if there is none. */
 void pgl_progress_stop(struct pgl_ctx *c);
+
+/*
+ * pgl_progress_clear() -- erase the redrawn progress line, if there is one,
+ * before printing a message.
+ */
+void pgl_progress_clear(struct pgl_ctx *c);
 
 /* pgl_progress_run_done() -- say on stderr that run RUN is done, and its times. */
 void pgl_progress_run_done(struct pgl_ctx *c, int run);

@@ -98,8 +98,7 @@ out:
 /* io_off() -- say once why there are no per-class I/O figures, and stop. */
 static void io_off(struct pgl_ctx *c, const char *why)
 {
-	if (c->progress)
-		fprintf(stderr, "\r\033[K"); /* not in the middle of the progress line */
+	pgl_progress_clear(c); /* not in the middle of the progress line */
 	fprintf(stderr, "pgload: `%s stat %s --json` failed (%s); going on without per-class I/O\n",
 		c->io_bin, c->io_mnt, why);
 	c->io_on = false;
@@ -133,7 +132,7 @@ void pgl_io_setup(struct pgl_ctx *c)
 		c->io_mnt[0] = '\0';
 		return;
 	}
-	ret = pgl_io_find_bin(c->o->pgiofs_bin, c->io_bin, sizeof(c->io_bin));
+	ret = pgl_find_sibling("pgiofs", c->o->pgiofs_bin, c->io_bin, sizeof(c->io_bin));
 	if (ret < 0) {
 		snprintf(c->io_bin, sizeof(c->io_bin), "%s",
 			 c->o->pgiofs_bin ? c->o->pgiofs_bin : "pgiofs");
@@ -165,6 +164,7 @@ int pgl_run_phase(struct pgl_ctx *c, enum pgl_phase ph, struct pgl_phase_result 
 	c->progress_pos = 0;
 	atomic_store(&c->progress_bytes, 0);
 	atomic_store(&c->progress_rows, 0);
+	atomic_store(&c->progress_stmts, 0);
 	c->progress_phase = ph;
 	getrusage(RUSAGE_SELF, &ru0);
 	double t0 = pgl_now();

@@ -269,7 +269,7 @@ static bool is_fuse_mount(const char *path)
 /* find_pgiofs() -- --pgiofs-bin, the pgiofs binary beside pgload, or on PATH. */
 static int find_pgiofs(const char *given, char *out, size_t cap)
 {
-	int ret = pgl_io_find_bin(given, out, cap);
+	int ret = pgl_find_sibling("pgiofs", given, out, cap);
 	if (ret < 0 && given)
 		fprintf(stderr, "pgload: --pgiofs-bin \"%s\": %s\n", given, strerror(-ret));
 	else if (ret < 0)

@@ -36,21 +36,29 @@ static void notice_print(void *arg, const PGresult *res)
 		fprintf(stderr, "pgload: server %s", PQresultErrorMessage(res));
 }
 
-PGconn *pgl_connect(const char *conninfo, const char *dbname, const char *user, bool quiet,
-		    bool warnings)
+PGconn *pgl_connect(const struct pgl_target *target, const char *dbname, const char *user,
+		    bool quiet, bool warnings)
 {
-	const char *kw[6], *val[6];
+	const char *kw[9], *val[9];
 	int n = 0;
+	/*
+	 * Only the first dbname may be a connection string (expand_dbname): the
+	 * target's, or an empty one, so that DBNAME is never read as one.
+	 * Later keywords override earlier ones; NULL or empty values are
+	 * skipped, and libpq fills those from the environment.
+	 */
 	kw[n] = "dbname";
-	val[n++] = conninfo;
-	if (dbname) {
-		kw[n] = "dbname";
-		val[n++] = dbname;
-	}
-	if (user) {
-		kw[n] = "user";
-		val[n++] = user;
-	}
+	val[n++] = target->conninfo ? target->conninfo : "";
+	kw[n] = "host";
+	val[n++] = target->host;
+	kw[n] = "port";
+	val[n++] = target->port;
+	kw[n] = "user";
+	val[n++] = target->user;
+	kw[n] = "dbname";
+	val[n++] = dbname;
+	kw[n] = "user";
+	val[n++] = user;
 	kw[n] = "fallback_application_name";
 	val[n++] = "pgload";
 	kw[n] = NULL;
@@ -108,6 +116,25 @@ PGconn *pgl_connect(const char *conninfo, const char *dbname, const char *user, 
 	PQsetNoticeReceiver(conn, warnings ? notice_print : notice_quiet, NULL);
 	pgl_cancel_register(conn);
 	return conn;
+}
+
+bool pgl_is_conninfo(const char *s)
+{
+	return strchr(s, '=') || strncmp(s, "postgres://", 11) == 0 ||
+	       strncmp(s, "postgresql://", 13) == 0;
+}
+
+int pgl_conninfo_get(const char *conninfo, const char *keyword, char **out)
+{
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+	*out = NULL;
+	if (!opts)
+		return -EINVAL;
+	for (PQconninfoOption *op = opts; op->keyword; op++)
+		if (strcmp(op->keyword, keyword) == 0 && op->val && *op->val)
+			*out = strdup(op->val);
+	PQconninfoFree(opts);
+	return 0;
 }
 
 void pgl_disconnect(PGconn *conn)

@@ -38,11 +38,11 @@ int pgl_cmd_split(int argc, char **argv)
 		uint64_t copybytes = 0;
 
 		if (pgl_input_open(argv[i], &in, err) < 0) {
-			fprintf(stderr, "pgload: %s\n", err);
+			fprintf(stderr, "pgload split: %s\n", err);
 			return 1;
 		}
 		if (pgl_parser_create(in, argv[i], &p) < 0) {
-			fprintf(stderr, "pgload: out of memory\n");
+			fprintf(stderr, "pgload split: out of memory\n");
 			pgl_input_close(in);
 			return 1;
 		}
@@ -70,7 +70,7 @@ int pgl_cmd_split(int argc, char **argv)
 			}
 		}
 		if (ret < 0)
-			fprintf(stderr, "pgload: %s\n", pgl_parser_error(p));
+			fprintf(stderr, "pgload split: %s\n", pgl_parser_error(p));
 		pgl_parser_destroy(p);
 		pgl_input_close(in);
 		if (ret < 0)

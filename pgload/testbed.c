@@ -1,7 +1,15 @@
 /*
  * testbed.c -- the test bed of `pgload compare`: the work directory, the
- * back ends (file system images on loop devices, tmpfs, a directory) and
- * the clean-up that leaves nothing behind (see testbed.h).
+ * back ends (file system images on loop devices, file systems on a disk
+ * modelled by pgdisk, tmpfs, a directory) and the clean-up that leaves
+ * nothing behind (see testbed.h).
+ *
+ * A modelled disk is a stack, set up bottom up and torn down top down:
+ * the image, pgdisk serving it at DIR/disk (a daemon, started as a
+ * program), a loop device with direct I/O on DIR/disk/disk, its queue
+ * (elevator, tunables), the file system made on the loop device, mounted
+ * at DIR/fs.  pgdisk is stopped only after the loop device is gone: while
+ * the device is attached, its mount cannot go.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,11 +40,13 @@ struct pgl_testbed {
 struct pgl_backend {
 	struct pgl_testbed *tb;
 	const struct pgl_backend_spec *spec;
-	uint64_t size;
+	const struct pgl_backend_opts *o;
 	char dir[256];	 /* the caller's directory in the test bed */
 	char root[1024]; /* the back end's directory for the cluster */
-	char img[1100];	 /* a file system image, or "" */
+	char img[1100];	 /* a file system or disk image, or "" */
 	char loopdev[64];
+	char diskmnt[300]; /* pgdisk's mount point (model back ends), or "" */
+	char mnt[300];	   /* the file system's (or tmpfs's) mount point, once mounted */
 	bool mounted;
 };
 
@@ -46,8 +56,9 @@ struct pgl_backend_ops {
 	int (*check)(const struct pgl_backend_spec *spec);
 	/* up() -- set BE up: be->root is then a fresh directory on it */
 	int (*up)(struct pgl_backend *be);
-	/* down() -- more than the generic tear-down, before it (NULL: none) */
+	/* down() -- more than the generic tear-down, after it (NULL: none) */
 	void (*down)(struct pgl_backend *be);
+	bool blockdev; /* a file system on a loop device */
 };
 
 /* ---- clean-up ------------------------------------------------------------ */
@@ -73,12 +84,28 @@ static int read_state(const char *wd, pid_t *pid, char dirs[][1024], int maxdirs
 	return n;
 }
 
-/* kill_users() -- kill processes (not us) whose command line names a path under DIRS. */
-static int kill_users(char dirs[][1024], int ndirs, bool pgiofs_too)
+/* What users() does with the processes it finds. */
+enum users_mode {
+	USERS_COUNT,	    /* count them (daemons too) */
+	USERS_KILL_CLIENTS, /* kill all but the daemons serving mounts (pgiofs, pgdisk) */
+	USERS_KILL_ALL,	    /* kill them all */
+};
+
+/* is_daemon() -- the program ARGV0 serves a mount: it goes with the mount. */
+static bool is_daemon(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+	base = base ? base + 1 : argv0;
+	return strcmp(base, "pgiofs") == 0 || strcmp(base, "pgdisk") == 0;
+}
+
+/* users() -- the processes (not us) whose command line names a path under
+ * DIRS: count or kill them (MODE).  Returns how many. */
+static int users(char dirs[][1024], int ndirs, enum users_mode mode)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
-	int killed = 0;
+	int found = 0;
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
@@ -95,23 +122,34 @@ static int kill_users(char dirs[][1024], int ndirs, bool pgiofs_too)
 		if (n <= 0)
 			continue;
 		buf[n] = '\0';
-		bool hit = false, is_pgiofs = strstr(buf, "pgiofs") && !strstr(buf, "postgres");
+		bool hit = false;
 		for (char *a = buf; a < buf + n && !hit; a += strlen(a) + 1)
 			for (int i = 0; i < ndirs && !hit; i++)
 				hit = strstr(a, dirs[i]) != NULL;
-		if (!hit || (is_pgiofs && !pgiofs_too))
+		if (!hit || (mode == USERS_KILL_CLIENTS && is_daemon(buf)))
 			continue;
-		kill(pid, SIGKILL);
-		killed++;
+		if (mode != USERS_COUNT)
+			kill(pid, SIGKILL);
+		found++;
 	}
 	closedir(d);
-	return killed;
+	return found;
+}
+
+/* wait_users() -- until no process names a path under DIRS (SECS at most). */
+static void wait_users(char dirs[][1024], int ndirs, double secs)
+{
+	for (double t0 = pgl_now(); users(dirs, ndirs, USERS_COUNT) && pgl_now() - t0 < secs;)
+		usleep(50000);
 }
 
 #define MAX_UNMOUNT 64
 
+#define PGDISK_FSTYPE "fuse.pgdisk"
+
 struct mounts_under {
 	const char *dir;
+	bool but_pgdisk;
 	char (*mnts)[PATH_MAX];
 	int n;
 };
@@ -119,16 +157,21 @@ struct mounts_under {
 static int add_under(const struct mountinfo *m, void *arg)
 {
 	struct mounts_under *u = arg;
-	if (path_is_under(m->point, u->dir))
+	if (path_is_under(m->point, u->dir) &&
+	    !(u->but_pgdisk && strcmp(m->fstype, PGDISK_FSTYPE) == 0))
 		snprintf(u->mnts[u->n++], sizeof(u->mnts[0]), "%s", m->point);
 	return u->n == MAX_UNMOUNT;
 }
 
-/* unmount_under() -- unmount every mount under DIR, deepest first. */
-static int unmount_under(const char *dir)
+/*
+ * unmount_under() -- unmount every mount under DIR, deepest first; with
+ * BUT_PGDISK not pgdisk's (a loop device on its disk keeps it busy until
+ * detached).
+ */
+static int unmount_under(const char *dir, bool but_pgdisk)
 {
 	char(*mnts)[PATH_MAX] = calloc(MAX_UNMOUNT, PATH_MAX);
-	struct mounts_under u = {.dir = dir, .mnts = mnts};
+	struct mounts_under u = {.dir = dir, .but_pgdisk = but_pgdisk, .mnts = mnts};
 	int done = 0;
 	if (!mnts)
 		return 0;
@@ -146,7 +189,7 @@ static int unmount_under(const char *dir)
 				usleep(100000);
 		}
 		if (!ok && umount2(mnts[i], MNT_DETACH) < 0)
-			fprintf(stderr, "pgload: compare: could not unmount \"%s\": %s\n", mnts[i],
+			fprintf(stderr, "pgload compare: could not unmount \"%s\": %s\n", mnts[i],
 				strerror(errno));
 		done++;
 	}
@@ -181,7 +224,7 @@ static int detach_loops_under(const char *dir)
 			if (ioctl(fd, LOOP_CLR_FD, 0) == 0)
 				done++;
 			else
-				fprintf(stderr, "pgload: compare: could not detach %s: %s\n",
+				fprintf(stderr, "pgload compare: could not detach %s: %s\n",
 					devpath, strerror(errno));
 			close(fd);
 		}
@@ -203,22 +246,25 @@ static int cleanup_workdir(const char *wd)
 	int found = 0;
 	snprintf(dirs[0], sizeof(dirs[0]), "%s", wd);
 	/* servers first, so that the file systems can go; then the mounts (the
-	 * pgiofs daemons exit with theirs); then any daemon still there */
-	found += kill_users(dirs, n + 1, false);
+	 * pgiofs daemons exit with theirs) but pgdisk's, the loop devices on
+	 * pgdisk's disks, pgdisk's mounts; then any daemon still there */
+	found += users(dirs, n + 1, USERS_KILL_CLIENTS);
 	usleep(found ? 200000 : 0);
-	found += unmount_under(wd);
-	found += kill_users(dirs, n + 1, true);
+	found += unmount_under(wd, true);
 	found += detach_loops_under(wd);
+	found += unmount_under(wd, false);
+	wait_users(dirs, n + 1, 5.0);
+	found += users(dirs, n + 1, USERS_KILL_ALL);
 	for (int i = 1; i <= n; i++) {
 		if (access(dirs[i], F_OK) == 0) {
 			found++;
 			if (pgl_rmtree(dirs[i]) < 0)
-				fprintf(stderr, "pgload: compare: could not remove \"%s\"\n",
+				fprintf(stderr, "pgload compare: could not remove \"%s\"\n",
 					dirs[i]);
 		}
 	}
 	if (pgl_rmtree(wd) < 0)
-		fprintf(stderr, "pgload: compare: could not remove \"%s\"\n", wd);
+		fprintf(stderr, "pgload compare: could not remove \"%s\"\n", wd);
 	return found;
 }
 
@@ -256,12 +302,12 @@ static void clean_leftovers(const char *tmp)
 		if (lstat(wd, &st) < 0 || st.st_uid != geteuid())
 			continue;
 		fprintf(stderr,
-			"pgload: compare: cleaning up after an earlier interrupted run "
+			"pgload compare: cleaning up after an earlier interrupted run "
 			"(pid %d): %s\n",
 			(int)owner, wd);
 		int n = cleanup_workdir(wd);
 		fprintf(stderr,
-			"pgload: compare: removed %s and %d leftover%s (mounts, loop "
+			"pgload compare: removed %s and %d leftover%s (mounts, loop "
 			"devices, processes, directories)\n",
 			wd, n, n == 1 ? "" : "s");
 	}
@@ -299,8 +345,8 @@ int pgl_testbed_create(struct pgl_testbed **out)
 	snprintf(tb->wd, sizeof(tb->wd), "%s/" WD_NAME "XXXXXX", tmp);
 	if (!mkdtemp(tb->wd)) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not create a directory in \"%s\": %s\n",
-			tmp, strerror(-ret));
+		fprintf(stderr, "pgload compare: could not create a directory in \"%s\": %s\n", tmp,
+			strerror(-ret));
 		free(tb);
 		return ret;
 	}
@@ -309,7 +355,7 @@ int pgl_testbed_create(struct pgl_testbed **out)
 	FILE *f = fopen(path, "w");
 	if (!f || fprintf(f, "pid %d\n", (int)getpid()) < 0 || fclose(f) != 0) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not write \"%s\"\n", path);
+		fprintf(stderr, "pgload compare: could not write \"%s\"\n", path);
 		pgl_rmtree(tb->wd);
 		free(tb);
 		return ret < 0 ? ret : -EIO;
@@ -328,7 +374,7 @@ static int mkdir_x(const char *dir)
 {
 	if (mkdir(dir, 0711) < 0 && errno != EEXIST) {
 		int e = errno;
-		fprintf(stderr, "pgload: compare: could not create directory \"%s\": %s\n", dir,
+		fprintf(stderr, "pgload compare: could not create directory \"%s\": %s\n", dir,
 			strerror(e));
 		return -e;
 	}
@@ -360,7 +406,7 @@ static int fresh_dir(struct pgl_backend *be, const char *template)
 	snprintf(be->root, sizeof(be->root), "%s", template);
 	if (!mkdtemp(be->root)) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not create a directory \"%s\": %s\n",
+		fprintf(stderr, "pgload compare: could not create a directory \"%s\": %s\n",
 			template, strerror(-ret));
 		be->root[0] = '\0';
 		return ret;
@@ -392,16 +438,17 @@ static int tmpfs_up(struct pgl_backend *be)
 		return ret;
 	if (geteuid() != 0)
 		return fresh_dir(be, "/dev/shm/pgload-compare.XXXXXX");
-	snprintf(opts, sizeof(opts), "size=%llu,mode=0711", (unsigned long long)be->size);
+	snprintf(opts, sizeof(opts), "size=%llu,mode=0711", (unsigned long long)be->o->size);
 	if (pgl_step("mount", "mounting a tmpfs at %s", fs))
 		return -EINTR;
 	if (mount("pgload-compare", fs, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not mount a tmpfs at \"%s\": %s\n", fs,
+		fprintf(stderr, "pgload compare: could not mount a tmpfs at \"%s\": %s\n", fs,
 			strerror(-ret));
 		return ret;
 	}
 	be->mounted = true;
+	snprintf(be->mnt, sizeof(be->mnt), "%s", fs);
 	snprintf(be->root, sizeof(be->root), "%s", fs);
 	return 0;
 }
@@ -412,117 +459,313 @@ static int loop_check(const struct pgl_backend_spec *spec)
 	char mkfs[32], path[4096];
 	if (geteuid() != 0) {
 		fprintf(stderr,
-			"pgload: compare: back end \"%s\" needs root (it makes a file system "
+			"pgload compare: back end \"%s\" needs root (it makes a file system "
 			"image and loop-mounts it); run as root, or use tmpfs or dir:PATH\n",
 			spec->name);
 		return -EPERM;
 	}
-	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", spec->name);
+	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", spec->fs);
 	if (pgl_which(mkfs, path, sizeof(path)) < 0) {
-		fprintf(stderr, "pgload: compare: back end \"%s\": no %s (install %s)\n",
-			spec->name, mkfs, strcmp(spec->name, "xfs") ? "e2fsprogs" : "xfsprogs");
+		fprintf(stderr, "pgload compare: back end \"%s\": no %s (install %s)\n", spec->name,
+			mkfs, strcmp(spec->fs, "xfs") ? "e2fsprogs" : "xfsprogs");
 		return -ENOENT;
 	}
 	if (pgl_which("losetup", path, sizeof(path)) < 0) {
-		fprintf(stderr, "pgload: compare: back end \"%s\": no losetup\n", spec->name);
+		fprintf(stderr, "pgload compare: back end \"%s\": no losetup\n", spec->name);
 		return -ENOENT;
 	}
 	return 0;
 }
 
-/* ext2, ext3, ext4, xfs -- an image of SIZE in DIR on a loop device, mounted at DIR/fs. */
-static int loop_up(struct pgl_backend *be)
+/* model_check() -- as loop_check() (but mkfs for an image), and /dev/fuse
+ * for pgdisk. */
+static int model_check(const struct pgl_backend_spec *spec)
 {
-	const char *type = be->spec->name;
-	char fs[300], out[256], mkfs[32];
-	int ret;
-	snprintf(fs, sizeof(fs), "%s/fs", be->dir);
-	snprintf(be->img, sizeof(be->img), "%s/fs.img", be->dir);
-	int fd = open(be->img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, (off_t)be->size) < 0) {
+	struct pgl_backend_spec fresh = *spec;
+	if (spec->path) /* its file system is there: it needs no mkfs */
+		snprintf(fresh.fs, sizeof(fresh.fs), "ext2");
+	int ret = loop_check(&fresh);
+	if (ret == 0 && access("/dev/fuse", R_OK | W_OK) < 0) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not create image \"%s\": %s\n", be->img,
+		fprintf(stderr,
+			"pgload compare: back end \"%s\": /dev/fuse: %s (pgdisk needs it)\n",
+			spec->name, strerror(-ret));
+	}
+	return ret;
+}
+
+/* make_image() -- a sparse image BE->img of the back end's size. */
+static int make_image(struct pgl_backend *be, const char *name)
+{
+	int ret;
+	snprintf(be->img, sizeof(be->img), "%s/%s", be->dir, name);
+	int fd = open(be->img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)be->o->size) < 0) {
+		ret = -errno;
+		fprintf(stderr, "pgload compare: could not create image \"%s\": %s\n", be->img,
 			strerror(-ret));
 		if (fd >= 0)
 			close(fd);
 		return ret;
 	}
 	close(fd);
-	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", type);
-	char *xfs[] = {mkfs, "-q", "-f", be->img, NULL};
-	char *ext[] = {mkfs, "-q", "-F", be->img, NULL};
-	if (pgl_step("mkfs", "running %s on %s", mkfs, be->img))
+	return 0;
+}
+
+/* mkfs() -- make the back end's file system on TARGET (an image or a device). */
+static int mkfs(struct pgl_backend *be, const char *target)
+{
+	char mkfs[32];
+	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", be->spec->fs);
+	/* on a modelled disk, the inode tables and the journal at once, not by
+	 * a kernel thread under the runs (pgdisk.md) */
+	char *xfs[] = {mkfs, "-q", "-f", (char *)target, NULL};
+	char *ext[] = {mkfs, "-q", "-F", (char *)target, NULL};
+	char *ext_now[] = {
+	    mkfs, "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", (char *)target, NULL};
+	char **argv = strcmp(be->spec->fs, "xfs") == 0 ? xfs : be->spec->model ? ext_now : ext;
+	if (pgl_step("mkfs", "running %s on %s", mkfs, target))
 		return -EINTR;
-	if ((ret = pgl_run_ok("compare: mkfs", strcmp(type, "xfs") == 0 ? xfs : ext, NULL, 0)) < 0)
-		return ret;
-	char *los[] = {"losetup", "--find", "--show", be->img, NULL};
-	if (pgl_step("losetup", "attaching %s to a loop device", be->img))
+	return pgl_run_ok("compare: mkfs", argv, NULL, 0);
+}
+
+/* attach() -- a loop device on FILE (with direct I/O for a modelled disk)
+ * and its queue as the options say. */
+static int attach(struct pgl_backend *be, const char *file)
+{
+	char out[256];
+	int ret;
+	char *los[] = {"losetup", "--find", "--show", (char *)file, NULL};
+	char *los_dio[] = {"losetup", "--direct-io=on", "--find", "--show", (char *)file, NULL};
+	if (pgl_step("losetup", "attaching %s to a loop device", file))
 		return -EINTR;
-	if ((ret = pgl_run_ok("compare: losetup", los, out, sizeof(out))) < 0)
+	if ((ret = pgl_run_ok("compare: losetup", be->spec->model ? los_dio : los, out,
+			      sizeof(out))) < 0)
 		return ret;
 	out[strcspn(out, "\n")] = '\0';
 	snprintf(be->loopdev, sizeof(be->loopdev), "%.63s", out);
+	const struct pgl_queue_conf *q = &be->o->queue;
+	if (!q->elevator && q->rotational < 0 && !(q->sets && q->sets[0]))
+		return 0;
+	if (pgl_step("queue", "setting up the queue of %s (elevator %s)", be->loopdev,
+		     q->elevator ? q->elevator : "as it is"))
+		return -EINTR;
+	return pgl_queue_apply(be->loopdev, q);
+}
+
+/* mount_fs() -- mount the loop device at DIR/fs: the back end's root. */
+static int mount_fs(struct pgl_backend *be)
+{
+	char fs[300];
+	int ret;
+	snprintf(fs, sizeof(fs), "%s/fs", be->dir);
 	if ((ret = mkdir_x(fs)) < 0)
 		return ret;
-	if (pgl_step("mount", "mounting %s (%s) at %s", be->loopdev, type, fs))
+	if (pgl_step("mount", "mounting %s (%s) at %s", be->loopdev, be->spec->fs, fs))
 		return -EINTR;
-	if (mount(be->loopdev, fs, type, MS_NOSUID | MS_NODEV, NULL) < 0) {
+	if (mount(be->loopdev, fs, be->spec->fs, MS_NOSUID | MS_NODEV, NULL) < 0) {
 		ret = -errno;
-		fprintf(stderr, "pgload: compare: could not mount %s (%s on %s) at \"%s\": %s\n",
-			be->loopdev, type, be->img, fs, strerror(-ret));
+		fprintf(stderr, "pgload compare: could not mount %s (%s on %s) at \"%s\": %s\n",
+			be->loopdev, be->spec->fs, be->img, fs, strerror(-ret));
 		return ret;
 	}
 	be->mounted = true;
+	snprintf(be->mnt, sizeof(be->mnt), "%s", fs);
 	chmod(fs, 0711);
 	snprintf(be->root, sizeof(be->root), "%s", fs);
 	return 0;
 }
 
-static const struct pgl_backend_ops loop_ops = {.check = loop_check, .up = loop_up};
+/* ext2, ext3, ext4, xfs -- an image of SIZE in DIR on a loop device, mounted at DIR/fs. */
+static int loop_up(struct pgl_backend *be)
+{
+	int ret;
+	if ((ret = make_image(be, "fs.img")) < 0 || (ret = mkfs(be, be->img)) < 0 ||
+	    (ret = attach(be, be->img)) < 0)
+		return ret;
+	return mount_fs(be);
+}
+
+/* copy_image() -- the user's image MODEL:IMAGE copied to BE->img (sparse): the
+ * runs never write to the original. */
+static int copy_image(struct pgl_backend *be)
+{
+	snprintf(be->img, sizeof(be->img), "%s/disk.img", be->dir);
+	char *cp[] = {"cp", "--sparse=always", "--reflink=auto", (char *)be->spec->path, be->img,
+		      NULL};
+	if (pgl_step("copy", "copying the image %s", be->spec->path))
+		return -EINTR;
+	return pgl_run_ok("compare: copying the image", cp, NULL, 0);
+}
+
+/*
+ * hdd:FS, ssd:FS -- an image of SIZE in DIR served by pgdisk at DIR/disk,
+ * a loop device with direct I/O on DIR/disk/disk, mkfs on it, mounted at
+ * DIR/fs.  hdd:IMAGE, ssd:IMAGE -- the same with a copy of IMAGE and the
+ * file system on it, no mkfs; the cluster goes in a fresh directory of it.
+ */
+static int model_up(struct pgl_backend *be)
+{
+	char disk[400];
+	int ret;
+	if ((ret = be->spec->path ? copy_image(be) : make_image(be, "disk.img")) < 0)
+		return ret;
+	snprintf(be->diskmnt, sizeof(be->diskmnt), "%s/disk", be->dir);
+	if ((ret = mkdir_x(be->diskmnt)) < 0)
+		return ret;
+	char *argv[8 + 2 * PGL_MAX_DISK_SETS];
+	int n = 0;
+	argv[n++] = (char *)be->o->pgdisk;
+	argv[n++] = "--model";
+	argv[n++] = (char *)be->spec->model;
+	for (int i = 0; be->o->disk_sets && be->o->disk_sets[i] && i < PGL_MAX_DISK_SETS; i++) {
+		argv[n++] = "--set";
+		argv[n++] = (char *)be->o->disk_sets[i];
+	}
+	argv[n++] = be->img;
+	argv[n++] = be->diskmnt;
+	argv[n] = NULL;
+	if (pgl_step("pgdisk", "starting pgdisk (%s) on %s", be->spec->model, be->img))
+		return -EINTR;
+	/* it returns once mounted and serves on in the background */
+	if ((ret = pgl_run_ok("compare: pgdisk", argv, NULL, 0)) < 0)
+		return ret;
+	snprintf(disk, sizeof(disk), "%s/disk", be->diskmnt);
+	if ((ret = attach(be, disk)) < 0 ||
+	    (!be->spec->path && (ret = mkfs(be, be->loopdev)) < 0) || (ret = mount_fs(be)) < 0)
+		return ret;
+	if (be->spec->path) {
+		char template[sizeof(be->root)];
+		snprintf(template, sizeof(template), "%.999s/pgload-compare.XXXXXX", be->root);
+		if (!mkdtemp(template)) {
+			ret = -errno;
+			fprintf(stderr,
+				"pgload compare: could not create a directory in \"%s\": %s\n",
+				be->root, strerror(-ret));
+			return ret;
+		}
+		chmod(template, 0711);
+		snprintf(be->root, sizeof(be->root), "%s", template);
+	}
+	return 0;
+}
+
+/* model_down() -- after the loop device is gone: stop pgdisk (unmounting
+ * ends it) and wait for it to exit. */
+static void model_down(struct pgl_backend *be)
+{
+	char dirs[1][1024];
+	if (!be->diskmnt[0])
+		return;
+	unmount_under(be->diskmnt, false);
+	snprintf(dirs[0], sizeof(dirs[0]), "%s", be->diskmnt);
+	wait_users(dirs, 1, 10.0);
+	users(dirs, 1, USERS_KILL_ALL);
+}
+
+static const struct pgl_backend_ops loop_ops = {
+    .check = loop_check, .up = loop_up, .blockdev = true};
+static const struct pgl_backend_ops model_ops = {
+    .check = model_check, .up = model_up, .down = model_down, .blockdev = true};
 static const struct pgl_backend_ops tmpfs_ops = {.up = tmpfs_up};
 static const struct pgl_backend_ops dir_ops = {.up = dir_up};
 
-/* The back ends by name ("dir:" takes a path). */
-static const struct {
-	const char *name;
-	const struct pgl_backend_ops *ops;
-} backends[] = {
-    {"ext2", &loop_ops}, {"ext3", &loop_ops},	{"ext4", &loop_ops},
-    {"xfs", &loop_ops},	 {"tmpfs", &tmpfs_ops}, {"dir", &dir_ops},
-};
+/* The file systems of the loop and model back ends, and the models. */
+static const char *const fs_names[] = {"ext2", "ext3", "ext4", "xfs"};
+static const char *const model_names[] = {"hdd", "ssd"};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 {
 	struct stat st;
 	memset(b, 0, sizeof(*b));
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-		size_t n = strlen(backends[i].name);
-		bool dir = backends[i].ops == &dir_ops;
-		if (dir ? strncmp(arg, "dir:", 4) != 0 : strcmp(arg, backends[i].name) != 0)
-			continue;
-		b->ops = backends[i].ops;
-		snprintf(b->name, sizeof(b->name), "%.*s", (int)n, backends[i].name);
-		if (!dir)
-			return 0;
+	if (strncmp(arg, "dir:", 4) == 0) {
+		b->ops = &dir_ops;
+		snprintf(b->name, sizeof(b->name), "dir");
 		b->path = arg + 4;
 		if (b->path[0] != '/') {
 			fprintf(stderr,
-				"pgload: compare: back end \"%s\": the path must be absolute\n",
+				"pgload compare: back end \"%s\": the path must be absolute\n",
 				arg);
 			return -EINVAL;
 		}
 		if (stat(b->path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "pgload: compare: back end \"%s\": %s\n", arg,
+			fprintf(stderr, "pgload compare: back end \"%s\": %s\n", arg,
 				errno && !S_ISDIR(st.st_mode) ? strerror(errno)
 							      : "not a directory");
 			return -ENOTDIR;
 		}
 		return 0;
 	}
+	if (strcmp(arg, "tmpfs") == 0) {
+		b->ops = &tmpfs_ops;
+		snprintf(b->name, sizeof(b->name), "tmpfs");
+		snprintf(b->fs, sizeof(b->fs), "tmpfs");
+		return 0;
+	}
+	const char *colon = strchr(arg, ':'), *fs = colon ? colon + 1 : arg;
+	for (size_t m = 0; colon && m < NELEM(model_names); m++)
+		if (strncmp(arg, model_names[m], (size_t)(colon - arg)) == 0 &&
+		    strlen(model_names[m]) == (size_t)(colon - arg))
+			b->model = model_names[m];
+	if (b->model && fs[0] == '/') {
+		/* an image of a file system: named by its file name */
+		const char *base = strrchr(fs, '/') + 1;
+		b->ops = &model_ops;
+		b->path = fs;
+		snprintf(b->name, sizeof(b->name), "%s:%.*s", b->model, 48, base);
+		if (!*base) {
+			fprintf(stderr, "pgload compare: back end \"%s\": an image file expected\n",
+				arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < NELEM(fs_names) && (b->model || !colon); i++) {
+		if (strcmp(fs, fs_names[i]) != 0)
+			continue;
+		b->ops = b->model ? &model_ops : &loop_ops;
+		snprintf(b->name, sizeof(b->name), "%s", arg);
+		snprintf(b->fs, sizeof(b->fs), "%s", fs_names[i]);
+		return 0;
+	}
+	if (b->model)
+		fprintf(stderr,
+			"pgload compare: back end \"%s\": no file system \"%s\" on a modelled "
+			"disk (%s:ext2, :ext3, :ext4, :xfs, or the absolute path of an image)\n",
+			arg, fs, b->model);
+	else
+		fprintf(stderr,
+			"pgload compare: unknown back end \"%s\" (ext2, ext3, ext4, xfs, tmpfs, "
+			"dir:PATH, or a modelled disk: hdd:FS, ssd:FS)\n",
+			arg);
+	return -EINVAL;
+}
+
+int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk)
+{
+	char out[1024];
+	char *check[] = {(char *)pgdisk, "--check", (char *)spec->path, NULL};
+	char *blkid[] = {"blkid", "-p", "-o", "value", "-s", "TYPE", (char *)spec->path, NULL};
+	if (pgl_run_cmd(check, out, sizeof(out)) != 0) {
+		const char *why = strstr(out, "pgdisk: ");
+		fprintf(stderr, "pgload compare: back end \"%s:%s\": %s", spec->model, spec->path,
+			why ? why + 8 : "refused by pgdisk --check\n");
+		return -EINVAL;
+	}
+	int st = pgl_run_cmd(blkid, out, sizeof(out));
+	out[strcspn(out, "\n")] = '\0';
+	for (size_t i = 0; st == 0 && i < NELEM(fs_names); i++)
+		if (strcmp(out, fs_names[i]) == 0) {
+			snprintf(spec->fs, sizeof(spec->fs), "%s", fs_names[i]);
+			return 0;
+		}
 	fprintf(stderr,
-		"pgload: compare: unknown back end \"%s\" (ext2, ext3, ext4, xfs, tmpfs or "
-		"dir:PATH)\n",
-		arg);
+		"pgload compare: back end \"%s:%s\": the image is damaged or not a file system "
+		"image: blkid finds %s%s%s on it (ext2, ext3, ext4 or xfs expected)\n",
+		spec->model, spec->path, st == 0 ? "\"" : "", st == 0 ? out : "no file system",
+		st == 0 ? "\"" : "");
 	return -EINVAL;
 }
 
@@ -531,8 +774,13 @@ int pgl_backend_check(const struct pgl_backend_spec *spec)
 	return spec->ops->check ? spec->ops->check(spec) : 0;
 }
 
+bool pgl_backend_blockdev(const struct pgl_backend_spec *spec)
+{
+	return spec->ops->blockdev;
+}
+
 int pgl_backend_up(struct pgl_testbed *tb, const struct pgl_backend_spec *spec, const char *dir,
-		   uint64_t size, struct pgl_backend **out)
+		   const struct pgl_backend_opts *o, struct pgl_backend **out)
 {
 	struct pgl_backend *be = calloc(1, sizeof(*be));
 	int ret;
@@ -541,7 +789,7 @@ int pgl_backend_up(struct pgl_testbed *tb, const struct pgl_backend_spec *spec, 
 		return -ENOMEM;
 	be->tb = tb;
 	be->spec = spec;
-	be->size = size;
+	be->o = o;
 	snprintf(be->dir, sizeof(be->dir), "%s", dir);
 	if (pgl_step("backend", "preparing the %s back end", spec->name))
 		ret = -EINTR;
@@ -560,17 +808,40 @@ const char *pgl_backend_root(const struct pgl_backend *be)
 	return be->root;
 }
 
+const char *pgl_backend_device(const struct pgl_backend *be)
+{
+	return be->loopdev[0] ? be->loopdev : NULL;
+}
+
+int pgl_backend_disk_stats(const struct pgl_backend *be, char *buf, size_t cap)
+{
+	char path[400];
+	if (!be->diskmnt[0])
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/stats", be->diskmnt);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t n = 0;
+	ssize_t got;
+	while (n + 1 < cap && (got = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	buf[n] = '\0';
+	return (int)n;
+}
+
 int pgl_backend_down(struct pgl_backend *be)
 {
 	int ret = 0;
 	if (!be)
 		return 0;
-	if (be->spec->ops->down)
-		be->spec->ops->down(be);
 	if (be->mounted)
-		unmount_under(be->root);
+		unmount_under(be->mnt, false);
 	if (be->loopdev[0])
 		detach_loops_under(be->dir);
+	if (be->spec->ops->down)
+		be->spec->ops->down(be);
 	/* the directory of the test bed goes with it; one elsewhere goes now */
 	if (be->root[0] && !path_is_under(be->root, be->dir))
 		ret = pgl_rmtree(be->root);

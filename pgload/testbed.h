@@ -2,28 +2,31 @@
  * testbed.h -- the test bed of `pgload compare` (testbed.c): a work
  * directory that holds everything a comparison makes, the back ends its
  * clusters run on, and the clean-up that removes it all, even after a run
- * that was killed.
+ * that was killed; and the kernel's block queues under the back ends that
+ * are block devices (blkqueue.c): elevators, tunables, streaming figures.
  *
  * Layout: everything lives under one work directory
- * /tmp/pgload-compare.XXXXXX (WD): the state file "state" ("pid N" of the
- * owner, then one "dir PATH" line per directory made elsewhere, written
- * before the directory is made), and the directories the caller makes in
- * it (pgl_testbed_mkdir()), in which back ends put their images and mount
- * points.
+ * $TMPDIR/pgload-compare.XXXXXX (WD): the state file "state" ("pid N" of
+ * the owner, then one "dir PATH" line per directory made elsewhere,
+ * written before the directory is made), and the directories the caller
+ * makes in it (pgl_testbed_mkdir()), in which back ends put their images,
+ * mount points and, for a modelled disk, pgdisk's mount.
  *
  * What must stay true: after pgl_testbed_destroy() no mount, loop device,
  * image, process or directory made in the test bed remains.  The clean-up
  * does not trust memory alone: it kills processes whose command line names
- * WD or a recorded directory, unmounts every mount under WD (deepest
- * first), detaches loop devices whose backing file is under WD and removes
- * the directories.  pgl_testbed_create() does the same for the work
- * directories of earlier runs whose owner is dead (killed with SIGKILL,
- * power loss).
+ * WD or a recorded directory (but the daemons serving mounts, pgiofs and
+ * pgdisk, which go with their mounts), unmounts every mount under WD
+ * (deepest first, pgdisk's last: a loop device sits on it), detaches loop
+ * devices whose backing file is under WD, unmounts pgdisk's mounts, kills
+ * what is left and removes the directories.  pgl_testbed_create() does the
+ * same for the work directories of earlier runs whose owner is dead
+ * (killed with SIGKILL, power loss).
  *
  * A back end is one row of a table in testbed.c: its names, what to check
  * before anything is made (root, programs), how to set it up and, if more
- * than the generic tear-down (unmount, detach, remove) is needed, how to
- * tear it down.  Errors follow pgload_i.h: -errno after saying why.
+ * than the generic tear-down (unmount, detach, remove) is needed, what to
+ * do after it.  Errors follow pgload_i.h: -errno after saying why.
  */
 #ifndef PGLOAD_TESTBED_H
 #define PGLOAD_TESTBED_H
@@ -65,15 +68,27 @@ int pgl_testbed_destroy(struct pgl_testbed *tb);
 /* A back end as named on the command line. */
 struct pgl_backend_spec {
 	const struct pgl_backend_ops *ops;
-	char name[16];	  /* ext2, ext3, ext4, xfs, tmpfs, dir */
-	const char *path; /* dir:PATH, else NULL */
+	char name[64];	   /* ext2, ..., tmpfs, dir, hdd:ext4, ssd:xfs, hdd:IMAGE'S NAME */
+	char fs[8];	   /* the file system: ext2, ext3, ext4, xfs, tmpfs ("" for dir:) */
+	const char *model; /* hdd or ssd: the image is a disk modelled by pgdisk; else NULL */
+	const char *path;  /* dir:PATH, MODEL:IMAGE (an image of a file system), else NULL */
 };
 
 /*
- * pgl_backend_parse() -- ARG ("ext4", "tmpfs", "dir:/srv/x", ...) into
- * *OUT.  Returns 0, or -EINVAL / -ENOTDIR after saying why.
+ * pgl_backend_parse() -- ARG ("ext4", "tmpfs", "dir:/srv/x", "hdd:ext4",
+ * "hdd:/srv/fs.img", ...) into *OUT.  Returns 0, or -EINVAL / -ENOTDIR
+ * after saying why.
  */
 int pgl_backend_parse(const char *arg, struct pgl_backend_spec *out);
+
+/*
+ * pgl_backend_check_image() -- a MODEL:IMAGE back end: PGDISK would serve
+ * the image (`pgdisk --check`: there, a regular file of whole sectors whose
+ * first and last sectors read) and it holds an ext2, ext3, ext4 or xfs file
+ * system (blkid), which goes into SPEC->fs.  Returns 0, or -errno after
+ * saying why.
+ */
+int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk);
 
 /*
  * pgl_backend_check() -- what the back end needs (root, mkfs, losetup),
@@ -81,23 +96,134 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *out);
  */
 int pgl_backend_check(const struct pgl_backend_spec *spec);
 
+/* pgl_backend_blockdev() -- the back end is a file system on a loop device. */
+bool pgl_backend_blockdev(const struct pgl_backend_spec *spec);
+
+/* How a block device's queue is set up (see "block queues" below). */
+struct pgl_queue_conf {
+	const char *elevator;	 /* none, mq-deadline, bfq, kyber; NULL: the kernel's default */
+	int rotational;		 /* 0 or 1 written to queue/rotational; -1: left alone */
+	const char *const *sets; /* "NAME=VALUE" tunables (the table below), NULL-terminated */
+};
+
+/* At most this many pgdisk settings (--disk-set) per back end. */
+#define PGL_MAX_DISK_SETS 8
+
+/* What a back end is set up with. */
+struct pgl_backend_opts {
+	uint64_t size;		     /* image or tmpfs size, bytes */
+	struct pgl_queue_conf queue; /* block devices: the loop device's queue */
+	const char *pgdisk;	     /* model back ends: the pgdisk binary */
+	const char *const
+	    *disk_sets; /* model back ends: pgdisk --set NAME=VALUE, NULL-terminated */
+};
+
 /* A back end set up in the test bed. */
 struct pgl_backend;
 
 /*
- * pgl_backend_up() -- set up back end SPEC of SIZE bytes (images, tmpfs)
- * in directory DIR of the test bed; pgl_backend_root() is then a fresh
- * directory on it that the server user may use.  Each step starts with
- * pgl_step().  On failure what was made is torn down.  Returns 0 and sets
- * *out, or -errno.
+ * pgl_backend_up() -- set up back end SPEC as O says in directory DIR of
+ * the test bed; pgl_backend_root() is then a fresh directory on it that
+ * the server user may use.  A model back end is an image served by
+ * pgdisk (in the background, until pgl_backend_down()), a loop device
+ * with direct I/O on pgdisk's disk file, its queue set up, mkfs and a
+ * mount.  Each step starts with pgl_step().  On failure what was made is
+ * torn down.  Returns 0 and sets *out, or -errno.
  */
 int pgl_backend_up(struct pgl_testbed *tb, const struct pgl_backend_spec *spec, const char *dir,
-		   uint64_t size, struct pgl_backend **out);
+		   const struct pgl_backend_opts *o, struct pgl_backend **out);
 
 /* pgl_backend_root() -- the back end's directory. */
 const char *pgl_backend_root(const struct pgl_backend *be);
 
-/* pgl_backend_down() -- unmount, detach, remove what pgl_backend_up() made; accepts NULL. */
+/* pgl_backend_device() -- the loop device ("/dev/loop3"), or NULL. */
+const char *pgl_backend_device(const struct pgl_backend *be);
+
+/*
+ * pgl_backend_disk_stats() -- the counters of a model back end's pgdisk
+ * (its MOUNTPOINT/stats: "NAME VALUE" lines, docs/pgdisk.md) into BUF.
+ * Returns the length, or -ENOENT for a back end without a model.
+ */
+int pgl_backend_disk_stats(const struct pgl_backend *be, char *buf, size_t cap);
+
+/*
+ * pgl_backend_down() -- unmount, detach, stop pgdisk, remove what
+ * pgl_backend_up() made; accepts NULL.
+ */
 int pgl_backend_down(struct pgl_backend *be);
+
+/* ---- block queues (blkqueue.c) ------------------------------------------ */
+
+/* The elevators pgload knows, NULL-terminated: none, mq-deadline, bfq, kyber. */
+extern const char *const pgl_elevator_names[];
+
+/* A tunable of a block queue: the queue's own (elevator NULL, queue/NAME) or
+ * an elevator's (queue/iosched/NAME while that elevator runs). */
+struct pgl_queue_tunable {
+	const char *name;
+	const char *elevator;
+	long long min, max;
+	const char *help;
+};
+
+/* Every tunable pgload knows, ending with a NULL name. */
+extern const struct pgl_queue_tunable pgl_queue_tunables[];
+
+/* pgl_elevator_known() -- NAME is one of pgl_elevator_names. */
+bool pgl_elevator_known(const char *name);
+
+/* pgl_queue_tunable_find() -- the tunable NAME, or NULL. */
+const struct pgl_queue_tunable *pgl_queue_tunable_find(const char *name);
+
+/* pgl_queue_value_check() -- VALUE is an integer in T's range: 0 or -ERANGE. */
+int pgl_queue_value_check(const struct pgl_queue_tunable *t, const char *value);
+
+/*
+ * pgl_elevators_available() -- the elevators this kernel has, as its block
+ * queues list them ("none mq-deadline kyber bfq"), into BUF.  Returns 0 or
+ * -ENOENT (no block queue to ask).
+ */
+int pgl_elevators_available(char *buf, size_t cap);
+
+/* pgl_elevator_in() -- NAME is a word of the space-separated LIST. */
+bool pgl_elevator_in(const char *list, const char *name);
+
+/*
+ * pgl_queue_apply() -- set up the queue of block device DEV ("/dev/loop3")
+ * as Q says: rotational, the elevator, then the tunables.  Returns 0 or
+ * -errno after naming the file and the value the kernel refused.
+ */
+int pgl_queue_apply(const char *dev, const struct pgl_queue_conf *q);
+
+/* A queue as read back from sysfs: the elevator and the tunables in force. */
+#define PGL_QUEUE_MAX_ATTRS 24
+struct pgl_queue_state {
+	char device[64];
+	char elevator[32];
+	int n;
+	struct {
+		char name[32];
+		char value[32];
+	} attr[PGL_QUEUE_MAX_ATTRS];
+};
+
+/* pgl_queue_read() -- the queue of DEV: its elevator, queue attributes and
+ * the elevator's tunables.  Returns 0 or -errno. */
+int pgl_queue_read(const char *dev, struct pgl_queue_state *st);
+
+/*
+ * pgl_stream_device() -- as `hdparm -t`: read BYTES of block device DEV
+ * from its start, buffered (the queue's readahead applies) after dropping
+ * its page cache; *MB_S in MB/s (10^6 bytes).  Returns 0, -EINTR or -errno
+ * after saying why.
+ */
+int pgl_stream_device(const char *dev, uint64_t bytes, double *mb_s);
+
+/*
+ * pgl_stream_file() -- as `dd`: write a file of BYTES in DIR and fsync it
+ * (*WRITE_MB_S), drop it from the page cache, read it back (*READ_MB_S),
+ * remove it.  Returns 0, -EINTR or -errno after saying why.
+ */
+int pgl_stream_file(const char *dir, uint64_t bytes, double *write_mb_s, double *read_mb_s);
 
 #endif /* PGLOAD_TESTBED_H */

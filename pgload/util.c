@@ -24,6 +24,13 @@
 #include <unistd.h>
 
 #include "pgload_i.h"
+#include "version.h"
+
+void pgl_print_version(void)
+{
+	int v = PQlibVersion(); /* 150013 for 15.13 */
+	printf("pgload %s (libpq %d.%d)\n", PGIOFS_RELEASE, v / 10000, v % 10000);
+}
 
 double pgl_now(void)
 {
@@ -135,6 +142,27 @@ int pgl_which(const char *prog, char *out, size_t cap)
 	}
 	free(dirs);
 	return ret;
+}
+
+int pgl_find_sibling(const char *prog, const char *given, char *out, size_t cap)
+{
+	char exe[512];
+	if (given) {
+		snprintf(out, cap, "%s", given);
+		return access(out, X_OK) == 0 ? 0 : -errno;
+	}
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, cap, "%s/%s", exe, prog);
+			if (access(out, X_OK) == 0)
+				return 0;
+		}
+	}
+	return pgl_which(prog, out, cap);
 }
 
 /* drain() -- read what FD has into BUF (CAP bytes with the NUL) at *LEN;

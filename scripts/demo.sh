@@ -1,29 +1,37 @@
 #!/bin/sh
-# demo.sh -- the README's main job (`make demo`): load a generated workload
-# into fresh PostgreSQL clusters on the local disk and on tmpfs, natively and
-# through pgiofs with the deadline-2.6 and dbaware profiles, three runs each,
-# interleaved, and print the seed-style table and the path of the report
-# (index.html with charts, results.json, results.csv).
+# demo.sh -- the README's main job (`make demo`): the seeds' comparison,
+# the same database load on the same disk under different elevators.  On
+# a 2004-era hdd modelled by pgdisk (54 MB/s, 8.5 ms seeks, 7200 rpm) with
+# ext4, a generated import runs while 4 pgbench-like clients commit, in
+# fresh PostgreSQL clusters: natively under the kernel's mq-deadline and
+# bfq, and through pgiofs with its dbaware, deadline-2.6 and as-2.6
+# profiles (over the kernel's none).  Three interleaved runs each; it
+# prints the table (import time, commit latency p50/p99/p99.9/max and tps
+# during the import), the best cell of each figure and whether the kernel
+# or pgiofs wins it, the streaming figures of each disk, and the path of
+# the report (index.html with charts, results.json, results.csv).
 #
-# About three minutes on 2 cores.  DEMO_SCALE (default 1, about 100 MB of
-# COPY data) and DEMO_RUNS (default 3) change the size; DEMO_OUT (default
-# demo-report/) is where the report goes.  Nothing else is left behind:
-# pgload compare removes its clusters, mounts and directories.
+# 6 to 7 minutes on a busy 2-core machine.  DEMO_SCALE (default 0.2, about
+# 20 MB of COPY data), DEMO_RUNS (default 3) and DEMO_CLIENTS (default 4)
+# change the size; DEMO_OUT (default demo-report/) is where the report
+# goes.  Needs root (loop devices, mounts).  Nothing else is left behind:
+# pgload compare removes its clusters, mounts, loop devices, pgdisk daemons
+# and images.
 set -eu
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-SCALE=${DEMO_SCALE:-1}
+SCALE=${DEMO_SCALE:-0.2}
 RUNS=${DEMO_RUNS:-3}
+CLIENTS=${DEMO_CLIENTS:-4}
 OUT=${DEMO_OUT:-$TOP/demo-report}
 
-# the local disk: a temporary directory on the file system of /var/tmp
-# (persistent storage, unlike /tmp on some systems); pgload compare works in
-# a fresh subdirectory of it
-DISK=$(mktemp -d /var/tmp/pgiofs-demo.XXXXXX)
-trap 'rm -rf "$DISK"' EXIT INT TERM
-chmod 711 "$DISK"
-
-echo "demo: pgload compare: local disk ($(df -PT "$DISK" | awk 'NR == 2 { print $2 }') at $DISK) and tmpfs," \
-	"native vs pgiofs deadline-2.6 and dbaware, $RUNS runs each (scale $SCALE)" >&2
-"$TOP/bin/pgload" compare --gen "$SCALE" --backends "dir:$DISK,tmpfs" \
-	--profiles native,deadline-2.6,dbaware --runs "$RUNS" --out "$OUT"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "demo: needs root (it makes loop devices and mounts); try: sudo make demo" >&2
+	exit 1
+fi
+echo "demo: pgload compare on a modelled 2004 hdd with ext4: the kernel's mq-deadline and bfq" \
+	"against pgiofs's dbaware, deadline-2.6 and as-2.6, an import (scale $SCALE) under" \
+	"$CLIENTS OLTP clients, $RUNS runs each" >&2
+exec "$TOP/bin/pgload" compare --gen "$SCALE" --backends hdd:ext4 \
+	--profiles native,dbaware,deadline-2.6,as-2.6 --elevators mq-deadline,bfq \
+	--oltp "$CLIENTS" --runs "$RUNS" --size 512M --stream-mb 16 --out "$OUT"

@@ -23,6 +23,9 @@ _cleanup_paths+=("$TEST_TMP")
 # compare work directories) goes there too, so that a test judges only
 # what it made itself, even with other test runs on the machine
 export TMPDIR=$TEST_TMP
+# libpq's variables of the caller's shell (a DBA's PGHOST, PGSERVICE...)
+# would point pgload and psql at a server of theirs: the tests name theirs
+unset PGHOST PGHOSTADDR PGPORT PGSERVICE PGSERVICEFILE PGDATABASE PGUSER PGPASSWORD PGPASSFILE
 
 # is_mounted DIR -- DIR is a mount point (read from mountinfo: root may not
 # stat another user's FUSE mount made without allow_other).

@@ -4,6 +4,7 @@
 # mounts nothing, leaves no process, and leaves the image as it was.
 #   images: missing, a directory, not a regular file, empty, not whole
 #           sectors; mount points: missing, a file, not empty;
+#   --check IMAGE: the same refusals of the image alone, and a good image;
 #   settings: an unknown model (--model, --set, a config file), a value out
 #           of range or not a number, an unknown setting (queue_depth and
 #           [iosched] are not pgdisk's), a config file that is missing or has
@@ -57,6 +58,14 @@ refuse "$D/other.conf:" --config "$D/other.conf" "$D/img" "$D/m"
 refuse "$D/missing.conf" --config "$D/missing.conf" "$D/img" "$D/m"
 refuse "expected IMAGE and MOUNTPOINT, got 1 argument" "$D/img"
 refuse 'unknown option "--bogus"' --bogus "$D/img" "$D/m"
+# --check: the image's refusals alone, nothing served
+refuse "image \"$D/none\": No such file or directory" --check "$D/none"
+refuse "is damaged: its size (1000 bytes) is not a whole" --check "$D/odd"
+refuse "is not a regular file" --check "$D/dir"
+refuse "--check takes one IMAGE, got 2 arguments" --check "$D/img" "$D/m"
+out=$("$PGDISK" --check "$D/img" 2>&1) || fail "pgdisk --check of a good image: $out"
+[ "$out" = "pgdisk: image \"$D/img\": 16777216 bytes, can be served" ] || fail "pgdisk --check says: $out"
+echo "ok: pgdisk --check"
 [ "$(md5sum <"$D/img")" = "$sum" ] || fail "a refused start changed the image"
 [ "$(stat -c %s "$D/odd")" -eq 1000 ] || fail "a refused start changed a damaged image"
 

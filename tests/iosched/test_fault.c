@@ -178,6 +178,41 @@ static void test_sync_count(int policy)
 	close(fd);
 }
 
+/* skip: every heap write and sync reports success without being
+ * performed (the written block stays a hole), reads are never skipped,
+ * WAL writes are untouched */
+static void test_skip(int policy)
+{
+	struct ios_settings set;
+	struct treq t[5];
+	struct ios_sched *s;
+	int fd = tmpfile_fd(), i;
+
+	CHECK(pwrite(fd, "rrrr", 4, 8 * BLK) == 4);
+	fault_settings(&set, policy, IOS_CLASS_HEAP, -1, IOS_FAULT_SKIP, 1);
+	set.fault_count = 0; /* every one from the first on */
+	s = new_sched(&set);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	submit(s, &t[0], fd, 1, IOS_CLASS_HEAP, IOS_WRITE, 0, BLK, 'a');
+	submit(s, &t[1], fd, 1, IOS_CLASS_HEAP, IOS_SYNC, 0, 0, 0);
+	submit(s, &t[2], fd, 1, IOS_CLASS_WAL, IOS_WRITE, 2 * BLK, BLK, 'w');
+	submit(s, &t[3], fd, 1, IOS_CLASS_HEAP, IOS_READ, 8 * BLK, 4, 0);
+	submit(s, &t[4], fd, 1, IOS_CLASS_HEAP, IOS_WRITE, BLK, BLK, 'b');
+	settle(s, &set, 1000 * MS);
+	for (i = 0; i < 5; i++)
+		CHECK(t[i].calls == 1);
+	CHECK(t[0].res == BLK && t[4].res == BLK && t[1].res == 0); /* success, reported */
+	CHECK(block_is(fd, 0, 0) && block_is(fd, 1, 0));	    /* and not performed */
+	CHECK(t[2].res == BLK && block_is(fd, 2, 'w'));
+	CHECK(t[3].res == 4 && memcmp(t[3].buf, "rrrr", 4) == 0); /* the read was performed */
+	ios_destroy(s);
+	for (i = 0; i < 5; i++)
+		free(t[i].buf);
+	close(fd);
+}
+
 /* fraction: which of NREQ reads fail depends only on the seed */
 static unsigned long long fraction_run(int policy, int64_t seed, int *nfailed)
 {
@@ -328,6 +363,7 @@ int main(void)
 	for (p = 0; p < IOS_NPOLICY; p++) {
 		test_nth(p);
 		test_sync_count(p);
+		test_skip(p);
 	}
 	for (p = IOS_POLICY_NOOP; p < IOS_NPOLICY; p++) {
 		test_in_transfer(p, IOS_WRITE);

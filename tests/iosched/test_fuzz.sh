@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_fuzz.sh -- build the libFuzzer targets of the INI configuration
 # parser (tests/common/fuzz_conf.c over common/conf.c with iosched's table)
-# and of the trace decoder (tests/iosched/fuzz_trace.c over iosched/trace.c)
+# and of the trace decoder (tests/iosched/fuzz_trace.c over iosched/trace.c
+# and common/lz4s.c)
 # with clang -fsanitize=fuzzer,address,undefined, and run each for
 # FUZZ_SECONDS (default 10; `make fuzz` sets 600) from a seed corpus: the
 # profiles, a [fault] file and odd syntax; real traces of 10 and 1000
@@ -38,4 +39,4 @@ fuzz fuzz_conf 4096 conf "$TOP/tests/common/fuzz_conf.c" "$TOP/common/conf.c" "$
 head -c 300 "$W/trace/t1000" >"$W/trace/cut"
 : >"$W/trace/empty"
 fuzz fuzz_trace 65536 trace "$TOP/tests/iosched/fuzz_trace.c" "$TOP/iosched/trace.c" \
-	"$TOP/iosched/direct.c"
+	"$TOP/common/lz4s.c" "$TOP/iosched/direct.c"

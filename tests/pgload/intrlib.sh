@@ -42,11 +42,25 @@ start() {
 	pid=$!
 }
 
+# abandon MESSAGE -- pgload is stuck or slow beyond reason: kill it, let a
+# small compare sweep what a killed compare leaves (its mounts, loop devices
+# and daemons: the next compare removes them), and fail with MESSAGE.
+abandon() {
+	cat "$W/err" >&2
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	"$PGLOAD" compare --gen 0.001 --backends tmpfs --profiles native --runs 1 --stream-mb 0 -q \
+		--out "$W/sweep" >/dev/null 2>&1
+	fail "$1"
+}
+
 # wait_mark NAME -- until the marker NAME appears (then a moment more, for
-# the statement after it to be under way).
+# the statement after it to be under way).  A compare sets up every cell
+# first, on a modelled disk slowly: on a loaded machine that takes more than
+# a minute, so the wait is long (it ends as soon as the marker is there).
 wait_mark() {
 	local i
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < 1800; i++)); do
 		if [ -e "$MARK/$1" ]; then
 			sleep 0.3
 			return 0
@@ -54,9 +68,7 @@ wait_mark() {
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	cat "$W/err" >&2
-	kill -9 "$pid" 2>/dev/null
-	fail "pgload never reached the marker \"$1\""
+	abandon "pgload never reached the marker \"$1\""
 }
 
 # finish -- wait for pgload (60 s at most): its exit status in $rc.
@@ -67,9 +79,7 @@ finish() {
 		sleep 0.1
 	done
 	if kill -0 "$pid" 2>/dev/null; then
-		kill -9 "$pid"
-		cat "$W/err" >&2
-		fail "pgload still running 60 s after SIGINT"
+		abandon "pgload still running 60 s after SIGINT"
 	fi
 	rc=0
 	wait "$pid" || rc=$?

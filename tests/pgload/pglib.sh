@@ -78,5 +78,26 @@ assert_clean() {
 	[ -z "$left" ] || fail "pgload left temporary directories: $left"
 }
 
+# compare_work_dir ERRFILE -- the work directory a `pgload compare` named on stderr.
+compare_work_dir() {
+	sed -n "s|.*work directory \\($TMPDIR/pgload-compare\\.[A-Za-z0-9]*\\).*|\\1|p" "$1" | head -n 1
+}
+
+# assert_compare_clean WD -- nothing of the compare run with work directory
+# WD remains: the directory, a mount, a loop device, a process (a server,
+# pgiofs, pgdisk) naming it.
+assert_compare_clean() {
+	local wd=$1 i
+	[ -n "$wd" ] || fail "no work directory reported"
+	[ -e "$wd" ] && fail "work directory $wd left behind"
+	grep -q " $wd" /proc/self/mountinfo && fail "a mount under $wd left behind"
+	losetup -a | grep -q "$wd" && fail "a loop device on $wd left behind: $(losetup -a | grep "$wd")"
+	for ((i = 0; i < 50; i++)); do
+		pgrep -f "$wd" >/dev/null || return 0
+		sleep 0.1
+	done
+	fail "a process of $wd left behind: $(pgrep -af "$wd")"
+}
+
 # Directories of concurrently running pgloads are not ours to judge.
 PGLOAD_PREEXISTING=($(ls -d "$TMPDIR"/pgload.* 2>/dev/null))

@@ -127,9 +127,9 @@ echo "ok: custom, tar, directory and gzip dumps refused with what to do"
 # ---- an unusable TMPDIR: said, before anything is made
 printf 'SELECT 1;\n' >"$W/one.sql"
 expect 1 'TMPDIR "relative/dir" is not usable: it must be an absolute path' \
-	env TMPDIR=relative/dir "$PGLOAD" run --schema "$W/one.sql"
+	env TMPDIR=relative/dir "$PGLOAD" run --embedded --schema "$W/one.sql"
 expect 1 "TMPDIR \"$W/one.sql\" is not usable: not a directory" \
-	env TMPDIR="$W/one.sql" "$PGLOAD" run --schema "$W/one.sql"
+	env TMPDIR="$W/one.sql" "$PGLOAD" run --embedded --schema "$W/one.sql"
 expect 1 "TMPDIR \"$W/none\" is not usable: No such file or directory" \
 	env TMPDIR="$W/none" "$PGLOAD" compare --gen 1 --backends tmpfs --profiles native
 grep -q 'initdb' "$W/err" && fail "a server was started with an unusable TMPDIR"
@@ -147,7 +147,7 @@ echo "ok: truncated lz4 dump"
 
 # ---- the embedded server: an input error leaves nothing ------------------------
 expect 1 "cut_copy.sql:$((copy + 100)): the input ends inside COPY data" \
-	"$PGLOAD" run --data "$W/cut_copy.sql"
+	"$PGLOAD" run --embedded --data "$W/cut_copy.sql"
 grep -q 'is kept' "$W/err" && fail "the embedded server's database is said to be kept"
 assert_clean
 echo "ok: embedded server removed after a truncated dump"

@@ -18,29 +18,20 @@ command -v gnuplot >/dev/null || skip "no gnuplot (scripts/install-deps.sh insta
 W=$(mktempdir)
 mkdir "$W/d"
 
-# work_dir ERRFILE -- the work directory a run named on stderr.
-work_dir() {
-	sed -n "s|.*work directory \\($TMPDIR/pgload-compare\\.[A-Za-z0-9]*\\).*|\\1|p" "$1" | head -n 1
-}
-
-# assert_clean WD -- nothing of the run with work directory WD remains.
+# assert_clean WD -- nothing of the run with work directory WD remains, and
+# the dir: back end is as it was.
 assert_clean() {
-	local wd=$1
-	[ -n "$wd" ] || fail "no work directory reported"
-	[ -e "$wd" ] && fail "work directory $wd left behind"
-	grep -q " $wd" /proc/self/mountinfo && fail "a mount under $wd left behind"
-	losetup -a | grep -q "$wd" && fail "a loop device on $wd left behind"
-	pgrep -f "$wd" >/dev/null && fail "a process of $wd left behind: $(pgrep -af "$wd")"
+	assert_compare_clean "$1"
 	[ -z "$(ls -A "$W/d")" ] || fail "the dir: back end is not as it was: $(ls -A "$W/d")"
 	return 0
 }
 
 # ---- the tiny matrix ---------------------------------------------------------
 "$PGLOAD" compare --gen 0.01 --backends "dir:$W/d,tmpfs" --profiles native,deadline-2.6,dbaware \
-	--runs 2 --set iosched.nr_requests=32,128 --load read_load --size 256M \
+	--runs 2 --set iosched.nr_requests=32,128 --load read_load --size 256M --stream-mb 4 \
 	--baseline tmpfs/native --out "$W/out" >"$W/stdout" 2>"$W/stderr" ||
 	{ cat "$W/stderr"; fail "tiny compare failed"; }
-assert_clean "$(work_dir "$W/stderr")"
+assert_clean "$(compare_work_dir "$W/stderr")"
 grep -q '^Backend/profile  *\[runs\] Schema(s) Import(s)  *±sd  *CPU%  *Loads(MB)  *LCPU%  *Ratio$' "$W/stdout" ||
 	{ cat "$W/stdout"; fail "no seed-style table header"; }
 for cell in dir/native "dir/deadline-2.6 iosched.nr_requests=32" "dir/dbaware iosched.nr_requests=128" \
@@ -65,8 +56,11 @@ assert top <= d.keys(), top - d.keys()
 assert d["schema"] == "pgload.compare/1"
 s = d["settings"]
 for k in ("workload", "gen_scale", "files", "runs", "jobs", "load", "device", "size_bytes",
-          "backends", "profiles", "sets", "cv_limit_pct"):
+          "backends", "profiles", "sets", "elevators", "pgiofs_elevators", "queue_sets",
+          "disk_sets", "oltp", "stream_mb", "cv_limit_pct"):
     assert k in s, k
+assert s["elevators"] == [] and s["pgiofs_elevators"] == ["none"] and s["oltp"] is None
+assert s["queue_sets"] == {} and s["disk_sets"] == {} and s["stream_mb"] == 4
 assert s["runs"] == 2 and s["load"] == "read_load" and s["gen_scale"] == 0.01
 assert s["sets"] == {"iosched.nr_requests": ["32", "128"]}, s["sets"]
 assert d["baseline"] == "tmpfs/native"
@@ -74,14 +68,20 @@ assert len(d["cells"]) == 10
 for c in d["cells"]:
     for k in ("label", "backend", "backend_path", "profile", "pgiofs", "set", "runs", "import_s",
               "schema_s", "cpu_pct", "load_mb", "load_cpu_pct", "ratio", "ratio_sd", "noisy",
-              "samples", "latency"):
+              "samples", "latency", "queue_set", "disk_set", "elevator", "queue", "disk",
+              "stream", "oltp"):
         assert k in c, k
+    # no block device, no model, no OLTP clients here; streaming figures of the file only
+    assert c["elevator"] is None and c["queue"] is None and c["disk"] is None
+    assert c["oltp"] is None and c["queue_set"] == {} and c["disk_set"] == {}
+    st = c["stream"]
+    assert st["device_read_mb_s"] is None and st["file_write_mb_s"] > 0 and st["file_read_mb_s"] > 0, st
     assert set(c["import_s"]) == {"mean", "sd", "min", "max", "cv_pct"}
     assert c["runs"] == 2 and len(c["samples"]) == 2
     assert [x["round"] for x in c["samples"]] == [1, 2]
     for x in c["samples"]:
         assert set(x) == {"round", "schema_s", "data_s", "post_s", "import_s", "cpu_pct",
-                          "load_mb", "load_cpu_pct", "wal_bytes", "rows"}
+                          "load_mb", "load_cpu_pct", "wal_bytes", "rows", "oltp"}
         assert x["import_s"] > 0 and x["rows"] > 0 and x["load_mb"] > 0
         assert abs(x["import_s"] - x["data_s"] - x["post_s"]) < 1e-5
     if c["pgiofs"]:
@@ -95,7 +95,7 @@ base = [c for c in d["cells"] if c["label"] == "tmpfs/native"][0]
 assert abs(base["ratio"] - 1) < 1e-9
 PY
 [ "$(head -n 1 "$W/out/results.csv")" = \
-	"cell,backend,profile,set,round,schema_s,data_s,post_s,import_s,cpu_pct,load_mb,load_cpu_pct,wal_bytes,rows" ] ||
+	"cell,backend,profile,set,round,schema_s,data_s,post_s,import_s,cpu_pct,load_mb,load_cpu_pct,wal_bytes,rows,elevator,queue_set,disk_set,oltp_tx,oltp_errors,oltp_tps,oltp_p50_ms,oltp_p99_ms,oltp_p999_ms,oltp_max_ms" ] ||
 	fail "results.csv header"
 [ "$(wc -l <"$W/out/results.csv")" = 21 ] || fail "results.csv: not 20 samples"
 grep -q '^tmpfs/dbaware iosched.nr_requests=32,tmpfs,dbaware,iosched.nr_requests=32,2,' "$W/out/results.csv" ||
@@ -119,7 +119,8 @@ bad() { # bad MESSAGE ARGS... -- pgload compare ARGS fails saying MESSAGE
 	[ -e "$W/bad" ] && fail "--out created for $*"
 	return 0
 }
-bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs or dir:PATH)' --backends tmpfs,zfs --profiles native
+bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs, dir:PATH, or a modelled disk: hdd:FS, ssd:FS)' \
+	--backends tmpfs,zfs --profiles native
 bad 'back end "dir:/nonexistent": ' --backends dir:/nonexistent --profiles native
 bad 'profile "cfq" refused by' --backends tmpfs --profiles native,cfq
 bad 'profile "cfq": no such profile' --backends tmpfs --profiles cfq
@@ -160,7 +161,7 @@ wait $pid
 st=$?
 [ $st = 2 ] || { cat "$W/err.int"; fail "interrupted compare: exit status $st, not 2"; }
 grep -q 'interrupted; everything it created is removed' "$W/err.int" || fail "no word on the interrupt"
-assert_clean "$(work_dir "$W/err.int")"
+assert_clean "$(compare_work_dir "$W/err.int")"
 echo "ok: SIGINT: exit 2, nothing left"
 
 "$PGLOAD" compare --gen 0.01 --backends ext3,"dir:$W/d" --profiles native,dbaware --runs 50 \
@@ -169,7 +170,7 @@ pid=$!
 wait_cells "$W/err.kill" 2
 kill -KILL $pid
 wait $pid 2>/dev/null
-killed=$(work_dir "$W/err.kill")
+killed=$(compare_work_dir "$W/err.kill")
 [ -d "$killed" ] || fail "SIGKILL left nothing to clean (test broken)"
 grep -q " $killed/" /proc/self/mountinfo || fail "no mount left by SIGKILL (test broken)"
 [ -n "$(ls -A "$W/d")" ] || fail "no directory left in the dir: back end by SIGKILL (test broken)"
@@ -180,7 +181,7 @@ grep -q " $killed/" /proc/self/mountinfo || fail "no mount left by SIGKILL (test
 	{ cat "$W/stderr"; fail "compare on ext2, ext3, xfs failed"; }
 grep -q "cleaning up after an earlier interrupted run (pid $pid): $killed" "$W/stderr" ||
 	{ cat "$W/stderr"; fail "the killed run's leftovers were not reported"; }
-wd=$(work_dir "$W/stderr")
+wd=$(compare_work_dir "$W/stderr")
 assert_clean "$killed"
 assert_clean "$wd"
 for cell in ext2/native ext2/dbaware ext3/native ext3/dbaware xfs/native xfs/dbaware; do

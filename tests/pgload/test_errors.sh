@@ -35,7 +35,7 @@ printf 'SELECT pg_sleep(60);\n' >"$W/sleep.sql"
 # option checks, before any server is started
 expect 1 'invalid value "0" for --runs: must be an integer from 1 to 1000' "$PGLOAD" run --runs 0 --data "$W/syntax.sql"
 expect 1 'invalid value "65" for --jobs' "$PGLOAD" run --jobs 65 --data "$W/syntax.sql"
-expect 1 'give at least one of --schema, --data, --post' "$PGLOAD" run --runs 2
+expect 1 'give at least one of --schema, -f/--data, --post' "$PGLOAD" run --runs 2
 expect 1 'cannot read data file "/nonexistent.sql"' "$PGLOAD" run --data /nonexistent.sql
 echo "ok: option checks"
 
@@ -68,12 +68,12 @@ grep -q '^errors: 2' "$W/out" || { cat "$W/out"; fail "error count missing from 
 echo "ok: --continue-on-error"
 
 # the embedded server: an SQL error still removes everything
-expect 1 'syntax.sql:6: ERROR' "$PGLOAD" run -q --data "$W/syntax.sql"
+expect 1 'syntax.sql:6: ERROR' "$PGLOAD" run -q --embedded --data "$W/syntax.sql"
 assert_clean
 echo "ok: embedded server removed after an error"
 
 # server killed mid-run: exit 2, clear message, nothing left
-"$PGLOAD" run -q --data "$W/sleep.sql" >"$W/out" 2>"$W/err" &
+"$PGLOAD" run -q --embedded --data "$W/sleep.sql" >"$W/out" 2>"$W/err" &
 pid=$!
 pm=""
 for i in $(seq 100); do
@@ -93,7 +93,7 @@ assert_clean
 echo "ok: server killed mid-run"
 
 # Ctrl-C (SIGINT) during a statement: exit 2, clean
-"$PGLOAD" run -q --data "$W/sleep.sql" >"$W/out" 2>"$W/err" &
+"$PGLOAD" run -q --embedded --data "$W/sleep.sql" >"$W/out" 2>"$W/err" &
 pid=$!
 for i in $(seq 100); do
 	pgrep -f "postgres: .* pgload .*SELECT" >/dev/null && break

@@ -1,13 +1,16 @@
 #!/bin/bash
 # test_interrupt_compare.sh -- SIGINT at every step of `pgload compare`:
 # generating the workload, preparing a back end (mkfs, losetup, mount of the
-# image or of a tmpfs), writing the read_load file, mounting pgiofs, initdb,
-# starting the server, connecting, and in a run: creating the database, the
-# schema, data and post phases, the checkpoint after it; reading the
-# latency, writing the report, cleaning up; twice in a row.  Each time: exit
-# status 2, the step named, and nothing left: no work directory, mount,
-# loop device, server or pgiofs daemon, nothing in the dir: back end, no
-# --out directory unless the report was written.
+# image or of a tmpfs; on a modelled disk copying the image, starting
+# pgdisk, the loop device's queue, mkfs on the device), measuring the
+# streaming figures, writing the read_load file, mounting pgiofs, initdb,
+# starting the server, connecting, creating the OLTP tables, and in a run:
+# creating the database, the schema phase, starting the OLTP clients, the
+# data and post phases (with the clients running), the checkpoint after
+# it; reading the latency, writing the report, cleaning up; twice in a
+# row.  Each time: exit status 2, the step named, and nothing left: no work
+# directory, mount, loop device, server, pgiofs or pgdisk daemon, nothing
+# in the dir: back end, no --out directory unless the report was written.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/pglib.sh"
 . "$(dirname "$0")/intrlib.sh"
@@ -23,7 +26,7 @@ mkdir "$W/d"
 # ccheck WHAT STEP -- check (intrlib.sh) for compare, and the dir: back end
 # and --out as they were
 ccheck() {
-	check "$1" "$2" "pgload: compare: interrupted; everything it created is removed (the signal came while $2"
+	check "$1" "$2" "pgload compare: interrupted; everything it created is removed (the signal came while $2"
 	[ -z "$(ls -A "$W/d")" ] || fail "$1: the dir: back end is not as it was: $(ls -A "$W/d")"
 	[ -e "$W/report" ] && fail "$1: --out left behind"
 	return 0
@@ -41,15 +44,15 @@ printf 'COPY u FROM stdin;\n1\n\\.\n' >"$W/wl_post/data.sql"
 printf "COPY (SELECT 1) TO '%s/post';\nCREATE INDEX u_slow ON u (slow_key(a));\n" "$MARK" >"$W/wl_post/post.sql"
 
 start compare --workload "$W/wl_data" --backends "dir:$W/d,ext2" --profiles dbaware --runs 2 \
-	--size 256M --out "$W/report"
+	--size 256M --oltp 1 --stream-mb 1 --out "$W/report"
 wait_mark data
 kill -INT "$pid"
 finish
-ccheck "compare: SIGINT in the data phase" \
+ccheck "compare: SIGINT in the data phase (OLTP clients running)" \
 	"running the data phase of $W/wl_data/data.sql, round 1/2, cell 1 dir/dbaware"
 
-start compare --workload "$W/wl_post" --backends "ext2,dir:$W/d" --profiles native,dbaware --runs 1 \
-	--size 256M --out "$W/report"
+start compare --workload "$W/wl_post" --backends "hdd:ext2,dir:$W/d" --profiles native,dbaware --runs 1 \
+	--size 256M --stream-mb 1 --out "$W/report"
 wait_mark post
 kill -INT "$pid"
 sleep 0.05
@@ -57,8 +60,8 @@ kill -INT "$pid"
 finish
 grep -qF 'pgload: Interrupt received again: cleaning up, please wait' "$W/err" ||
 	{ cat "$W/err"; fail "second SIGINT not seen"; }
-ccheck "compare: SIGINT twice in the post phase" \
-	"running the post phase of $W/wl_post/post.sql, round 1/1, cell 1 ext2/native"
+ccheck "compare: SIGINT twice in the post phase (a modelled disk)" \
+	"running the post phase of $W/wl_post/post.sql, round 1/1, cell 1 hdd:ext2/native"
 
 # ---- every other step, by the test hook -----------------------------------------
 # chook STEP STEPTEXT ARGS... -- `pgload compare ARGS` interrupts itself as
@@ -97,6 +100,22 @@ chook cleanup "cleaning up" "${ONE[@]}"
 chook data,cleanup "running the data phase of $TMPDIR/pgload-compare." "${ONE[@]}"
 grep -qF 'Interrupt received again' "$W/err" || { cat "$W/err"; fail "data,cleanup: second SIGINT not seen"; }
 
+# the steps of a modelled disk, its queue, the streaming figures and the OLTP clients
+MODEL=(--backends hdd:ext2 --profiles native --elevators mq-deadline --oltp 1 --stream-mb 1)
+MCELL="cell 1 hdd:ext2/native elevator=mq-deadline"
+chook pgdisk "starting pgdisk (hdd) on $TMPDIR/pgload-compare." "${MODEL[@]}"
+chook losetup "attaching $TMPDIR/pgload-compare." "${MODEL[@]}"
+chook queue "setting up the queue of /dev/loop" "${MODEL[@]}"
+chook mkfs "running mkfs.ext2 on /dev/loop" "${MODEL[@]}"
+chook mount "mounting /dev/loop" "${MODEL[@]}"
+chook stream "measuring streaming reads and writes of /dev/loop" "${MODEL[@]}"
+chook oltp "creating the OLTP tables (scale 1), $MCELL" "${MODEL[@]}"
+chook oltpstart "starting 1 OLTP client, round 1/1, $MCELL" "${MODEL[@]}"
+chook data "running the data phase of $TMPDIR/pgload-compare." "${MODEL[@]}"
+truncate -s 64M "$W/fs.img"
+mkfs.ext2 -q -F "$W/fs.img" || fail "mkfs.ext2 of an image"
+chook copy "copying the image $W/fs.img" --backends "hdd:$W/fs.img" --profiles native
+
 # the report: it is finished and kept, nothing else is
 rm -f "$MARK"/*
 snap >"$W/before"
@@ -105,5 +124,5 @@ PGLOAD_TEST_INTERRUPT_AT=report "$PGLOAD" compare --gen 0.005 --runs 1 --size 25
 pid=$!
 finish
 check "compare: SIGINT as \"report\" starts (hook)" "writing the report" \
-	"pgload: compare: interrupted while writing the report: the report in $W/report is complete; nothing else of the run is left"
+	"pgload compare: interrupted while writing the report: the report in $W/report is complete; nothing else of the run is left"
 [ -s "$W/report/results.json" ] || fail "the report was not finished"

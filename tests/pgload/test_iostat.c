@@ -285,9 +285,9 @@ static void test_sample(void)
 
 	snprintf(bin, sizeof(bin), "%s/good", dir);
 	char out[512];
-	CHECK(pgl_io_find_bin(bin, out, sizeof(out)) == 0 && strcmp(out, bin) == 0);
+	CHECK(pgl_find_sibling("pgiofs", bin, out, sizeof(out)) == 0 && strcmp(out, bin) == 0);
 	snprintf(bin, sizeof(bin), "%s/absent", dir);
-	CHECK(pgl_io_find_bin(bin, out, sizeof(out)) == -ENOENT);
+	CHECK(pgl_find_sibling("pgiofs", bin, out, sizeof(out)) == -ENOENT);
 }
 
 int main(void)

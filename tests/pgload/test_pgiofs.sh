@@ -31,7 +31,7 @@ csv_col() {
 		$4 == ph && c { print $c; exit }' "$1"
 }
 
-"$PGLOAD" run -q --on-pgiofs --jobs 2 -s "$W/g/schema.sql" -d "$W/data+ckpt.sql" -p "$W/g/post.sql" \
+"$PGLOAD" run -q --on-pgiofs --jobs 2 --schema "$W/g/schema.sql" --data "$W/data+ckpt.sql" --post "$W/g/post.sql" \
 	--json "$W/r.json" --csv "$W/r.csv" >"$W/out" 2>"$W/err" || { cat "$W/err"; fail "run --on-pgiofs"; }
 grep -q '"fstype": "fuse"' "$W/r.json" || fail "data directory not on a FUSE mount"
 grep -q '"pgiofs_profile": "default"' "$W/r.json" || fail "profile not reported"
@@ -76,8 +76,8 @@ cat >"$W/fake-pgiofs" <<EOF
 exec "$BIN/pgiofs" "\$@"
 EOF
 chmod 755 "$W/fake-pgiofs"
-"$PGLOAD" run -q --on-pgiofs --pgiofs-bin "$W/fake-pgiofs" --runs 2 -s "$W/g/schema.sql" \
-	-d "$W/g/data.sql" --json "$W/f.json" --csv "$W/f.csv" >"$W/out" 2>"$W/err" ||
+"$PGLOAD" run -q --on-pgiofs --pgiofs-bin "$W/fake-pgiofs" --runs 2 --schema "$W/g/schema.sql" \
+	-f "$W/g/data.sql" --json "$W/f.json" --csv "$W/f.csv" >"$W/out" 2>"$W/err" ||
 	{ cat "$W/err"; fail "run with a failing pgiofs stat"; }
 [ "$(grep -c 'going on without per-class I/O' "$W/err")" -eq 1 ] || { cat "$W/err"; fail "not said exactly once"; }
 grep -q "fake-pgiofs stat $TMPDIR/pgload\\.[^ ]*/mnt --json\` failed (exit status 3: fake: statistics unavailable)" "$W/err" ||
@@ -92,7 +92,7 @@ echo "ok: failing pgiofs stat"
 # --pgdata on a pgiofs mount of our own: found through /proc/self/mountinfo
 mkdir "$W/back" "$W/mnt"
 pgiofs_mount "$W/back" "$W/mnt" -o allow_other --set files.wal_mode=direct # WAL bytes seen
-"$PGLOAD" run -q --pgdata "$W/mnt/data" -s "$W/g/schema.sql" -d "$W/data+ckpt.sql" --json "$W/m.json" \
+"$PGLOAD" run -q --pgdata "$W/mnt/data" --schema "$W/g/schema.sql" --data "$W/data+ckpt.sql" --json "$W/m.json" \
 	>"$W/out" 2>"$W/err" || { cat "$W/err"; fail "run --pgdata on pgiofs"; }
 grep -q "^I/O of the data phase on pgiofs ($W/mnt, mean of 1 run)\$" "$W/out" || { cat "$W/out"; fail "mount not found"; }
 for cls in heap wal; do
@@ -105,15 +105,15 @@ echo "ok: --pgdata on a pgiofs mount"
 
 # a profile by name is found by pgiofs itself (beside its binary, whichever
 # build directory that is); an unknown name is pgiofs's error, shown by pgload
-"$PGLOAD" run -q --on-pgiofs --profile noop -d "$W/g/schema.sql" --json "$W/p.json" 2>"$W/err" ||
+"$PGLOAD" run -q --on-pgiofs --profile noop -f "$W/g/schema.sql" --json "$W/p.json" 2>"$W/err" ||
 	{ cat "$W/err"; fail "--profile noop"; }
 grep -q '"pgiofs_profile": "noop"' "$W/p.json" || fail "profile noop not reported"
-"$PGLOAD" run -q --on-pgiofs --profile nosuch -d "$W/g/schema.sql" 2>"$W/err" && fail "unknown profile accepted"
+"$PGLOAD" run -q --on-pgiofs --profile nosuch -f "$W/g/schema.sql" 2>"$W/err" && fail "unknown profile accepted"
 grep -q 'profile "nosuch"' "$W/err" || { cat "$W/err"; fail "unknown profile message"; }
 assert_clean
-"$PGLOAD" run -q --on-pgiofs --profile /nonexistent.conf -d "$W/g/schema.sql" 2>"$W/err" && fail "bad profile accepted"
+"$PGLOAD" run -q --on-pgiofs --profile /nonexistent.conf -f "$W/g/schema.sql" 2>"$W/err" && fail "bad profile accepted"
 grep -q -- '--profile "/nonexistent.conf": no such file' "$W/err" || { cat "$W/err"; fail "bad profile message"; }
-"$PGLOAD" run -q --on-pgiofs --pgiofs-bin /nonexistent -d "$W/g/schema.sql" 2>"$W/err" && fail "bad --pgiofs-bin accepted"
+"$PGLOAD" run -q --on-pgiofs --pgiofs-bin /nonexistent -f "$W/g/schema.sql" 2>"$W/err" && fail "bad --pgiofs-bin accepted"
 grep -q -- '--pgiofs-bin "/nonexistent": No such file' "$W/err" || { cat "$W/err"; fail "bad --pgiofs-bin message"; }
 assert_clean
 echo "ok: bad profile, bad --pgiofs-bin"
