@@ -151,11 +151,50 @@ static bool daemon_gone(const struct target *t)
 	return gone;
 }
 
+/* daemon_pid() -- the process serving mount @t's control channel, from
+ * the connection's credentials (0 if it does not answer). */
+static pid_t daemon_pid(const struct target *t)
+{
+	struct sockaddr_un sa;
+	unsigned len = pfs_control_addr(t->major, t->minor, &sa);
+	struct ucred cr = {0};
+	socklen_t crlen = sizeof(cr);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	if (connect(fd, (struct sockaddr *)&sa, len) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
+		cr.pid = 0;
+	close(fd);
+	return cr.pid;
+}
+
+/* running() -- @pid exists and has not exited (a zombie has). */
+static bool running(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	bool alive = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		alive = p[2] != 'Z' && p[2] != 'X';
+	fclose(f);
+	return alive;
+}
+
 /* unmount_one() -- unmount @t, retrying while busy until @deadline, then
- * wait for its daemon until @deadline.  0, or 1 with a message. */
+ * wait for its daemon until @deadline: its control channel closes after
+ * it has completed everything, then the process exits.  0, or 1 with a
+ * message. */
 static int unmount_one(const struct target *t, double deadline)
 {
 	bool root = geteuid() == 0;
+	pid_t pid = daemon_pid(t);
 	int err = 0;
 
 	for (;;) {
@@ -177,7 +216,7 @@ static int unmount_one(const struct target *t, double deadline)
 		}
 		usleep(100 * 1000);
 	}
-	while (!daemon_gone(t)) {
+	while (!daemon_gone(t) || (pid > 0 && running(pid))) {
 		if (now_s() >= deadline) {
 			fprintf(stderr,
 				"pgiofs umount: \"%s\" is unmounted, but its daemon has not "
