@@ -151,23 +151,41 @@ static bool daemon_gone(const struct target *t)
 	return gone;
 }
 
-/* daemon_pid() -- the process serving mount @t's control channel, from
- * the connection's credentials (0 if it does not answer). */
+/* daemon_pid() -- the daemon of mount @t, as its control channel names it
+ * ("pid" among a snapshot's members; the socket's own credentials are the
+ * process that bound it, before the daemon forked).  0 if it does not
+ * answer. */
 static pid_t daemon_pid(const struct target *t)
 {
+	struct timeval tv = {PFS_CTL_TIMEOUT_S, 0};
 	struct sockaddr_un sa;
 	unsigned len = pfs_control_addr(t->major, t->minor, &sa);
-	struct ucred cr = {0};
-	socklen_t crlen = sizeof(cr);
+	static char buf[PFS_CTL_EXTRA_MAX + 512];
+	const char *p;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid = 0;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return 0;
-	if (connect(fd, (struct sockaddr *)&sa, len) < 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
-		cr.pid = 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, len) == 0 &&
+	    send(fd, "snapshot-raw\n", 13, MSG_NOSIGNAL) == 13) {
+		/* the header line, then the members' JSON: enough to find it */
+		while (got < sizeof(buf) - 1 &&
+		       (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
+			got += (size_t)n;
+			buf[got] = '\0';
+			if ((p = strstr(buf, "\"pid\":")) && strchr(p, ','))
+				break;
+		}
+		buf[got] = '\0';
+		if ((p = strstr(buf, "\"pid\":")))
+			pid = (pid_t)strtol(p + 6, NULL, 10);
+	}
 	close(fd);
-	return cr.pid;
+	return pid;
 }
 
 /* running() -- @pid exists and has not exited (a zombie has). */
