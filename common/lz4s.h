@@ -111,4 +111,39 @@ const char *lz4s_reader_error(const struct lz4s_reader *r);
 /* lz4s_reader_close() -- close and free.  Accepts NULL. */
 void lz4s_reader_close(struct lz4s_reader *r);
 
+/* Little-endian fields of the records written into such streams (traces,
+ * pgdisk's write log): lz4s_putN() stores @v at @p, lz4s_getN() reads it. */
+static inline void lz4s_put16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static inline void lz4s_put32(unsigned char *p, uint32_t v)
+{
+	lz4s_put16(p, (uint16_t)v);
+	lz4s_put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static inline void lz4s_put64(unsigned char *p, uint64_t v)
+{
+	lz4s_put32(p, (uint32_t)v);
+	lz4s_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint16_t lz4s_get16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t lz4s_get32(const unsigned char *p)
+{
+	return (uint32_t)lz4s_get16(p) | (uint32_t)lz4s_get16(p + 2) << 16;
+}
+
+static inline uint64_t lz4s_get64(const unsigned char *p)
+{
+	return (uint64_t)lz4s_get32(p) | (uint64_t)lz4s_get32(p + 4) << 32;
+}
+
 #endif

@@ -35,39 +35,6 @@ struct pgd_wlog {
 	bool full;	    /* the cap was reached: no more records */
 };
 
-static void put16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 uint64_t pgd_realtime_ns(void)
 {
 	struct timespec ts;
@@ -91,13 +58,13 @@ int pgd_wlog_create(struct pgd_wlog **out, int fd, const char *path, uint64_t di
 		return -ENOMEM;
 	}
 	memcpy(head, PGD_WLOG_MAGIC, 8);
-	put16(head + 8, PGD_WLOG_VERSION);
-	put16(head + 10, PGD_WLOG_HEADER_SIZE);
-	put16(head + 12, PGD_WLOG_REC_SIZE);
-	put64(head + 16, disk_size);
-	put64(head + 24, cache_bytes);
-	put64(head + 32, pgd_realtime_ns());
-	put64(head + 40, max_bytes);
+	lz4s_put16(head + 8, PGD_WLOG_VERSION);
+	lz4s_put16(head + 10, PGD_WLOG_HEADER_SIZE);
+	lz4s_put16(head + 12, PGD_WLOG_REC_SIZE);
+	lz4s_put64(head + 16, disk_size);
+	lz4s_put64(head + 24, cache_bytes);
+	lz4s_put64(head + 32, pgd_realtime_ns());
+	lz4s_put64(head + 40, max_bytes);
 	l->s = lz4s_writer_create(NULL, &o, head, sizeof(head), &ret); /* closes fd on failure */
 	if (!l->s) {
 		snprintf(err, errlen, "cannot start the write log \"%s\": %s", path,
@@ -117,10 +84,10 @@ static void put(struct pgd_wlog *l, enum pgd_wlog_kind kind, unsigned flags, uin
 {
 	unsigned char h[PGD_WLOG_REC_SIZE] = {0};
 
-	put64(h, ++l->seq);
-	put64(h + 8, pgd_realtime_ns());
-	put64(h + 16, off);
-	put64(h + 24, len);
+	lz4s_put64(h, ++l->seq);
+	lz4s_put64(h + 8, pgd_realtime_ns());
+	lz4s_put64(h + 16, off);
+	lz4s_put64(h + 24, len);
 	h[32] = (unsigned char)kind;
 	h[33] = (unsigned char)flags;
 	/* the writer waits for room and fails only after an output error,
@@ -220,22 +187,23 @@ int pgd_wlog_open(struct pgd_wlog_reader **out, const char *path, char *err, siz
 	else if (ret > 0 && memcmp(p, PGD_WLOG_MAGIC, 8) != 0)
 		ret = lz4s_fail(r->s, "not a pgdisk write log (no \"%s\" at the start)",
 				PGD_WLOG_MAGIC);
-	else if (ret > 0 &&
-		 (get16(p + 8) != PGD_WLOG_VERSION || get16(p + 10) != PGD_WLOG_HEADER_SIZE ||
-		  get16(p + 12) != PGD_WLOG_REC_SIZE))
+	else if (ret > 0 && (lz4s_get16(p + 8) != PGD_WLOG_VERSION ||
+			     lz4s_get16(p + 10) != PGD_WLOG_HEADER_SIZE ||
+			     lz4s_get16(p + 12) != PGD_WLOG_REC_SIZE))
 		ret = lz4s_fail(r->s,
 				"format version %u (header %u, record %u bytes) is not supported "
 				"(this reader: version %d)",
-				get16(p + 8), get16(p + 10), get16(p + 12), PGD_WLOG_VERSION);
+				lz4s_get16(p + 8), lz4s_get16(p + 10), lz4s_get16(p + 12),
+				PGD_WLOG_VERSION);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s", lz4s_reader_error(r->s));
 		pgd_wlog_reader_close(r);
 		return ret;
 	}
-	r->info.disk_size = get64(p + 16);
-	r->info.cache_bytes = get64(p + 24);
-	r->info.start_realtime_ns = get64(p + 32);
-	r->info.max_bytes = get64(p + 40);
+	r->info.disk_size = lz4s_get64(p + 16);
+	r->info.cache_bytes = lz4s_get64(p + 24);
+	r->info.start_realtime_ns = lz4s_get64(p + 32);
+	r->info.max_bytes = lz4s_get64(p + 40);
 	lz4s_consume(r->s, PGD_WLOG_HEADER_SIZE, 0);
 	r->next_seq = 1;
 	*out = r;
@@ -262,10 +230,10 @@ int pgd_wlog_next(struct pgd_wlog_reader *r, struct pgd_wlog_rec *rec, void *dat
 				 r->next_seq - 1);
 	if (ret < 0)
 		return ret;
-	rec->seq = get64(p);
-	rec->time_ns = get64(p + 8);
-	rec->off = get64(p + 16);
-	rec->len = get64(p + 24);
+	rec->seq = lz4s_get64(p);
+	rec->time_ns = lz4s_get64(p + 8);
+	rec->off = lz4s_get64(p + 16);
+	rec->len = lz4s_get64(p + 24);
 	rec->kind = p[32];
 	rec->flags = p[33];
 	if (rec->seq != r->next_seq || rec->kind < PGD_WLOG_WRITE || rec->kind > PGD_WLOG_END ||

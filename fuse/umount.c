@@ -151,11 +151,68 @@ static bool daemon_gone(const struct target *t)
 	return gone;
 }
 
+/* daemon_pid() -- the daemon of mount @t, as its control channel names it
+ * ("pid" among a snapshot's members; the socket's own credentials are the
+ * process that bound it, before the daemon forked).  0 if it does not
+ * answer. */
+static pid_t daemon_pid(const struct target *t)
+{
+	struct timeval tv = {PFS_CTL_TIMEOUT_S, 0};
+	struct sockaddr_un sa;
+	unsigned len = pfs_control_addr(t->major, t->minor, &sa);
+	static char buf[PFS_CTL_EXTRA_MAX + 512];
+	const char *p;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid = 0;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, len) == 0 &&
+	    send(fd, "snapshot-raw\n", 13, MSG_NOSIGNAL) == 13) {
+		/* the header line, then the members' JSON: enough to find it */
+		while (got < sizeof(buf) - 1 &&
+		       (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
+			got += (size_t)n;
+			buf[got] = '\0';
+			if ((p = strstr(buf, "\"pid\":")) && strchr(p, ','))
+				break;
+		}
+		buf[got] = '\0';
+		if ((p = strstr(buf, "\"pid\":")))
+			pid = (pid_t)strtol(p + 6, NULL, 10);
+	}
+	close(fd);
+	return pid;
+}
+
+/* running() -- @pid exists and has not exited (a zombie has). */
+static bool running(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	bool alive = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		alive = p[2] != 'Z' && p[2] != 'X';
+	fclose(f);
+	return alive;
+}
+
 /* unmount_one() -- unmount @t, retrying while busy until @deadline, then
- * wait for its daemon until @deadline.  0, or 1 with a message. */
+ * wait for its daemon until @deadline: its control channel closes after
+ * it has completed everything, then the process exits.  0, or 1 with a
+ * message. */
 static int unmount_one(const struct target *t, double deadline)
 {
 	bool root = geteuid() == 0;
+	pid_t pid = daemon_pid(t);
 	int err = 0;
 
 	for (;;) {
@@ -177,7 +234,7 @@ static int unmount_one(const struct target *t, double deadline)
 		}
 		usleep(100 * 1000);
 	}
-	while (!daemon_gone(t)) {
+	while (!daemon_gone(t) || (pid > 0 && running(pid))) {
 		if (now_s() >= deadline) {
 			fprintf(stderr,
 				"pgiofs umount: \"%s\" is unmounted, but its daemon has not "

@@ -298,11 +298,13 @@ static bool start_window(struct ios_sched *s, struct ra_file *rf, off_t off, siz
 			size = (size_t)(o->off - off) / RA_PAGE * RA_PAGE;
 		break;
 	}
-	/* stale windows may overlap: keep the list in offset order */
-	for (p = rf->bufs.next; p != &rf->bufs && buf_of(p)->off <= off; p = p->next)
-		pos = p;
 	if (size < need || size == 0 || !reserve(s, size))
 		return false;
+	/* where it goes, only now: reserve() may have evicted a window of this
+	 * file, the one it would have gone after included.  Stale windows may
+	 * overlap: keep the list in offset order */
+	for (p = rf->bufs.next; p != &rf->bufs && buf_of(p)->off <= off; p = p->next)
+		pos = p;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return false;

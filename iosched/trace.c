@@ -24,72 +24,39 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- little-endian encoding ------------------------------------------------ */
-
-static void put16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
+/* ---- records (little-endian fields: common/lz4s.h) ------------------------- */
 
 static void encode_rec(unsigned char *p, const struct ios_trace_rec *r)
 {
-	put64(p + 0, r->time_ns);
-	put64(p + 8, r->ino);
-	put64(p + 16, r->off);
-	put32(p + 24, r->len);
-	put32(p + 28, r->pid);
-	put32(p + 32, r->queue_us);
-	put32(p + 36, r->service_us);
-	put32(p + 40, (uint32_t)r->result);
+	lz4s_put64(p + 0, r->time_ns);
+	lz4s_put64(p + 8, r->ino);
+	lz4s_put64(p + 16, r->off);
+	lz4s_put32(p + 24, r->len);
+	lz4s_put32(p + 28, r->pid);
+	lz4s_put32(p + 32, r->queue_us);
+	lz4s_put32(p + 36, r->service_us);
+	lz4s_put32(p + 40, (uint32_t)r->result);
 	p[44] = r->cls;
 	p[45] = r->dir;
-	put16(p + 46, r->flags);
-	put64(p + 48, r->dev);
+	lz4s_put16(p + 46, r->flags);
+	lz4s_put64(p + 48, r->dev);
 }
 
 /* decode_rec() -- a record of format @version (1: no dev). */
 static void decode_rec(const unsigned char *p, unsigned version, struct ios_trace_rec *r)
 {
-	r->time_ns = get64(p + 0);
-	r->ino = get64(p + 8);
-	r->off = get64(p + 16);
-	r->len = get32(p + 24);
-	r->pid = get32(p + 28);
-	r->queue_us = get32(p + 32);
-	r->service_us = get32(p + 36);
-	r->result = (int32_t)get32(p + 40);
+	r->time_ns = lz4s_get64(p + 0);
+	r->ino = lz4s_get64(p + 8);
+	r->off = lz4s_get64(p + 16);
+	r->len = lz4s_get32(p + 24);
+	r->pid = lz4s_get32(p + 28);
+	r->queue_us = lz4s_get32(p + 32);
+	r->service_us = lz4s_get32(p + 36);
+	r->result = (int32_t)lz4s_get32(p + 40);
 	r->cls = p[44];
 	r->dir = p[45];
-	r->flags = get16(p + 46);
-	r->dev = version >= 2 ? get64(p + 48) : 0;
+	r->flags = lz4s_get16(p + 46);
+	r->dev = version >= 2 ? lz4s_get64(p + 48) : 0;
 }
 
 /* ---- writer ------------------------------------------------------------------ */
@@ -106,12 +73,12 @@ static void file_header(unsigned char *p)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mt);
 	memcpy(p, IOS_TRACE_MAGIC, 8);
-	put16(p + 8, IOS_TRACE_VERSION);
-	put16(p + 10, IOS_TRACE_HEADER_SIZE);
-	put16(p + 12, IOS_TRACE_REC_SIZE);
-	put16(p + 14, 0);
-	put64(p + 16, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
-	put64(p + 24, (uint64_t)mt.tv_sec * 1000000000u + (uint64_t)mt.tv_nsec);
+	lz4s_put16(p + 8, IOS_TRACE_VERSION);
+	lz4s_put16(p + 10, IOS_TRACE_HEADER_SIZE);
+	lz4s_put16(p + 12, IOS_TRACE_REC_SIZE);
+	lz4s_put16(p + 14, 0);
+	lz4s_put64(p + 16, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
+	lz4s_put64(p + 24, (uint64_t)mt.tv_sec * 1000000000u + (uint64_t)mt.tv_nsec);
 }
 
 struct ios_trace_writer *ios_trace_writer_create_opts(const char *path,
@@ -225,11 +192,11 @@ static int read_header(struct ios_trace_reader *r)
 		return lz4s_fail(r->s,
 				 "not a pgiofs trace (no \"%s\" at the start of the lz4 data)",
 				 IOS_TRACE_MAGIC);
-	r->info.version = get16(p + 8);
-	r->info.header_size = get16(p + 10);
-	r->info.rec_size = get16(p + 12);
-	r->info.start_realtime_ns = get64(p + 16);
-	r->info.start_monotonic_ns = get64(p + 24);
+	r->info.version = lz4s_get16(p + 8);
+	r->info.header_size = lz4s_get16(p + 10);
+	r->info.rec_size = lz4s_get16(p + 12);
+	r->info.start_realtime_ns = lz4s_get64(p + 16);
+	r->info.start_monotonic_ns = lz4s_get64(p + 24);
 	if (r->info.version == 0 || r->info.version > IOS_TRACE_VERSION)
 		return lz4s_fail(r->s,
 				 "trace format version %u is not supported (this reader: 1..%d)",

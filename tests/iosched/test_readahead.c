@@ -222,6 +222,30 @@ static void test_cache_bound(void)
 		close(fds[f]);
 }
 
+/* a window whose room must be made by evicting the window it follows in
+ * the file's list (a cache of one window): it goes into the list after
+ * the eviction, not after the freed window (a use after free that
+ * corrupted the list into a cycle the dispatcher then spun in) */
+static void test_evict_predecessor(void)
+{
+	struct ios_sched *s = ra_sched(IOS_POLICY_DBAWARE, IOS_DEVICE_NONE, 1024, 1);
+	int fd = stamped_file(8u << 20, 0x77), i;
+	uint64_t t = 0;
+	struct ios_counters c;
+
+	for (i = 0; i < 96; i++) /* 6 MiB in 64 KiB reads: windows up to 1 MiB */
+		read_check(s, fd, (off_t)i * 64 * KB, 64 * KB, t += MS);
+	c = counters(s);
+	CHECK(c.ra_windows >= 5);	    /* 128, 256, 512, 1024, 1024 KiB */
+	CHECK(c.ra_peak_bytes <= 1u << 20); /* never over the cache */
+	ios_release(s, (struct ios_file_id){0, FILE_ID});
+	ios_virtual_advance(s, t += MS);
+	c = counters(s);
+	CHECK(c.ra_bytes == 0 && c.ra_files == 0);
+	ios_destroy(s);
+	close(fd);
+}
+
 /* a write drops the cached data it overlaps before it is queued */
 static void test_write_invalidates(void)
 {
@@ -429,6 +453,7 @@ int main(void)
 	test_growth_and_reset();
 	test_async_marker();
 	test_cache_bound();
+	test_evict_predecessor();
 	test_write_invalidates();
 	test_inflight_race();
 	test_invalidate_call();
