@@ -1,6 +1,6 @@
 #!/bin/bash
 # passthrough.sh -- PostgreSQL 15 on pgiofs against PostgreSQL 15 on the
-# native file system underneath it (issue 2's benchmark).
+# native file system underneath it.
 #
 # Runs the same three measurements, interleaved native, pgiofs, native,
 # pgiofs, ... for --rounds rounds, every cluster in a fresh directory on the

@@ -79,6 +79,20 @@ unsigned pfs_control_addr(unsigned major, unsigned minor, struct sockaddr_un *sa
 	return (unsigned)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
+bool pfs_control_refused(unsigned major, unsigned minor)
+{
+	struct sockaddr_un sa;
+	unsigned len = pfs_control_addr(major, minor, &sa);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool refused;
+
+	if (fd < 0)
+		return false;
+	refused = connect(fd, (struct sockaddr *)&sa, len) < 0 && errno == ECONNREFUSED;
+	close(fd);
+	return refused;
+}
+
 int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing, bool allow_other,
 		     char *err, size_t errlen)
 {

@@ -308,6 +308,10 @@ struct sockaddr_un;
 /* pfs_control_addr() -- the socket address of mount @major:@minor; returns
  * its length for bind()/connect(). */
 unsigned pfs_control_addr(unsigned major, unsigned minor, struct sockaddr_un *sa);
+/* pfs_control_refused() -- nothing listens on the control socket of mount
+ * @major:@minor (a connect is refused): no daemon, or a mount that has no
+ * channel of its own (a WAL mount answers through its data mount's). */
+bool pfs_control_refused(unsigned major, unsigned minor);
 /* pfs_control_open() -- bind and listen (before daemonizing: the command
  * returns with the channel ready); 0 or -errno with a reason in @err. */
 int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing, bool allow_other,

@@ -20,6 +20,9 @@
 #   c. a cluster made with initdb --waldir (pg_wal a symbolic link to a
 #      directory off the mount) gets no WAL mount; `umount -R` takes
 #      everything down, the daemon exits.
+#   d. `pgiofs stat` of a path in a WAL mount answers for the mount it is
+#      in, the list of mounts shows the WAL mount as such (not as a daemon
+#      that does not answer), and `pgiofs umount MOUNT` takes both down.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
@@ -142,4 +145,26 @@ sleep 0.5
 stat_expect 'not s["wal_mounts"].count("pg_wal (")'
 umount -R "$MNT" || fail "c: umount -R failed"
 daemon_gone
+
+# ---- d: pgiofs stat and pgiofs umount with a WAL mount -----------------------
+LABEL=d
+rm -rf "${BACKING:?}/pg"
+mkdir -p "$BACKING/pg/data/pg_wal" # what the scan at start takes for a cluster
+echo 15 >"$BACKING/pg/data/PG_VERSION"
+pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other
+wait_wal_mount "$PGDATA/pg_wal"
+"$BIN/pgiofs" stat "$PGDATA/pg_wal" --json >"$T/stat.json" 2>"$T/stat.err" ||
+	fail "d: pgiofs stat of the WAL mount failed: $(cat "$T/stat.err")"
+python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["mount"] != sys.argv[2])' \
+	"$T/stat.json" "$MNT" || fail "d: pgiofs stat of the WAL mount: $(cat "$T/stat.json")"
+"$BIN/pgiofs" stat >"$T/list" 2>"$T/list.err" # other tests' mounts may be listed too
+grep -qxF "$PGDATA/pg_wal (a WAL mount of $MNT, served by its daemon)" <(sed 's/  */ /' "$T/list") ||
+	fail "d: the list of mounts: $(cat "$T/list" "$T/list.err")"
+grep -q "$MNT" "$T/list.err" && fail "d: the list of mounts complains: $(cat "$T/list.err")"
+"$BIN/pgiofs" umount "$MNT" || fail "d: pgiofs umount failed"
+case "$(ps -o stat= -p "$PGIOFS_PID")" in # our child: a zombie until waited for
+"" | Z*) ;;
+*) fail "d: pgiofs umount returned before the daemon exited" ;;
+esac
+[ -z "$(grep " $T/" /proc/self/mountinfo)" ] || fail "d: left mounted: $(grep " $T/" /proc/self/mountinfo)"
 log "all checks passed"
