@@ -113,7 +113,8 @@ struct cmp {
 	/* settings */
 	const char *workload;
 	double gen_scale;
-	struct pgl_backend_spec be[MAX_BACKENDS];
+	struct pgl_backend_spec be[MAX_BACKENDS]; /* name: as the report labels it */
+	const char *be_arg[MAX_BACKENDS];	  /* as given ("fast=dir:/srv/a") */
 	int nbe;
 	const char *profile[MAX_PROFILES];
 	int nprofile;
@@ -140,6 +141,9 @@ struct cmp {
 	struct cell *cell;
 	int ncell, baseline;
 	char server_version[64], kernel[256], started[32];
+	int server_version_num;	  /* the server's server_version_num (150004) */
+	char pgiofs_version[128]; /* `pgiofs --version` of the pgiofs cells; "" without */
+	long ncpu;		  /* CPUs online */
 	double seconds;
 };
 

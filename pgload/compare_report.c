@@ -25,6 +25,9 @@
 #include "compare_i.h"
 #include "json.h"
 #include "stats.h"
+#include "version.h"
+
+#include "commit.h" /* PGL_GIT_COMMIT, made by the Makefile */
 
 #define COMPARE_SCHEMA "pgload.compare/1"
 #define TIE_PCT	       5.0 /* a best cell less than this ahead of the next is a tie */
@@ -714,6 +717,13 @@ static int write_json(const struct cmp *m, const char *path)
 	json_str_write(f, m->kernel);
 	fprintf(f, ",\n  \"server_version\": ");
 	json_str_write(f, m->server_version);
+	fprintf(f, ", \"server_version_num\": %d, \"cpus\": %ld,\n  \"pgload_version\": ",
+		m->server_version_num, m->ncpu);
+	json_str_write(f, "pgload " PGIOFS_RELEASE);
+	fprintf(f, ", \"pgiofs_version\": ");
+	json_str_or_null(f, m->pgiofs_version[0] ? m->pgiofs_version : NULL);
+	fprintf(f, ", \"git_commit\": ");
+	json_str_write(f, PGL_GIT_COMMIT);
 	fprintf(f, ",\n  \"settings\": {\n    \"workload\": ");
 	json_str_or_null(f, m->workload);
 	if (m->gen_scale > 0)
@@ -731,13 +741,7 @@ static int write_json(const struct cmp *m, const char *path)
 	fprintf(f, ", \"size_bytes\": %llu,\n    \"backends\": [", (unsigned long long)m->size);
 	for (int i = 0; i < m->nbe; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		if (m->be[i].path) {
-			char s[1100];
-			snprintf(s, sizeof(s), "dir:%s", m->be[i].path);
-			json_str_write(f, s);
-		} else {
-			json_str_write(f, m->be[i].name);
-		}
+		json_str_write(f, m->be_arg[i]);
 	}
 	fprintf(f, "],\n    \"profiles\": [");
 	for (int i = 0; i < m->nprofile; i++) {

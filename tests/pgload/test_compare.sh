@@ -10,10 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/pglib.sh"
 
-need_pg
-[ -x "$BIN/pgiofs" ] || skip "pgiofs not built"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-need_root
+need_pgiofs_root
 command -v gnuplot >/dev/null || skip "no gnuplot (scripts/install-deps.sh installs gnuplot-nox)"
 W=$(mktempdir)
 mkdir "$W/d"
