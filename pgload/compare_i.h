@@ -219,4 +219,26 @@ void pgl_cmp_summarize(struct cmp *m);
 /* pgl_cmp_report() -- the table on stdout and every file in --out. */
 int pgl_cmp_report(struct cmp *m);
 
+/* pgl_cmp_noisy() -- C's import times vary by more than CV_LIMIT_PCT. */
+bool pgl_cmp_noisy(const struct cell *c);
+
+/* pgl_cmp_lat_ops() -- requests of class K in a latency snapshot. */
+uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k);
+
+/*
+ * pgl_cmp_ratio_word() -- what ratio R (a figure over the reference's)
+ * with standard deviation SD says: "within noise" if R ± SD covers 1, else
+ * "faster" or "slower" (LOWER_BETTER: below 1 is faster, as for a time).
+ */
+const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better);
+
+/* ---- the page (compare_html.c) --------------------------------------------- */
+
+/*
+ * pgl_cmp_write_html() -- index.html in --out: VERDICTS (a line each), the
+ * charts (inline SVG, also written as import.svg, oltp.svg, latency.svg),
+ * then TABLE.  Returns 0 or -errno.
+ */
+int pgl_cmp_write_html(const struct cmp *m, const char *verdicts, const char *table);
+
 #endif /* PGLOAD_COMPARE_I_H */
