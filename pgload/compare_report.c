@@ -1,18 +1,20 @@
 /*
  * compare_report.c -- what `pgload compare` reports: per cell the mean, sd,
  * CV, min and max of the import time and its ratio to the baseline cell;
- * the seed-style table and hyperfine-style "ran N times faster" lines on
- * stdout and in table.txt, with --oltp the commit latency and tps of the
- * clients during the import, the best cell of each figure, the streaming
- * figures, the elevator and tunables of each block device, the modelled
- * disk's settings and counters, a tiobench-style latency table per class
- * on pgiofs; results.json (schema pgload.compare/1), results.csv,
- * import.svg, latency.svg and oltp.svg (gnuplot) and index.html in --out.
+ * the seed-style table and a line per cell against the baseline on stdout
+ * and in table.txt, with --oltp the commit latency and tps of the clients
+ * during the import, the best cell of each figure, the streaming figures,
+ * the elevator and tunables of each block device, the modelled disk's
+ * settings and counters, a tiobench-style latency table per class on
+ * pgiofs; results.json (schema pgload.compare/1), results.csv and, through
+ * compare_html.c, the verdict lines, the charts and index.html in --out.
  *
  * What must stay true: a cell whose import time varies by more than
- * CV_LIMIT_PCT is flagged noisy wherever it is shown; a missing gnuplot
- * leaves the charts out, never the rest; what a cell ran on (elevator,
- * tunables, model) is reported as read back, not as asked for.
+ * CV_LIMIT_PCT is flagged noisy wherever it is shown; every ratio is a
+ * figure over its reference's (the baseline's, the next cell's, the
+ * kernel's), and its word (faster, slower, within noise) agrees with it;
+ * what a cell ran on (elevator, tunables, model) is reported as read back,
+ * not as asked for.
  */
 #include <ctype.h>
 #include <errno.h>
