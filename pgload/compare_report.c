@@ -350,7 +350,7 @@ static void print_figures(const struct cmp *m, FILE *f, int w)
 		else
 			fprintf(f, "%s: best %s, %.2f%s%s, %.2fx the next (%s)%s.\n", fig->name,
 				best, v.vb, fig->unit[0] ? " " : "", fig->unit, r, next,
-				v.overlap    ? ": within noise, their runs overlap"
+				v.overlap    ? ": a tie, their runs overlap"
 				: v.tie_next ? ": a tie, less than " TIE_PCT_TEXT " ahead"
 					     : "");
 	}
