@@ -6,7 +6,7 @@
 # a descriptor opened O_DSYNC (open_datasync).  For every WAL mode
 # (files.wal_mode) and timestamp granularity (fuse.time_gran_ns: 1 and whole
 # seconds) this mounts pgiofs in the foreground with -d (every request
-# logged), makes --commits commits to pg_wal/000000010000000000000001 and
+# logged, the WAL mount's too with passthrough), makes --commits commits to pg_wal/000000010000000000000001 and
 # prints the requests per commit by opcode, counted from the log.  The
 # counts do not depend on the machine's speed or load: they are the round
 # trips a commit waits for in each mode.
@@ -82,6 +82,7 @@ cell() {
 	local mode=$1 gran=$2 sync=$3 log=$WORK/$1.$2.$3.log i
 	rm -rf -- "$WORK/backing" "$WORK/mnt"
 	mkdir -p "$WORK/backing/pg_wal" "$WORK/mnt"
+	: >"$WORK/backing/PG_VERSION" # a data directory: passthrough mounts over its pg_wal
 	MNT=$WORK/mnt
 	"$PGIOFS" -d -o allow_other --set "files.wal_mode=$mode" --set "fuse.time_gran_ns=$gran" \
 		"$WORK/backing" "$MNT" 2>"$log" &
@@ -91,6 +92,13 @@ cell() {
 		sleep 0.05
 	done
 	mountpoint -q "$MNT" || fail_log "$mode: pgiofs did not mount" "$log"
+	if [ "$mode" = passthrough ]; then # the WAL mount comes a moment later (-f)
+		for ((i = 0; i < 100; i++)); do
+			mountpoint -q "$MNT/pg_wal" && break
+			sleep 0.05
+		done
+		mountpoint -q "$MNT/pg_wal" || fail_log "$mode: no WAL mount over pg_wal" "$log"
+	fi
 	# what the counts include besides the commits: create, open, close
 	python3 - "$MNT/pg_wal/000000010000000000000001" "$sync" "$COMMITS" <<-'PY' ||
 		import os, sys

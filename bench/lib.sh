@@ -83,10 +83,11 @@ unmount() {
 		if ($(i + 1) ~ /^fuse/) { split($3, d, ":"); print d[2] }
 	}' /proc/self/mountinfo)
 	[ -n "$conn" ] || return 0
-	if ! timeout 60 fusermount3 -u "$mnt" 2>/dev/null && ! timeout 20 umount "$mnt" 2>/dev/null; then
+	# -R: the WAL mounts pgiofs made over pg_wal directories first
+	if ! timeout 60 umount -R "$mnt" 2>/dev/null && ! timeout 60 fusermount3 -u "$mnt" 2>/dev/null; then
 		echo "$ME: aborting the hung FUSE connection of $mnt" >&2
 		echo 1 >"/sys/fs/fuse/connections/$conn/abort" 2>/dev/null
-		umount -l "$mnt" 2>/dev/null
+		umount -R -l "$mnt" 2>/dev/null
 	fi
 	for ((i = 0; i < 100; i++)); do
 		pgrep -f -- " $mnt\$" >/dev/null || return 0

@@ -1,6 +1,5 @@
 #!/bin/bash
-# mixed.sh -- commit latency under a concurrent bulk import (issue 3,
-# Benchmarks 1 and 2).
+# mixed.sh -- commit latency under a concurrent bulk import.
 #
 # Per cell, in one fresh PostgreSQL 15 cluster: database "oltp" is
 # initialised with `pgbench -i -s CLIENTS` and checkpointed (outside the
@@ -23,8 +22,9 @@
 # stays the real file system, a reference only).  Cells are interleaved
 # within every round (the order rotates from round to round) and the
 # summary shows the medians over the rounds, which cell wins each figure,
-# the daemon's peak RSS and, for the --target cell, the ratios to native
-# against the targets of the commit-latency issue (p99 <= 1.0x native over
+# the daemon's peak RSS and its share of the CPUs while pgbench and the
+# import ran (CPU time over wall time over CPUs) and, for the --target cell, the ratios to native
+# against the targets for the default (p99 <= 1.0x native over
 # the run and <= 0.8x during the import, p99.9 <= 1.0x, tps >= 0.95x,
 # import <= 1.15x, peak RSS <= 128 MiB).
 #
@@ -200,7 +200,12 @@ trap 'echo "mixed.sh: interrupted" >&2; exit 2' INT TERM
 
 # ---- one cell -------------------------------------------------------------------
 # Results: per cell, space-separated samples.
-declare -A P50 P99 P999 PMAX TPS IMPORT P99I RSS
+declare -A P50 P99 P999 PMAX TPS IMPORT P99I RSS CPU
+
+# cpu_s PID -- the CPU time (user + system) process PID has used, in s
+cpu_s() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz }' "/proc/$1/stat"
+}
 
 # latency T0 T1 FILE... -- "p50 p99 p99.9 max count p99_import count_import"
 # in ms of the per-transaction logs (third field: latency in microseconds,
@@ -274,6 +279,9 @@ sample() {
 	"${psql[@]}" -c CHECKPOINT >>"$out" 2>&1 || fail_log "$cell: CHECKPOINT failed" "$out"
 
 	progress "round $round $cell: pgbench -c $CLIENTS -j $JOBS -T $DURATION -l, import -s $SCALE after 1 s"
+	local dpid="" cpu0="" w0
+	[ "$b" != native ] && dpid=$(pgrep -f -n "pgiofs .*$MNT\$") && cpu0=$(cpu_s "$dpid")
+	w0=$(now)
 	mkdir "$WORK/txlog/$tag" && chown postgres: "$WORK/txlog/$tag"
 	out=$WORK/logs/$tag.tps.log
 	ilog=$WORK/logs/$tag.import.log
@@ -296,11 +304,17 @@ sample() {
 		"$round" "$cell" "$p50" "$p99" "$p999" "$pmax" "$n" "$p99i" "$ni" "$(last_of "${TPS[$cell]}")" "$(last_of "${IMPORT[$cell]}")"
 
 	if [ "$b" != native ]; then
-		# the daemon's peak RSS (under 128 MiB with defaults)
-		local dpid rss
-		dpid=$(pgrep -f -n "pgiofs .*$MNT\$") &&
+		# the daemon's peak RSS (under 128 MiB with defaults), and its
+		# share of the CPUs while pgbench and the import ran
+		local rss cpu1 share
+		[ -n "$dpid" ] &&
 			rss=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$dpid/status") &&
 			RSS[$cell]+="$rss " && echo "          pgiofs $cell peak RSS $rss MiB"
+		if [ -n "$cpu0" ] && cpu1=$(cpu_s "$dpid"); then
+			share=$(echo "100 * ($cpu1 - $cpu0) / ($(now) - $w0) / $(nproc)" | bc -l)
+			CPU[$cell]+="$share "
+			printf '          pgiofs %s CPU %.1f s, %.1f%% of %d CPUs\n' "$cell" "$(echo "$cpu1 - $cpu0" | bc -l)" "$share" "$(nproc)"
+		fi
 		# where commits waited: the scheduler's own latency per class
 		# (queue wait + service) over the whole sample
 		"$PGIOFS" stat "$MNT" --json >"$WORK/logs/$tag.stat.json" 2>&1 &&
@@ -372,14 +386,17 @@ for c in "${CELLS[@]}"; do
 	MED[$c,tps]=$(median "${TPS[$c]}") MED[$c,import]=$(median "${IMPORT[$c]}")
 	MED[$c,p99i]=$(median "${P99I[$c]}") MED[$c,rss]=""
 	[ -n "${RSS[$c]:-}" ] && MED[$c,rss]=$(median "${RSS[$c]}")
+	MED[$c,cpu]=""
+	[ -n "${CPU[$c]:-}" ] && MED[$c,cpu]=$(median "${CPU[$c]}")
 done
 echo
 echo "medians of $ROUNDS round(s), device $DEVICE:"
-printf '%-28s %8s %8s %9s %8s %12s %8s %9s %8s\n' cell "p50 ms" "p99 ms" "p99.9 ms" "max ms" "p99 imp. ms" tps "import s" "RSS MiB"
+printf '%-28s %8s %8s %9s %8s %12s %8s %9s %8s %8s\n' cell "p50 ms" "p99 ms" "p99.9 ms" "max ms" "p99 imp. ms" tps "import s" "RSS MiB" "CPU %"
 for c in "${CELLS[@]}"; do
-	printf '%-28s %8.2f %8.2f %9.2f %8.2f %12.2f %8.1f %9.2f %8s\n' "$([ "${CELL_BASE[$c]}" = native ] && echo "$c" || echo "pgiofs $c")" \
+	printf '%-28s %8.2f %8.2f %9.2f %8.2f %12.2f %8.1f %9.2f %8s %8s\n' "$([ "${CELL_BASE[$c]}" = native ] && echo "$c" || echo "pgiofs $c")" \
 		"${MED[$c,p50]}" "${MED[$c,p99]}" "${MED[$c,p999]}" "${MED[$c,max]}" "${MED[$c,p99i]}" "${MED[$c,tps]}" "${MED[$c,import]}" \
-		"$([ -n "${MED[$c,rss]}" ] && printf '%.1f' "${MED[$c,rss]}" || echo -)"
+		"$([ -n "${MED[$c,rss]}" ] && printf '%.1f' "${MED[$c,rss]}" || echo -)" \
+		"$([ -n "${MED[$c,cpu]}" ] && printf '%.1f' "${MED[$c,cpu]}" || echo -)"
 done
 
 # best FIGURE low|high CELLS... -- the cell with the lowest (highest) median.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # passthrough.sh -- PostgreSQL 15 on pgiofs against PostgreSQL 15 on the
-# native file system underneath it (issue 2's benchmark).
+# native file system underneath it.
 #
 # Runs the same three measurements, interleaved native, pgiofs, native,
 # pgiofs, ... for --rounds rounds, every cluster in a fresh directory on the
@@ -199,7 +199,7 @@ sample() {
 		"$(last_of "${IMPORT[$KIND]}")" "$(last_of "${TPS[$KIND]}")" "$(last_of "${SEQSCAN[$KIND]}")"
 
 	if [ "$KIND" != native ]; then
-		fusermount3 -u "$MNT" || die "fusermount3 -u $MNT failed"
+		umount -R "$MNT" || die "umount -R $MNT failed" # WAL mounts first
 		local i
 		for ((i = 0; i < 600; i++)); do
 			kill -0 "$DAEMON_PID" 2>/dev/null || break

@@ -104,7 +104,9 @@ static void usage(FILE *out)
 	    "  -h, --help              this help\n"
 	    "  -V, --version           print the version\n"
 	    "\n"
-	    "Unmount with `umount MOUNTPOINT`, `fusermount3 -u MOUNTPOINT` or SIGTERM.\n"
+	    "Unmount with `pgiofs umount MOUNTPOINT`, `umount -R MOUNTPOINT` (as root; -R:\n"
+	    "the WAL mounts pgiofs makes over pg_wal directories first, files.wal_mode),\n"
+	    "`fusermount3 -u MOUNTPOINT` or SIGTERM.\n"
 	    "SIGHUP re-reads the profile, the config file and the overrides.\n"
 	    "Tunables: pgiofs --help-tunables, pgiofs(1), /etc/pgiofs/pgiofs.conf.\n",
 	    *profiles ? profiles : "none found");
@@ -519,9 +521,11 @@ static void *signal_thread(void *arg)
 	pfs_log(LOG_INFO, "signal %d: unmounting %s", sig, c->mountpoint);
 	notify_status("unmounting %s: writing everything through", c->mountpoint);
 	/* A plain unmount writes everything back through us, then ends the
-	 * connection, and the session loop returns. */
-	if (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
-		       : pfs_run_fusermount("-u", c->mountpoint) == 0)
+	 * connection, and the session loop returns.  WAL mounts first: the
+	 * mount is busy while they exist. */
+	if (pfs_walmounts_unmount(c->fs, false) == 0 &&
+	    (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
+			: pfs_run_fusermount("-u", c->mountpoint) == 0))
 		return NULL;
 	/* Busy: flush, detach, and end the session ourselves.  syncfs starts
 	 * the write-back of every dirty page, but on a FUSE mount it need not
@@ -538,6 +542,7 @@ static void *signal_thread(void *arg)
 		pfs_log(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
 	if (syncfs(c->backing_fd) < 0)
 		pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
+	pfs_walmounts_unmount(c->fs, true);
 	if (c->is_root)
 		umount2(c->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
 	else
@@ -562,6 +567,54 @@ static void *signal_thread(void *arg)
 }
 
 /* ------------------------------------------------------------------------ */
+
+/* daemonize() -- what fuse_daemonize() does (fork, a new session, "/" as
+ * the working directory, /dev/null as stdin, stdout and stderr), except
+ * that the command returns only when the daemon writes a byte to
+ * *@ready_fd (or exits, which fails the command): the WAL mounts of the
+ * clusters already on the mount are made after the fork, since they need
+ * the session's workers and fork keeps no threads.  In the foreground
+ * *@ready_fd is -1.  0 in the daemon, -1 after a message. */
+static int daemonize(bool foreground, int *ready_fd)
+{
+	int waiter[2], nullfd;
+	char ready = 0;
+	pid_t pid;
+
+	*ready_fd = -1;
+	if (foreground)
+		return 0;
+	if (pipe2(waiter, O_CLOEXEC) < 0) {
+		fprintf(stderr, "pgiofs: cannot daemonize: %s\n", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "pgiofs: cannot daemonize: %s\n", strerror(errno));
+		close(waiter[0]);
+		close(waiter[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		close(waiter[1]);
+		while (read(waiter[0], &ready, 1) < 0 && errno == EINTR)
+			;
+		_exit(ready ? 0 : 1);
+	}
+	close(waiter[0]);
+	if (setsid() < 0 || chdir("/") < 0)
+		return -1; /* the parent reads EOF: the command fails */
+	nullfd = open("/dev/null", O_RDWR);
+	if (nullfd >= 0) {
+		dup2(nullfd, 0);
+		dup2(nullfd, 1);
+		dup2(nullfd, 2);
+		if (nullfd > 2)
+			close(nullfd);
+	}
+	*ready_fd = waiter[1];
+	return 0;
+}
 
 /* open_trace() -- create the --trace file (absolute path, O_EXCL: an
  * existing file is refused); its descriptor, or -1 after a message. */
@@ -671,7 +724,7 @@ static int run(struct cli *c, struct pfs *fs)
 	struct sigctx sc;
 	pthread_t sigthr;
 	char err[512];
-	int trace_fd = -1;
+	int trace_fd = -1, ready_fd = -1;
 
 	if (check_dev_fuse())
 		return 1;
@@ -770,6 +823,18 @@ static int run(struct cli *c, struct pfs *fs)
 	ret = 1;
 	if (fs->wal_note[0])
 		fprintf(stderr, "pgiofs: %s\n", fs->wal_note);
+	if (fs->wal_split) {
+		/* the mount's own options, and its fsname (from the user, or
+		 * each WAL mount's backing directory) */
+		char walopts[sizeof(c->fuse_opts) + 64];
+
+		snprintf(walopts, sizeof(walopts), "default_permissions,subtype=pgiofs%s%s%s",
+			 c->debug ? ",debug" : "", *c->fuse_opts ? "," : "", c->fuse_opts);
+		if (pfs_walmounts_create(fs, c->backing, c->mountpoint, walopts) < 0) {
+			fprintf(stderr, "pgiofs: out of memory\n");
+			goto out_unmount;
+		}
+	}
 	pfs_tune_bdi(fs, c->mountpoint);
 	/* bound now, served after daemonizing: ready when the command returns */
 	if (pfs_control_open(fs, c->mountpoint, c->backing, has_fuse_opt(c, "allow_other"), err,
@@ -777,7 +842,7 @@ static int run(struct cli *c, struct pfs *fs)
 		fprintf(stderr, "pgiofs: warning: %s; `pgiofs stat` will not work for this mount\n",
 			err);
 	fs->foreground = c->foreground;
-	if (fuse_daemonize(c->foreground) != 0)
+	if (daemonize(c->foreground, &ready_fd) != 0)
 		goto out_unmount;
 	if (!c->foreground)
 		pfs_log_to_syslog();
@@ -838,6 +903,11 @@ static int run(struct cli *c, struct pfs *fs)
 		goto out_backing;
 	}
 	pthread_detach(sigthr);
+	/* the existing clusters' WAL mounts, before `pgiofs stat` answers (it
+	 * shows them mounting); they wait for the loop's workers, and the
+	 * command returns once they are mounted (or failed) */
+	pfs_walmounts_start(fs, ready_fd);
+	ready_fd = -1; /* theirs */
 	/* after the signal mask: only the signal thread takes those signals */
 	if (fs->control && (ret = pfs_control_start(fs)) < 0) {
 		pfs_log(LOG_WARNING,
@@ -849,6 +919,9 @@ static int run(struct cli *c, struct pfs *fs)
 
 	ret = pfs_loop(se, &fs->set) < 0 ? 1 : 0;
 	atomic_store(&sc.loop_done, true);
+	/* the WAL sessions end with the mount's, and their requests complete
+	 * in the scheduler they share */
+	pfs_walmounts_stop(fs);
 	/* requests still queued complete (their replies go nowhere now)
 	 * before the session they belong to goes away */
 	ios_destroy(fs->ios);
@@ -904,7 +977,9 @@ int pgiofs_main(int argc, char **argv)
 	raise_nofile();
 	umask(0); /* the kernel has applied the caller's umask already */
 	ret = run(&c, &fs);
+	pfs_walmounts_stop(&fs); /* after a failed start */
 	pfs_control_stop(&fs);
+	pfs_walmounts_destroy(&fs); /* the control channel described them */
 	ios_destroy(fs.ios);
 	close_trace(&fs, c.trace); /* after a failed start */
 	ios_stats_destroy(fs.stats);

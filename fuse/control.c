@@ -79,6 +79,20 @@ unsigned pfs_control_addr(unsigned major, unsigned minor, struct sockaddr_un *sa
 	return (unsigned)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
+bool pfs_control_refused(unsigned major, unsigned minor)
+{
+	struct sockaddr_un sa;
+	unsigned len = pfs_control_addr(major, minor, &sa);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool refused;
+
+	if (fd < 0)
+		return false;
+	refused = connect(fd, (struct sockaddr *)&sa, len) < 0 && errno == ECONNREFUSED;
+	close(fd);
+	return refused;
+}
+
 int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing, bool allow_other,
 		     char *err, size_t errlen)
 {
@@ -213,7 +227,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 {
 	struct pfs *fs = c->fs;
 	char mnt[2 * PATH_MAX + 8], back[2 * PATH_MAX + 8], model[32], when[64];
-	char note[2 * sizeof(fs->wal_note) + 8];
+	char note[2 * sizeof(fs->wal_note) + 8], walm[1024], walm_json[2 * sizeof(walm) + 8];
 	char profile[2 * sizeof(fs->profile) + 8], changed[2 * sizeof(fs->changed) + 8];
 	struct pfs_wb_counters wb;
 	const char *policy;
@@ -231,22 +245,25 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	json_str_format(mnt, sizeof(mnt), c->mountpoint);
 	json_str_format(back, sizeof(back), c->backing);
 	json_str_format(note, sizeof(note), fs->wal_note);
+	pfs_walmounts_describe(fs, walm, sizeof(walm));
+	json_str_format(walm_json, sizeof(walm_json), walm);
 	pfs_wb_counters(fs, &wb);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	return snprintf(buf, len,
-			"\"mount\":%s,\"backing\":%s,\"profile\":%s,\"changed\":%s,"
-			"\"policy\":\"%s\",\"device\":\"%s\","
-			"\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
-			"\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,"
-			"\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64
-			",\"bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64
-			",\"waits\":%" PRIu64 ",\"errors\":%" PRIu64 "}",
-			mnt, back, profile, changed, policy, model, enabled ? "true" : "false",
-			PGIOFS_VERSION, (int)getpid(), when, ts.tv_nsec / 1000000,
-			pgiofs_wal_mode_names[fs->wal_mode], note, fs->writeback ? "true" : "false",
-			wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits, wb.errors);
+	return snprintf(
+	    buf, len,
+	    "\"mount\":%s,\"backing\":%s,\"profile\":%s,\"changed\":%s,"
+	    "\"policy\":\"%s\",\"device\":\"%s\","
+	    "\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
+	    "\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,\"wal_mounts\":%s,"
+	    "\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
+	    ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"waits\":%" PRIu64
+	    ",\"errors\":%" PRIu64 "}",
+	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
+	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
+	    walm_json, fs->writeback ? "true" : "false", wb.limit, wb.bytes, wb.peak, wb.writes,
+	    wb.waits, wb.errors);
 }
 
 static int write_all(int fd, const void *buf, size_t len)

@@ -212,12 +212,16 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 	struct stat st;
 
 	pthread_mutex_init(&fs->lock, NULL);
-	pthread_rwlockattr_init(&ra);
-	/* a reload must not wait behind a steady stream of submitters */
-	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&fs->ios_lock, &ra);
-	pthread_rwlockattr_destroy(&ra);
-	pfs_wb_init(fs, (uint64_t)fs->set.write_cache_mb << 20);
+	if (!fs->core)
+		fs->core = fs;
+	if (fs->core == fs) { /* a WAL mount uses its mount's */
+		pthread_rwlockattr_init(&ra);
+		/* a reload must not wait behind a steady stream of submitters */
+		pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&fs->ios_lock, &ra);
+		pthread_rwlockattr_destroy(&ra);
+		pfs_wb_init(fs, (uint64_t)fs->set.write_cache_mb << 20);
+	}
 	fs->tabsize = 1024;
 	fs->tab = calloc(fs->tabsize, sizeof(*fs->tab));
 	if (!fs->tab)
@@ -282,9 +286,9 @@ static struct ios_file_id inode_fid(const struct pfs_inode *in)
  * Called after the change, before the reply. */
 static void sched_invalidate(struct pfs *fs, struct pfs_inode *in, off_t off, off_t len)
 {
-	pthread_rwlock_rdlock(&fs->ios_lock);
-	ios_invalidate(fs->ios, inode_fid(in), off, len);
-	pthread_rwlock_unlock(&fs->ios_lock);
+	pthread_rwlock_rdlock(&fs->core->ios_lock);
+	ios_invalidate(fs->core->ios, inode_fid(in), off, len);
+	pthread_rwlock_unlock(&fs->core->ios_lock);
 }
 
 /* proc_path() -- "/proc/self/fd/N", to reach an O_PATH descriptor's object
@@ -381,6 +385,8 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 			pfs_wb_fix_size(pending, &e->attr);
 	}
 	note_relation(fs, parent, in, name);
+	if (kind == PGIOFS_DIR_WAL && fs->wal_dir_seen)
+		fs->wal_dir_seen(fs, parent, name, &e->attr);
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
 }
@@ -716,6 +722,8 @@ static void reclassify(struct pfs *fs, struct pfs_inode *dir, const char *name)
 	if (in)
 		set_class__(fs, in, kind, cls);
 	pthread_mutex_unlock(&fs->lock);
+	if (kind == PGIOFS_DIR_WAL && fs->wal_dir_seen) /* a pg_wal moved into place */
+		fs->wal_dir_seen(fs, dir, name, &st);
 }
 
 static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -861,7 +869,7 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 	fh->cls = (enum ios_class)__atomic_load_n(&in->cls, __ATOMIC_RELAXED);
 	pfs_open_mode_take(fs, in, fh->cls, &fh->how);
 	/* read without ios_lock: a reload may change it meanwhile */
-	if (__atomic_load_n(&fs->set.stats_enabled, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&fs->core->set.stats_enabled, __ATOMIC_RELAXED))
 		ios_stats_note_open(fs->stats, fh->cls, fh->how.mode == PFS_OPEN_PASSTHROUGH,
 				    fh->how.new_file);
 	if (in->fmt == S_IFREG && wants_direct(fs, fh->cls, fh->how.mode)) {
@@ -879,9 +887,9 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 static void fh_free(struct pfs *fs, struct pfs_fh *fh)
 {
 	if (__atomic_sub_fetch(&fh->inode->nopen, 1, __ATOMIC_RELAXED) == 0) {
-		pthread_rwlock_rdlock(&fs->ios_lock);
-		ios_release(fs->ios, inode_fid(fh->inode));
-		pthread_rwlock_unlock(&fs->ios_lock);
+		pthread_rwlock_rdlock(&fs->core->ios_lock);
+		ios_release(fs->core->ios, inode_fid(fh->inode));
+		pthread_rwlock_unlock(&fs->core->ios_lock);
 	}
 	pfs_open_mode_drop(fs, fh->inode, fh->how.mode);
 	close(fh->fd);
@@ -1047,17 +1055,20 @@ static void pfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 /* acknowledge_early() -- whether a WRITE is answered before it is on the
  * backing store (writebehind.c): WAL on a direct handle (a commit's WRITE
- * then does not wait for the disk, its FSYNC does), and, without the
+ * then does not wait for the disk, its FSYNC does) unless WAL mounts of
+ * their own read it in passthrough, and, without the
  * kernel's write-back cache, a queued write of a data file (pgiofs is the
  * write cache then).  Never a write the caller made synchronous on a direct
  * handle: no FSYNC follows it.  Caller holds ios_lock. */
 static bool acknowledge_early(const struct pfs *fs, const struct pfs_fh *fh, bool queued,
 			      bool dsync)
 {
-	if (queued && fs->wb.cnt.limit == 0)
+	if (queued && fs->core->wb.cnt.limit == 0)
 		return false;
+	/* WAL reached through this connection while WAL mounts of their own
+	 * exist: a passthrough reader there must see every acknowledged byte */
 	if (fh->how.mode == PFS_OPEN_DIRECT)
-		return !dsync && fh->cls == IOS_CLASS_WAL;
+		return !dsync && fh->cls == IOS_CLASS_WAL && !fs->wal_split;
 	return fh->how.mode == PFS_OPEN_CACHED && !fs->writeback && queued;
 }
 
@@ -1065,9 +1076,9 @@ static bool acknowledge_early(const struct pfs *fs, const struct pfs_fh *fh, boo
  * under the write lock). */
 static void submit(struct pfs *fs, struct ios_req *r)
 {
-	pthread_rwlock_rdlock(&fs->ios_lock);
-	ios_submit(fs->ios, r);
-	pthread_rwlock_unlock(&fs->ios_lock);
+	pthread_rwlock_rdlock(&fs->core->ios_lock);
+	ios_submit(fs->core->ios, r);
+	pthread_rwlock_unlock(&fs->core->ios_lock);
 }
 
 struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings *set)
@@ -1089,15 +1100,15 @@ int pfs_reload(struct pfs *fs, const struct pgiofs_settings *ns)
 
 	if (!n)
 		return -errno;
-	pthread_rwlock_wrlock(&fs->ios_lock);
-	ios_destroy(fs->ios); /* completes everything it holds */
+	pthread_rwlock_wrlock(&fs->core->ios_lock);
+	ios_destroy(fs->core->ios); /* completes everything it holds */
 	/* only what is read under ios_lock changes here: the [fuse] and
 	 * [files] settings are read by every handler without a lock and take
 	 * effect at the next mount */
-	fs->ios = n;
+	fs->core->ios = n;
 	__atomic_store_n(&fs->set.stats_enabled, ns->stats_enabled, __ATOMIC_RELAXED);
 	fs->set.ios = ns->ios;
-	pthread_rwlock_unlock(&fs->ios_lock);
+	pthread_rwlock_unlock(&fs->core->ios_lock);
 	return 0;
 }
 
@@ -1307,8 +1318,8 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	 * follows, so the write must be on the backing store before the reply */
 	if (dsync && fh->how.mode == PFS_OPEN_DIRECT && !(fh->flags & O_DSYNC))
 		c->r.done = write_dsync_done;
-	pthread_rwlock_rdlock(&fs->ios_lock);
-	queued = !ios_runs_inline(fs->ios, c->r.cls);
+	pthread_rwlock_rdlock(&fs->core->ios_lock);
+	queued = !ios_runs_inline(fs->core->ios, c->r.cls);
 	early = acknowledge_early(fs, fh, queued, dsync);
 	if (early) {
 		int ret = pfs_wb_reserve(fh->fd, off, size);
@@ -1316,7 +1327,7 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		if (ret == -EOPNOTSUPP) {
 			early = false;
 		} else if (ret < 0) {
-			pthread_rwlock_unlock(&fs->ios_lock);
+			pthread_rwlock_unlock(&fs->core->ios_lock);
 			free(c);
 			fuse_reply_err(req, -ret);
 			return;
@@ -1346,7 +1357,7 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		if (c->buf) {
 			rw_data(c, (void *)buf, size, off);
 		} else if (posix_memalign(&c->buf, DIO_ALIGN, size) != 0) {
-			pthread_rwlock_unlock(&fs->ios_lock);
+			pthread_rwlock_unlock(&fs->core->ios_lock);
 			if (early && queued)
 				pfs_wb_end(fs, fh->inode, c->held, 0, 0);
 			free(c);
@@ -1358,8 +1369,8 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		}
 	}
 	if (!early) {
-		ios_submit(fs->ios, &c->r);
-		pthread_rwlock_unlock(&fs->ios_lock);
+		ios_submit(fs->core->ios, &c->r);
+		pthread_rwlock_unlock(&fs->core->ios_lock);
 		return;
 	}
 	c->req = NULL;
@@ -1367,16 +1378,16 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	if (queued) {
 		/* queued first: a request that follows the reply is ordered
 		 * after this write */
-		ios_submit(fs->ios, &c->r);
+		ios_submit(fs->core->ios, &c->r);
 		fuse_reply_write(req, size);
 	} else {
 		/* inline: the reply first, the backing write in this worker
 		 * right after; readers wait for it (pfs_wb_wait()) */
 		pfs_wb_begin(fs, fh->inode, 0, off + (off_t)size);
 		fuse_reply_write(req, size);
-		ios_submit(fs->ios, &c->r);
+		ios_submit(fs->core->ios, &c->r);
 	}
-	pthread_rwlock_unlock(&fs->ios_lock);
+	pthread_rwlock_unlock(&fs->core->ios_lock);
 }
 
 static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync)
@@ -1665,9 +1676,7 @@ static void pfs_init(void *userdata, struct fuse_conn_info *conn)
 	struct pfs *fs = userdata;
 	const struct pgiofs_settings *s = &fs->set;
 
-	pfs_open_mode_init(fs);
-	if (!(conn->capable & FUSE_CAP_WRITEBACK_CACHE))
-		fs->writeback = false;
+	pfs_open_mode_init(fs, (conn->capable & FUSE_CAP_WRITEBACK_CACHE) != 0);
 	if (fs->writeback)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else

@@ -250,24 +250,26 @@ int pfs_loop_init(struct fuse_session *se)
 
 int pfs_loop(struct fuse_session *se, const struct pgiofs_settings *set)
 {
-	/* one loop per process; never freed: a worker's last unlock may still
-	 * be running when the loop sees it gone */
-	static struct loop the_loop = {.lock = PTHREAD_MUTEX_INITIALIZER,
-				       .gone = PTHREAD_COND_INITIALIZER};
-	struct loop *l = &the_loop;
+	/* one loop per session (the mount's and each WAL mount's); never
+	 * freed: a worker's last unlock may still be running when the loop
+	 * sees it gone, and its spare descriptors stay open (above) */
+	struct loop *l = calloc(1, sizeof(*l));
 	int ret;
 
+	if (!l)
+		return -ENOMEM;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->gone, NULL);
 	l->se = se;
 	l->max_threads = (unsigned)set->max_threads;
 	l->max_idle = (unsigned)set->max_idle_threads;
 	l->clone_fd = set->clone_fd;
-	free(l->spare_fds);
 	l->spare_fds = calloc(l->max_threads, sizeof(*l->spare_fds));
-	if (!l->spare_fds)
+	if (!l->spare_fds) {
+		free(l);
 		return -ENOMEM;
+	}
 	pthread_mutex_lock(&l->lock);
-	l->nspare = 0;
-	l->error = 0;
 	ret = start_worker__(l) ? 0 : -EAGAIN;
 	/* the workers are blocked in read(): the kernel ends the connection
 	 * for all of them at unmount; a signal-thread exit has its own

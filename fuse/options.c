@@ -29,9 +29,9 @@ static const struct conf_tunable rows[] = {
      "How long the kernel may cache that a name does not exist."},
     {"fuse", "writeback_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(writeback_cache),
      "Let the kernel gather small writes in its page cache and send them in large "
-     "WRITE requests (PostgreSQL writes 8 KiB blocks).  Off with files.wal_mode = "
-     "passthrough, which the kernel allows only without it; pgiofs is then the write "
-     "cache itself (files.write_cache_mb)."},
+     "WRITE requests (PostgreSQL writes 8 KiB blocks).  Without it pgiofs is the write "
+     "cache itself (files.write_cache_mb), and files.wal_mode = passthrough needs no WAL "
+     "mount of its own."},
     {"fuse", "keep_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(keep_cache),
      "Keep a file's cached pages when it is opened again."},
     {"fuse", "max_write_kb", CONF_INT, "KiB", "1024", 4, 1024, NULL, F(max_write_kb),
@@ -73,16 +73,19 @@ static const struct conf_tunable rows[] = {
     {"bdi", "strict_limit", CONF_INT, "", "-1", -1, 1, NULL, F(strict_limit),
      "Whether the mount is held to its own dirty limit (FUSE sets 1); set when running "
      "as root; -1 leaves the kernel's value."},
-    {"files", "wal_mode", CONF_ENUM, "", "direct", 0, 0, pgiofs_wal_mode_names, F(wal_mode),
+    {"files", "wal_mode", CONF_ENUM, "", "passthrough", 0, 0, pgiofs_wal_mode_names, F(wal_mode),
      "How pg_wal segments are opened: cached (through the mount's page cache, like every "
      "file), direct (direct_io: every WAL write is a request to pgiofs, acknowledged once "
      "pgiofs has the data unless it is O_DSYNC) or passthrough (FUSE passthrough: the "
      "kernel reads and writes the backing file itself, only opens and fsyncs reach "
-     "pgiofs; needs Linux 6.9 or later and root, turns the write-back cache off, and "
-     "falls back to direct, saying so, where it cannot be had)."},
+     "pgiofs).  Passthrough needs Linux 6.9 or later and root, and a connection without "
+     "the write-back cache: with fuse.writeback_cache = yes pgiofs mounts a connection of "
+     "its own over each pg_wal directory (unmount with umount -R), with no, the one "
+     "connection loses the write-back cache.  Where passthrough cannot be had pgiofs says "
+     "so and opens WAL direct."},
     {"files", "write_cache_mb", CONF_INT, "MiB", "32", 0, 4096, NULL, F(write_cache_mb),
-     "Without the kernel's write-back cache (files.wal_mode = passthrough, or "
-     "fuse.writeback_cache = no) every write(2) waits for pgiofs: pgiofs then answers a "
+     "Without the kernel's write-back cache (fuse.writeback_cache = no, or a WAL mount "
+     "of files.wal_mode = passthrough) every write(2) waits for pgiofs: pgiofs then answers a "
      "queued write of a data file as soon as the scheduler holds it, in at most this much "
      "memory (writers wait when it is full), and reports a failed write at the next fsync "
      "of the file, as the kernel does; 0: every write waits for the backing store."},

@@ -7,7 +7,11 @@
  * files.wal_mode chooses for pg_wal segments (docs/pgiofs.md "WAL modes").
  * Passthrough needs a kernel that offers it (Linux 6.9 and later), the
  * write-back cache off on the connection, and CAP_SYS_ADMIN to register
- * backing files; where one is missing, WAL is opened direct instead, which
+ * backing files.  With the write-back cache on, the mount's connection
+ * keeps it and each pg_wal directory gets a connection of its own without
+ * it (walmount.c); WAL files reached through the mount's connection (before
+ * such a WAL mount covers their directory) are direct.  Where passthrough
+ * cannot be had, WAL is opened direct instead, which
  * keeps every write and fsync synchronous to the backing file (the same
  * durability), and the mount says why (fs->wal_note).
  *
@@ -62,12 +66,12 @@ static bool has_cap_sys_admin(void)
 	return found && (eff >> CAP_SYS_ADMIN_BIT & 1);
 }
 
-void pfs_open_mode_init(struct pfs *fs)
+void pfs_open_mode_init(struct pfs *fs, bool writeback_offered)
 {
 	const struct pgiofs_settings *s = &fs->set;
 	const char *why = NULL;
 
-	fs->writeback = s->writeback_cache;
+	fs->writeback = s->writeback_cache && writeback_offered;
 	fs->wal_mode = s->wal_mode;
 	fs->wal_note[0] = '\0';
 	if (s->wal_mode != PGIOFS_WAL_PASSTHROUGH)
@@ -85,6 +89,13 @@ void pfs_open_mode_init(struct pfs *fs)
 			 why);
 		return;
 	}
+	if (fs->writeback && fs->core == fs) {
+		/* the kernel refuses passthrough on a connection with the
+		 * write-back cache: pg_wal directories get connections of their
+		 * own (walmount.c), and WAL reached through this one is direct */
+		fs->wal_split = true;
+		return;
+	}
 	fs->writeback = false; /* the kernel refuses passthrough with it */
 	pfs_wire_enable_passthrough(fs);
 }
@@ -96,7 +107,7 @@ static enum pfs_open_mode wanted(const struct pfs *fs, enum ios_class cls)
 		return PFS_OPEN_CACHED;
 	switch (fs->wal_mode) {
 	case PGIOFS_WAL_PASSTHROUGH:
-		return PFS_OPEN_PASSTHROUGH;
+		return fs->wal_split ? PFS_OPEN_DIRECT : PFS_OPEN_PASSTHROUGH;
 	case PGIOFS_WAL_DIRECT:
 		return PFS_OPEN_DIRECT;
 	default:

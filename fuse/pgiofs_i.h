@@ -80,8 +80,14 @@ struct pfs_wb_counters {
 	uint64_t errors;	     /* of which failed on the backing store */
 };
 
-/* The filesystem: one per mount. */
+struct pfs_walmounts;
+
+/* The filesystem: one per connection.  The daemon's mount has one; each
+ * WAL mount over a pg_wal directory of it (walmount.c) has its own, whose
+ * core is the mount's: one scheduler, write cache, statistics and trace. */
 struct pfs {
+	struct pfs *core; /* whose scheduler, write cache and statistics: itself,
+			   * or the mount a WAL mount is part of */
 	struct pfs_inode root;
 	pthread_mutex_t lock; /* inode table */
 	struct pfs_inode **tab;
@@ -95,9 +101,19 @@ struct pfs {
 	struct pfs_wire wire;
 	/* what the mount runs with, decided at INIT (passthrough.c); the
 	 * settings keep what was asked for */
-	bool writeback;	    /* the kernel's write-back cache is on */
-	int wal_mode;	    /* enum pgiofs_wal_mode in effect */
-	char wal_note[256]; /* why wal_mode differs from the setting, or "" */
+	bool writeback;			 /* the kernel's write-back cache is on */
+	int wal_mode;			 /* enum pgiofs_wal_mode in effect */
+	bool wal_split;			 /* passthrough on WAL mounts of their own: WAL files
+					  * reached through this connection are direct */
+	char wal_note[256];		 /* why wal_mode differs from the setting, or "" */
+	struct pfs_walmounts *walmounts; /* wal_split: the WAL mounts, else NULL */
+	/* with WAL mounts: a handler met directory @name in @dir, of kind
+	 * PGIOFS_DIR_WAL, whose backing object is @st (walmount.c makes a WAL
+	 * mount over it if it is a directory that had none; it does so in a
+	 * thread of its own, since the mount's path lookup needs the mount's
+	 * workers, which may be the caller); NULL otherwise */
+	void (*wal_dir_seen)(struct pfs *fs, struct pfs_inode *dir, const char *name,
+			     const struct stat *st);
 	/* what `pgiofs stat` shows of the configuration (under ios_lock):
 	 * the profile named at mount ("" if none) and the tunables that differ
 	 * from their defaults (pgiofs_settings_changed()) */
@@ -134,7 +150,8 @@ void pfs_describe(struct pfs *fs, const char *profile, const struct pgiofs_setti
  * 0 or -errno. */
 int pfs_drain(struct pfs *fs);
 
-/* pfs_init_root() -- open the backing root; returns 0 or -errno. */
+/* pfs_init_root() -- open the backing root; returns 0 or -errno.  fs->core
+ * is set to @fs unless already set. */
 int pfs_init_root(struct pfs *fs, const char *backing);
 /* pfs_cleanup() -- close every inode descriptor and free the table. */
 void pfs_cleanup(struct pfs *fs);
@@ -144,7 +161,8 @@ void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 void pfs_log_to_syslog(void);
 
 /* loop.c: the session loop (fuse.max_threads, max_idle_threads,
- * clone_fd); requests may keep their receive buffer.  0 or -errno. */
+ * clone_fd); requests may keep their receive buffer.  One per session, in
+ * any thread (a WAL mount runs its own).  0 or -errno. */
 int pfs_loop(struct fuse_session *se, const struct pgiofs_settings *set);
 /* pfs_loop_init() -- read and process the kernel's first request (INIT)
  * in the calling thread; 0 or -errno. */
@@ -155,7 +173,7 @@ int pfs_loop_init(struct fuse_session *se);
 void *pfs_loop_take_buffer(const void *data);
 /* pfs_loop_buffer_bytes() -- the size of a receive buffer. */
 size_t pfs_loop_buffer_bytes(void);
-/* pfs_loop_requests() -- requests the session loop has handled so far. */
+/* pfs_loop_requests() -- requests the session loops have handled so far. */
 unsigned long pfs_loop_requests(void);
 
 /* wire.c: raw protocol hooks (see there for why) */
@@ -215,10 +233,11 @@ int pfs_wb_take_error(struct pfs_inode *in);
 void pfs_wb_counters(struct pfs *fs, struct pfs_wb_counters *out);
 
 /* passthrough.c: how files are opened (cached, direct, passthrough) */
-/* pfs_open_mode_init() -- in the INIT handler: decide fs->writeback and
- * fs->wal_mode from the settings, the kernel's offer and our privileges
+/* pfs_open_mode_init() -- in the INIT handler: decide fs->writeback,
+ * fs->wal_mode and fs->wal_split from the settings, the kernel's offers
+ * (@writeback_offered: its write-back cache) and our privileges
  * (fs->wal_note says why if not what was asked for). */
-void pfs_open_mode_init(struct pfs *fs);
+void pfs_open_mode_init(struct pfs *fs, bool writeback_offered);
 struct pfs_open_how {
 	enum pfs_open_mode mode;
 	int backing_id;	 /* passthrough: the inode's backing id */
@@ -232,6 +251,33 @@ struct pfs_open_how {
 void pfs_open_mode_take(struct pfs *fs, struct pfs_inode *in, enum ios_class cls,
 			struct pfs_open_how *how);
 void pfs_open_mode_drop(struct pfs *fs, struct pfs_inode *in, enum pfs_open_mode mode);
+
+/* walmount.c: WAL mounts of their own over the mount's pg_wal directories
+ * (files.wal_mode = passthrough with the write-back cache) */
+/* pfs_walmounts_create() -- for @fs (wal_split), mounted from @backing at
+ * @mountpoint with FUSE options @opts: mounts nothing yet.  0 or -errno. */
+int pfs_walmounts_create(struct pfs *fs, const char *backing, const char *mountpoint,
+			 const char *opts);
+/* pfs_walmounts_start() -- mount over every pg_wal directory of a data
+ * directory found near the top of the backing tree (an existing cluster),
+ * in threads that wait for @fs's session loop; once each is mounted or has
+ * failed, a byte is written to @ready_fd (if >= 0: the daemonizing
+ * command's pipe), which is closed.  Accepts an @fs without WAL mounts. */
+void pfs_walmounts_start(struct pfs *fs, int ready_fd);
+/* pfs_walmounts_unmount() -- unmount every WAL mount (@detach: lazily),
+ * before the mount itself; 0, or -EBUSY if one is in use. */
+int pfs_walmounts_unmount(struct pfs *fs, bool detach);
+/* pfs_walmounts_stop() -- once @fs's session ended, before its scheduler
+ * goes: end every WAL session (unmounting, or aborting a connection still
+ * held open) and wait for them.  No new WAL mount is made after it.  Accepts
+ * an @fs without WAL mounts. */
+void pfs_walmounts_stop(struct pfs *fs);
+/* pfs_walmounts_destroy() -- stop, then free (once the control channel,
+ * which describes them, is stopped).  Accepts an @fs without WAL mounts. */
+void pfs_walmounts_destroy(struct pfs *fs);
+/* pfs_walmounts_describe() -- the WAL mounts for `pgiofs stat`: "" when
+ * none is wanted. */
+void pfs_walmounts_describe(struct pfs *fs, char *buf, size_t len);
 
 /* mount.c */
 struct pfs_mount_info {
@@ -262,6 +308,10 @@ struct sockaddr_un;
 /* pfs_control_addr() -- the socket address of mount @major:@minor; returns
  * its length for bind()/connect(). */
 unsigned pfs_control_addr(unsigned major, unsigned minor, struct sockaddr_un *sa);
+/* pfs_control_refused() -- nothing listens on the control socket of mount
+ * @major:@minor (a connect is refused): no daemon, or a mount that has no
+ * channel of its own (a WAL mount answers through its data mount's). */
+bool pfs_control_refused(unsigned major, unsigned minor);
 /* pfs_control_open() -- bind and listen (before daemonizing: the command
  * returns with the channel ready); 0 or -errno with a reason in @err. */
 int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing, bool allow_other,

@@ -113,12 +113,30 @@ static void absolute(const char *path, char *out, size_t len)
 		snprintf(out, len, "/");
 }
 
+/* wal_mount_of() -- whether pgiofs mount @point (@major:@minor) is a WAL
+ * mount (docs/pgiofs.md "WAL modes"): it has no control channel of its own
+ * and lies in a pgiofs mount, whose daemon serves it; that mount into *@up. */
+static bool wal_mount_of(const char *point, unsigned major, unsigned minor,
+			 struct pfs_mount_info *up)
+{
+	char parent[PATH_MAX];
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", point);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent || !pfs_control_refused(major, minor))
+		return false;
+	*slash = '\0';
+	return pfs_find_mount(parent, false, up) == 0 && strcmp(up->fstype, "fuse.pgiofs") == 0 &&
+	       !pfs_control_refused(up->major, up->minor);
+}
+
 /* find_pgiofs() -- the pgiofs mount holding o->path; 0 or 1 with a
  * message. */
 static int find_pgiofs(struct stat_opts *o)
 {
 	char abs[PATH_MAX];
-	struct pfs_mount_info m;
+	struct pfs_mount_info m, up;
 
 	if (!realpath(o->path, abs)) {
 		if (errno == ENOENT || errno == ENOTDIR) {
@@ -138,6 +156,9 @@ static int find_pgiofs(struct stat_opts *o)
 		    o->path, m.fstype, m.point);
 		return 1;
 	}
+	/* a WAL mount answers through the mount it is in */
+	if (wal_mount_of(m.point, m.major, m.minor, &up))
+		m = up;
 	snprintf(o->mount, sizeof(o->mount), "%s", m.point);
 	o->major = m.major;
 	o->minor = m.minor;
@@ -417,10 +438,11 @@ static uint64_t json_u64_member(const char *json, const char *object, const char
 /* print_modes() -- how WAL reaches the backing store, and the write cache. */
 static void print_modes(const struct sample *s)
 {
-	char wal[32] = "?", note[512] = "";
+	char wal[32] = "?", note[512] = "", walm[1024] = "";
 
 	json_string_member(s->extra, "wal_mode", wal, sizeof(wal));
 	json_string_member(s->extra, "wal_note", note, sizeof(note));
+	json_string_member(s->extra, "wal_mounts", walm, sizeof(walm));
 	printf("WAL %s, write-back cache %s", wal,
 	       strstr(s->extra, "\"writeback_cache\":true") ? "on" : "off");
 	if (json_u64_member(s->extra, "write_cache", "writes"))
@@ -433,6 +455,8 @@ static void print_modes(const struct sample *s)
 		       json_u64_member(s->extra, "write_cache", "waits"),
 		       json_u64_member(s->extra, "write_cache", "errors"));
 	printf("\n");
+	if (*walm)
+		printf("WAL mounts: %s\n", walm);
 	if (*note)
 		printf("note: %s\n", note);
 }
@@ -790,6 +814,7 @@ static int list_one(const struct mountinfo *m, void *arg)
 {
 	struct list_ctx *l = arg;
 	struct stat_opts *o = l->o;
+	struct pfs_mount_info up;
 	const char *uid;
 	char backing[PATH_MAX] = "?", profile[PATH_MAX] = "", policy[64] = "?", wal[32] = "?";
 
@@ -803,6 +828,18 @@ static int list_one(const struct mountinfo *m, void *arg)
 	if (!l->found++ && !o->json)
 		printf("%-32s %-32s %-14s %-14s %-11s %10s %8s\n", "mount", "backing", "profile",
 		       "policy", "wal_mode", "uptime_s", "pid");
+	if (wal_mount_of(m->point, m->major, m->minor, &up)) {
+		if (o->json) {
+			printf("{\"mount\":");
+			json_str_write(stdout, m->point);
+			printf(",\"wal_mount_of\":");
+			json_str_write(stdout, up.point);
+			printf("}\n");
+		} else
+			printf("%-32s (a WAL mount of %s, served by its daemon)\n", m->point,
+			       up.point);
+		return 0;
+	}
 	if (fetch(o, l->s)) { /* the reason is on stderr */
 		l->failed++;
 		return 0;

@@ -136,21 +136,6 @@ static void holders(const char *point)
 	closedir(proc);
 }
 
-/* daemon_gone() -- the control channel of mount @t no longer answers. */
-static bool daemon_gone(const struct target *t)
-{
-	struct sockaddr_un sa;
-	unsigned len = pfs_control_addr(t->major, t->minor, &sa);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool gone;
-
-	if (fd < 0)
-		return false;
-	gone = connect(fd, (struct sockaddr *)&sa, len) < 0 && errno == ECONNREFUSED;
-	close(fd);
-	return gone;
-}
-
 /* daemon_pid() -- the daemon of mount @t, as its control channel names it
  * ("pid" among a snapshot's members; the socket's own credentials are the
  * process that bound it, before the daemon forked).  0 if it does not
@@ -234,7 +219,7 @@ static int unmount_one(const struct target *t, double deadline)
 		}
 		usleep(100 * 1000);
 	}
-	while (!daemon_gone(t) || (pid > 0 && running(pid))) {
+	while (!pfs_control_refused(t->major, t->minor) || (pid > 0 && running(pid))) {
 		if (now_s() >= deadline) {
 			fprintf(stderr,
 				"pgiofs umount: \"%s\" is unmounted, but its daemon has not "

@@ -192,9 +192,13 @@ static void note_request(struct pfs *fs, const void *buf, size_t len)
 
 #define ROUTE_BUCKETS 1024 /* power of two */
 
+/* a request's unique id is unique within its connection only (a WAL mount
+ * is a connection of its own): a route is keyed by the session's
+ * descriptor too */
 struct route {
 	struct route *next;
 	uint64_t unique;
+	int session_fd;
 	int fd;
 };
 
@@ -208,8 +212,9 @@ void pfs_wire_read_from(int fd)
 	tls_read_fd = fd;
 }
 
-/* route_add() -- the reply to @unique goes to @fd. */
-static void route_add(uint64_t unique, int fd)
+/* route_add() -- the reply to @unique of the session on @session_fd goes
+ * to @fd. */
+static void route_add(uint64_t unique, int session_fd, int fd)
 {
 	struct route *r = malloc(sizeof(*r));
 	static atomic_bool said;
@@ -220,6 +225,7 @@ static void route_add(uint64_t unique, int fd)
 		return;
 	}
 	r->unique = unique;
+	r->session_fd = session_fd;
 	r->fd = fd;
 	pthread_mutex_lock(&route_lock);
 	r->next = routes[unique / 2 % ROUTE_BUCKETS];
@@ -228,8 +234,8 @@ static void route_add(uint64_t unique, int fd)
 	pthread_mutex_unlock(&route_lock);
 }
 
-/* route_take() -- where the reply to @unique goes: the descriptor its
- * request was read from, or @fd. */
+/* route_take() -- where the reply to @unique of the session on @fd goes:
+ * the descriptor its request was read from, or @fd. */
 static int route_take(uint64_t unique, int fd)
 {
 	struct route **pp, *r;
@@ -238,7 +244,7 @@ static int route_take(uint64_t unique, int fd)
 		return fd;
 	pthread_mutex_lock(&route_lock);
 	for (pp = &routes[unique / 2 % ROUTE_BUCKETS]; (r = *pp); pp = &r->next)
-		if (r->unique == unique) {
+		if (r->unique == unique && r->session_fd == fd) {
 			*pp = r->next;
 			atomic_fetch_sub(&nroutes, 1);
 			fd = r->fd;
@@ -268,7 +274,7 @@ static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 		const struct fuse_in_header *in = buf;
 
 		if (has_reply(in->opcode))
-			route_add(in->unique, from);
+			route_add(in->unique, fd, from);
 	}
 	return n;
 }

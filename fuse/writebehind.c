@@ -30,7 +30,8 @@
  * was given: a full filesystem) is remembered and returned by the next fsync
  * of the file, as the kernel reports write-back errors, and then
  * forgotten; the cache never holds more than its limit, except for one
- * write larger than the whole cache, which goes alone.
+ * write larger than the whole cache, which goes alone.  A WAL mount
+ * (walmount.c) shares its mount's cache (fs->core).
  */
 #include "pgiofs_i.h"
 
@@ -77,17 +78,18 @@ void pfs_wb_begin(struct pfs *fs, struct pfs_inode *in, size_t bytes, off_t end)
 	if (bytes) {
 		bool waited = false;
 
-		pthread_mutex_lock(&fs->wb.lock);
-		while (fs->wb.cnt.bytes && fs->wb.cnt.bytes + bytes > fs->wb.cnt.limit) {
+		pthread_mutex_lock(&fs->core->wb.lock);
+		while (fs->core->wb.cnt.bytes &&
+		       fs->core->wb.cnt.bytes + bytes > fs->core->wb.cnt.limit) {
 			waited = true;
-			pthread_cond_wait(&fs->wb.room, &fs->wb.lock);
+			pthread_cond_wait(&fs->core->wb.room, &fs->core->wb.lock);
 		}
-		fs->wb.cnt.bytes += bytes;
-		if (fs->wb.cnt.bytes > fs->wb.cnt.peak)
-			fs->wb.cnt.peak = fs->wb.cnt.bytes;
-		fs->wb.cnt.writes++;
-		fs->wb.cnt.waits += waited;
-		pthread_mutex_unlock(&fs->wb.lock);
+		fs->core->wb.cnt.bytes += bytes;
+		if (fs->core->wb.cnt.bytes > fs->core->wb.cnt.peak)
+			fs->core->wb.cnt.peak = fs->core->wb.cnt.bytes;
+		fs->core->wb.cnt.writes++;
+		fs->core->wb.cnt.waits += waited;
+		pthread_mutex_unlock(&fs->core->wb.lock);
 	}
 	pthread_mutex_lock(&in->wb_lock);
 	/* written in this worker after the reply (not queued): the writes
@@ -114,12 +116,12 @@ void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res,
 	}
 	pthread_mutex_unlock(&in->wb_lock);
 	if (bytes) {
-		pthread_mutex_lock(&fs->wb.lock);
-		fs->wb.cnt.bytes -= bytes;
+		pthread_mutex_lock(&fs->core->wb.lock);
+		fs->core->wb.cnt.bytes -= bytes;
 		if (res < 0 || (size_t)res < len)
-			fs->wb.cnt.errors++;
-		pthread_cond_broadcast(&fs->wb.room);
-		pthread_mutex_unlock(&fs->wb.lock);
+			fs->core->wb.cnt.errors++;
+		pthread_cond_broadcast(&fs->core->wb.room);
+		pthread_mutex_unlock(&fs->core->wb.lock);
 	}
 }
 
@@ -162,7 +164,7 @@ int pfs_wb_take_error(struct pfs_inode *in)
 
 void pfs_wb_counters(struct pfs *fs, struct pfs_wb_counters *out)
 {
-	pthread_mutex_lock(&fs->wb.lock);
-	*out = fs->wb.cnt;
-	pthread_mutex_unlock(&fs->wb.lock);
+	pthread_mutex_lock(&fs->core->wb.lock);
+	*out = fs->core->wb.cnt;
+	pthread_mutex_unlock(&fs->core->wb.lock);
 }

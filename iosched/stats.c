@@ -955,6 +955,13 @@ static void table_notes(FILE *f, const struct ios_stats_snapshot *snap)
 		ms(t->target_ns), t->depth, t->max_depth, t->wal_slow, t->wal_flushes,
 		t->windows_cut, t->windows, t->windows_raised, (double)t->throttled_ns / 1e9,
 		t->held);
+	/* WAL writes in passthrough never reach the scheduler: only fsyncs
+	 * are timed, and O_DSYNC writes (open_datasync) are not seen at all */
+	if (snap->cls[IOS_CLASS_WAL].bytes_seen != IOS_SEEN_ALL)
+		fprintf(f, "throttle: WAL in passthrough: only its fsyncs are timed%s\n",
+			t->wal_flushes ? " (with wal_sync_method = open_datasync there are none)"
+				       : "; none seen (wal_sync_method = open_datasync?): the "
+					 "throttle has nothing to steer by");
 }
 
 void ios_stats_print_table(FILE *f, const struct ios_stats_snapshot *snap)

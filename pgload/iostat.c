@@ -53,6 +53,26 @@ static const char *counter(json_t *obj, const char *name, uint64_t *out)
 	return NULL;
 }
 
+const char *const pgl_io_seen_names[3] = {
+    [PGL_SEEN_ALL] = "all", [PGL_SEEN_PARTIAL] = "partial", [PGL_SEEN_NONE] = "none"};
+
+/* seen() -- the optional "bytes_seen" member of a class into *OUT; NULL or
+ * the reason it is malformed. */
+static const char *seen(json_t *cls, unsigned char *out)
+{
+	json_t *v = json_object_get(cls, "bytes_seen");
+
+	*out = PGL_SEEN_ALL;
+	if (!v)
+		return NULL;
+	for (unsigned char i = 0; json_is_string(v) && i < 3; i++)
+		if (strcmp(json_string_value(v), pgl_io_seen_names[i]) == 0) {
+			*out = i;
+			return NULL;
+		}
+	return "has a bytes_seen that is not \"all\", \"partial\" or \"none\"";
+}
+
 /* latency() -- the optional "latency_ms" object of a class into L; false if
  * absent or incomplete, NULL or the reason it is malformed into *WHY. */
 static bool latency(json_t *cls, double *l, const char **why)
@@ -121,6 +141,8 @@ int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, siz
 			why = cls ? "is not an object" : "missing";
 		for (int f = 0; f < PGL_IO_NFIELD && !why; f++)
 			why = counter(cls, pgl_io_field_names[f], &io.v[k][f]);
+		if (!why)
+			why = seen(cls, &io.seen[k]);
 		if (!why && !latency(cls, io.lat[k], &why))
 			io.has_lat = false;
 		if (why)
@@ -138,12 +160,14 @@ int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, siz
 
 int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct pgl_io *d)
 {
-	for (int k = 0; k < PGL_IO_NCLASS; k++)
+	for (int k = 0; k < PGL_IO_NCLASS; k++) {
 		for (int f = 0; f < PGL_IO_NFIELD; f++) {
 			if (after->v[k][f] < before->v[k][f])
 				return -ERANGE;
 			d->v[k][f] = after->v[k][f] - before->v[k][f];
 		}
+		d->seen[k] = after->seen[k];
+	}
 	return 0;
 }
 

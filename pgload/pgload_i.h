@@ -260,8 +260,14 @@ extern const char *const pgl_io_field_names[PGL_IO_NFIELD];
 enum { PGL_LAT_AVG, PGL_LAT_P99, PGL_LAT_MAX, PGL_LAT_OVER_2S, PGL_LAT_OVER_10S, PGL_LAT_N };
 extern const char *const pgl_lat_field_names[PGL_LAT_N];
 
+/* How much of a class's reads and writes pgiofs sees ("bytes_seen"): files
+ * opened in FUSE passthrough are read and written past it. */
+enum pgl_io_seen { PGL_SEEN_ALL, PGL_SEEN_PARTIAL, PGL_SEEN_NONE };
+extern const char *const pgl_io_seen_names[3];
+
 struct pgl_io {
 	uint64_t v[PGL_IO_NCLASS][PGL_IO_NFIELD];
+	unsigned char seen[PGL_IO_NCLASS]; /* enum pgl_io_seen; all if not given */
 	bool has_lat; /* every class had all of lat[k][] (ms, and % for over_*) */
 	double lat[PGL_IO_NCLASS][PGL_LAT_N];
 };
@@ -272,12 +278,14 @@ struct pgl_io {
  * a missing class or counter, a fraction or negative number where a counter
  * is expected all give -EBADMSG with the reason in ERR.  The latency figures
  * (avg, p99, max, over_2s_pct, over_10s_pct of "latency_ms") are optional:
- * has_lat says whether every class had them all.  Never reads past
+ * has_lat says whether every class had them all.  "bytes_seen" is optional
+ * too (all when absent).  Never reads past
  * BUF + LEN; nesting is limited.
  */
 int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, size_t errcap);
 
-/* pgl_io_delta() -- AFTER - BEFORE into D; -ERANGE if a counter went down. */
+/* pgl_io_delta() -- AFTER - BEFORE into D, with AFTER's bytes_seen;
+ * -ERANGE if a counter went down. */
 int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct pgl_io *d);
 
 /*

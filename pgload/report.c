@@ -125,19 +125,26 @@ static void put_padded(FILE *f, const char *s, int width)
 /*
  * print_io() -- the data phase's per-class I/O on pgiofs: means over the
  * measured runs that have figures; classes without any I/O are left out.
+ * A class some of whose files were in FUSE passthrough (its reads and
+ * writes bypass pgiofs) is marked "*"; one whose files all were shows
+ * "n/s" (not seen) for reads and writes rather than zeros.
  */
 static void print_io(const struct pgl_ctx *c, FILE *f)
 {
 	double sum[PGL_IO_NCLASS][PGL_IO_NFIELD] = {{0}};
+	unsigned char seen[PGL_IO_NCLASS] = {0}; /* the least seen of the runs */
 	int n = 0;
 	for (int i = 0; i < c->nresults; i++) {
 		const struct pgl_phase_result *r = &c->results[i].ph[PGL_PH_DATA];
 		if (c->results[i].warmup || !r->present || !r->has_io)
 			continue;
 		n++;
-		for (int k = 0; k < PGL_IO_NCLASS; k++)
+		for (int k = 0; k < PGL_IO_NCLASS; k++) {
 			for (int x = 0; x < PGL_IO_NFIELD; x++)
 				sum[k][x] += (double)r->io.v[k][x];
+			if (r->io.seen[k] > seen[k])
+				seen[k] = r->io.seen[k];
+		}
 	}
 	if (n == 0)
 		return;
@@ -146,23 +153,35 @@ static void print_io(const struct pgl_ctx *c, FILE *f)
 	fprintf(f, "%-8s %10s %10s %10s %10s %10s\n", "class", "read MB", "read ops", "write MB",
 		"write ops", "sync ops");
 	double tot[PGL_IO_NFIELD] = {0};
+	bool unseen = false;
 	for (int k = 0; k < PGL_IO_NCLASS; k++) {
 		bool any = false;
+		char name[16];
 		for (int x = 0; x < PGL_IO_NFIELD; x++) {
 			any |= sum[k][x] > 0;
 			tot[x] += sum[k][x];
 		}
 		if (!any)
 			continue;
-		fprintf(f, "%-8s %10.1f %10.0f %10.1f %10.0f %10.0f\n", pgl_io_class_names[k],
-			sum[k][PGL_IO_READ_BYTES] / n / MB, sum[k][PGL_IO_READ_OPS] / n,
-			sum[k][PGL_IO_WRITE_BYTES] / n / MB, sum[k][PGL_IO_WRITE_OPS] / n,
-			sum[k][PGL_IO_SYNC_OPS] / n);
+		unseen |= seen[k] != PGL_SEEN_ALL;
+		snprintf(name, sizeof(name), "%s%s", pgl_io_class_names[k],
+			 seen[k] == PGL_SEEN_PARTIAL ? "*" : "");
+		if (seen[k] == PGL_SEEN_NONE)
+			fprintf(f, "%-8s %10s %10s %10s %10s %10.0f\n", name, "n/s", "n/s", "n/s",
+				"n/s", sum[k][PGL_IO_SYNC_OPS] / n);
+		else
+			fprintf(f, "%-8s %10.1f %10.0f %10.1f %10.0f %10.0f\n", name,
+				sum[k][PGL_IO_READ_BYTES] / n / MB, sum[k][PGL_IO_READ_OPS] / n,
+				sum[k][PGL_IO_WRITE_BYTES] / n / MB, sum[k][PGL_IO_WRITE_OPS] / n,
+				sum[k][PGL_IO_SYNC_OPS] / n);
 	}
-	fprintf(f, "%-8s %10.1f %10.0f %10.1f %10.0f %10.0f\n", "total",
+	fprintf(f, "%-8s %10.1f %10.0f %10.1f %10.0f %10.0f\n", unseen ? "total*" : "total",
 		tot[PGL_IO_READ_BYTES] / n / MB, tot[PGL_IO_READ_OPS] / n,
 		tot[PGL_IO_WRITE_BYTES] / n / MB, tot[PGL_IO_WRITE_OPS] / n,
 		tot[PGL_IO_SYNC_OPS] / n);
+	if (unseen)
+		fprintf(f, "n/s: not seen, *: partly seen (files in FUSE passthrough are read and "
+			   "written past pgiofs; their opens and syncs are counted)\n");
 }
 
 void pgl_report_summary(struct pgl_ctx *c, FILE *f)
@@ -315,7 +334,7 @@ static void json_phase(FILE *f, const struct pgl_phase_result *r)
 			for (int x = 0; x < PGL_IO_NFIELD; x++)
 				fprintf(f, "%s\"%s\": %llu", x ? ", " : "", pgl_io_field_names[x],
 					(unsigned long long)r->io.v[k][x]);
-			fprintf(f, "}");
+			fprintf(f, ", \"bytes_seen\": \"%s\"}", pgl_io_seen_names[r->io.seen[k]]);
 		}
 		fprintf(f, "}");
 	}

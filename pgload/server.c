@@ -350,17 +350,23 @@ static int mount_pgiofs(struct pgl_server *s, const struct pgl_server_opts *o)
 	return 0;
 }
 
-/* umount_pgiofs() -- unmount and wait for the daemon to let go. */
+/* umount_pgiofs() -- unmount and wait for the daemon to let go.  As root
+ * with umount -R: pgiofs mounts a WAL mount of its own over the cluster's
+ * pg_wal (files.wal_mode = passthrough, its default), which goes first. */
 static int umount_pgiofs(struct pgl_server *s)
 {
+	char *recursive[] = {"umount", "-R", s->mnt, NULL};
 	char *fusermount[] = {"fusermount3", "-u", s->mnt, NULL};
 	char *umount[] = {"umount", s->mnt, NULL};
-	struct pgl_proc p = {.argv = fusermount, .timeout_ms = -1};
+	struct pgl_proc p = {.argv = recursive, .timeout_ms = -1};
 	if (!s->mounted)
 		return 0;
-	if (pgl_proc_run(&p) == 127) {
-		p.argv = umount;
-		pgl_proc_run(&p);
+	if (geteuid() != 0 || pgl_proc_run(&p) != 0) {
+		p.argv = fusermount;
+		if (pgl_proc_run(&p) == 127) {
+			p.argv = umount;
+			pgl_proc_run(&p);
+		}
 	}
 	for (int i = 0; i < 500 && is_fuse_mount(s->mnt); i++)
 		usleep(10000);

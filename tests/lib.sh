@@ -43,7 +43,7 @@ _lib_cleanup() {
 	for ((i = ${#_cleanup_mounts[@]} - 1; i >= 0; i--)); do
 		local m=${_cleanup_mounts[$i]}
 		if is_mounted "$m"; then
-			fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+			umount -R "$m" 2>/dev/null || fusermount3 -u "$m" 2>/dev/null || umount -R -l "$m" 2>/dev/null
 		fi
 	done
 	for ((i = ${#_cleanup_paths[@]} - 1; i >= 0; i--)); do
@@ -68,6 +68,17 @@ mktempdir() {
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+
+# wait_wal_mounts MNT -- until the WAL mounts pgiofs started over the pg_wal
+# directories of the clusters it found at MNT are mounted (10 s at most):
+# they are made from the daemon, after the mount exists.
+wait_wal_mounts() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		"$BIN/pgiofs" stat "$1" --json 2>/dev/null | grep -q '"wal_mounts":"[^"]*(mounting)' || return 0
+		sleep 0.1
+	done
+}
 
 # doc_block FILE NAME -- the commands of the example in FILE marked
 # "tested: NAME": in Markdown the ```sh block after an HTML comment
@@ -95,12 +106,14 @@ pgiofs_mount() {
 	"$BIN/pgiofs" "$@" "$backing" "$mnt" || fail "pgiofs $* $backing $mnt failed"
 	_cleanup_mounts+=("$mnt")
 	is_mounted "$mnt" || fail "$mnt is not a mount point after pgiofs returned"
+	wait_wal_mounts "$mnt"
 }
 
-# pgiofs_umount MNT -- unmount and wait until the daemon has exited.
+# pgiofs_umount MNT -- unmount (the WAL mounts pgiofs made over pg_wal
+# directories first: -R) and wait until the daemon has exited.
 pgiofs_umount() {
 	local mnt=$1 i
-	fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" || return 1
+	umount -R "$mnt" 2>/dev/null || fusermount3 -u "$mnt" || return 1
 	for ((i = 0; i < 100; i++)); do
 		pgrep -f "pgiofs .* $mnt\$" >/dev/null || return 0
 		sleep 0.1
@@ -142,7 +155,7 @@ pgiofs_mount_fg() {
 	on_exit "pgiofs_kill $PGIOFS_PID"
 	_cleanup_mounts+=("$mnt")
 	for ((i = 0; i < 100; i++)); do
-		is_mounted "$mnt" && return 0
+		is_mounted "$mnt" && wait_wal_mounts "$mnt" && return 0
 		kill -0 "$PGIOFS_PID" 2>/dev/null || break
 		sleep 0.1
 	done

@@ -80,11 +80,11 @@ fuse_abort() {
 force_umount() {
 	local mnt=$1
 	[ -n "$(fuse_conn "$mnt")" ] || return 0
+	timeout 20 umount -R "$mnt" 2>/dev/null && return 0
 	timeout 20 fusermount3 -u "$mnt" 2>/dev/null && return 0
-	timeout 20 umount "$mnt" 2>/dev/null && return 0
 	echo "test_postgres: aborting the hung fuse connection of $mnt" >&2
 	fuse_abort "$mnt"
-	timeout 20 umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+	timeout 20 umount -R "$mnt" 2>/dev/null || umount -R -l "$mnt" 2>/dev/null
 }
 
 # wait_daemon_gone MNT -- wait up to 20 s for the pgiofs serving MNT to exit.

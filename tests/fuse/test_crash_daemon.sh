@@ -5,8 +5,8 @@
 # clients, COPY import, pgbench -c 4).  At a seeded random point the daemon
 # is SIGKILLed: every client must get an error and exit within 10 s, and
 # every PostgreSQL process must be gone or die on SIGKILL within 10 s (none
-# may hang in the dead mount); the dead mount is cleaned up (fusermount3 -u,
-# else umount -l) and mounted again, the server restarts and recovers, and
+# may hang in the dead mount); the dead mount and its WAL mount are cleaned
+# up (umount -R, else umount -R -l) and mounted again, the server restarts and recovers, and
 # every acknowledged commit and import batch is present, the pgbench
 # balances agree and pg_amcheck is clean.  Only what PostgreSQL fsynced
 # must survive: the dirty pages the kernel had not yet sent are lost with
@@ -41,7 +41,8 @@ for ((i = 1; i <= ITER; i++)); do
 	fi
 	grep -h "PANIC\|FATAL" "$RUN"/server.*.log | tail -n 3 | sed 's/^/    /'
 	kill_postgres 10
-	umount_out=$(fusermount3 -u "$MNT" 2>&1) || umount -l "$MNT" ||
+	# -R: the dead WAL mount over pg_wal first
+	umount_out=$(umount -R "$MNT" 2>&1) || umount -R -l "$MNT" ||
 		fail "$LABEL: cannot clean up the dead mount ($umount_out)"
 	assert_no_mount "$MNT"
 	remount_cluster_fs

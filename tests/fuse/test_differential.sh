@@ -79,7 +79,13 @@ config() {
 }
 
 config defaults "$SEEDS" plain
-config pg-names "$SEEDS_PG" pg
+# With the write-back cache and pg names, WAL direct: the default
+# (passthrough) mounts a connection of its own over every pg_wal the
+# operations make, which by design is not a plain directory any more (rmdir
+# and rename over it fail with EBUSY, renames across it with EXDEV:
+# docs/pgiofs.md "WAL modes"); test_walmount.sh holds that arrangement.
+WALDIRECT=(-s files.wal_mode=direct)
+config pg-names "$SEEDS_PG" pg "${WALDIRECT[@]}"
 if "$BIN/pgiofs" --help-tunables 2>&1 | grep -q "fuse.writeback_cache"; then
 	config no-writeback "$SEEDS_NOWB" pg -s fuse.writeback_cache=no -s fuse.keep_cache=no
 else
@@ -87,11 +93,11 @@ else
 fi
 # a queueing scheduler keeps a write's data after the handler returns: small
 # writes are copied out of the receive buffer, large ones take it (fs.c)
-config dbaware "$SEEDS_QUEUED" pg --profile dbaware
+config dbaware "$SEEDS_QUEUED" pg --profile dbaware "${WALDIRECT[@]}"
 config noop-no-writeback "$SEEDS_QUEUED" pg --profile noop -s fuse.writeback_cache=no -s fuse.keep_cache=no
 # workers with a /dev/fuse descriptor each, coming and going (loop.c, wire.c)
 config clone-fd "$SEEDS_CLONE" pg -s fuse.clone_fd=yes -s fuse.max_threads=4 \
-	-s fuse.max_idle_threads=1
+	-s fuse.max_idle_threads=1 "${WALDIRECT[@]}"
 
 if [ ${#bad[@]} -gt 0 ]; then
 	fail "pgiofs differs from the backing filesystem: $(printf '%s; ' "${bad[@]}")"

@@ -15,7 +15,9 @@ id nobody >/dev/null 2>&1 || skip "no user nobody to test the refusal with"
 T=$(mktempdir)
 mkdir "$T/b" "$T/m" "$T/b2" "$T/m2"
 M=$T/m
-printf '[iosched]\npolicy = direct\n' >"$T/conf"
+# WAL direct: the counts below are of WAL bytes pgiofs sees (in passthrough,
+# the default, it sees none: test_passthrough.sh, test_walmount.sh)
+printf '[iosched]\npolicy = direct\n[files]\nwal_mode = direct\n' >"$T/conf"
 pgiofs_mount "$T/b" "$M" -o allow_other --config "$T/conf"
 [ -z "$(ls -A "$M")" ] || fail "the fresh mount is not empty: $(ls -A "$M")"
 

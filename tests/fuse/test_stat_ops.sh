@@ -36,7 +36,7 @@ for ((i = 0; i < 50; i++)); do [ -S "$T/notify" ] && break; sleep 0.1; done
 
 NOTIFY_SOCKET=$T/notify pgiofs_mount_fg "$T/log" "$T/b" "$T/m" --profile deadline-2.6 \
 	-o fuse.attr_timeout=7
-grep -q "profile deadline-2.6, policy deadline-2.6, WAL direct; tunables changed from their defaults: .*fuse.attr_timeout=7" "$T/log" ||
+grep -q "profile deadline-2.6, policy deadline-2.6, WAL passthrough; tunables changed from their defaults: .*fuse.attr_timeout=7" "$T/log" ||
 	fail "the daemon did not log its configuration at mount: $(cat "$T/log")"
 echo "ok: the configuration is logged at mount"
 
@@ -101,7 +101,7 @@ pgiofs_mount "$T/b2" "$T/m2" --profile as-2.6
 # (other tests' mounts are listed too, and one whose daemon was killed makes
 # the exit status 1: only these two lines are judged)
 out=$("$BIN/pgiofs" stat 2>/dev/null)
-grep -q "^$T/m  *$T/b  *deadline-2.6  *deadline-2.6  *direct " <<<"$out" ||
+grep -q "^$T/m  *$T/b  *deadline-2.6  *deadline-2.6  *passthrough " <<<"$out" ||
 	fail "the list lacks $T/m: $out"
 grep -q "^$T/m2  *$T/b2  *as-2.6  *as-2.6 " <<<"$out" || fail "the list lacks $T/m2: $out"
 "$BIN/pgiofs" stat --json 2>/dev/null | grep -qF "\"mount\":\"$T/m2\"" || fail "pgiofs stat --json lists no $T/m2"
@@ -110,7 +110,7 @@ echo "ok: pgiofs stat lists the mounts"
 # systemd's status line: at mount, after the reload, at unmount
 kill -TERM "$PGIOFS_PID"
 for ((i = 0; i < 50; i++)); do grep -q '^STATUS=unmounting' "$T/notify.log" 2>/dev/null && break; sleep 0.1; done
-grep -q "^STATUS=serving $T/b on $T/m: profile deadline-2.6, policy deadline-2.6, WAL direct$" "$T/notify.log" &&
+grep -q "^STATUS=serving $T/b on $T/m: profile deadline-2.6, policy deadline-2.6, WAL passthrough$" "$T/notify.log" &&
 	grep -q "^STATUS=serving $T/m: reloaded, policy deadline-2.6$" "$T/notify.log" &&
 	grep -q "^STATUS=unmounting $T/m" "$T/notify.log" ||
 	fail "systemd was not told the status: $(cat "$T/notify.log")"

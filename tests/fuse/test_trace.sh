@@ -16,7 +16,9 @@ T=$(mktempdir)
 mkdir "$T/b" "$T/m"
 M=$T/m
 TR=$T/io.trace
-printf '[iosched]\npolicy = direct\n' >"$T/conf"
+# WAL direct: the trace below records WAL writes (in passthrough, the
+# default, they bypass pgiofs)
+printf '[iosched]\npolicy = direct\n[files]\nwal_mode = direct\n' >"$T/conf"
 # a relative path: the daemon changes to "/", pgiofs must resolve it first
 (cd "$T" && pgiofs_mount "$T/b" "$M" --config "$T/conf" --trace io.trace)
 [ -f "$TR" ] || fail "no trace file $TR after the mount"

@@ -2,7 +2,8 @@
 # test_walmodes.sh -- PostgreSQL on each WAL mode with WAL read by other
 # processes while the server writes it.
 #
-# For files.wal_mode = direct (the default) and passthrough: a cluster on a
+# For files.wal_mode = direct, passthrough on WAL mounts (the default) and
+# passthrough on the one connection (no write-back cache): a cluster on a
 # pgiofs mount (root, allow_other) under a pgbench load; meanwhile pg_waldump
 # decodes the WAL between two flushed positions (the segment the server is
 # writing, read by another process: every record must be there and valid)
@@ -17,9 +18,16 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
 
-for mode in direct passthrough; do
-	LABEL=$mode
-	mounted_cluster --set "files.wal_mode=$mode" </dev/null
+# CONFIG: its label, the WAL mode pgiofs stat must report, pgiofs options
+for config in "direct direct --set files.wal_mode=direct" \
+	"walmount passthrough" \
+	"single passthrough --set files.wal_mode=passthrough --set fuse.writeback_cache=no"; do
+	read -r LABEL mode args <<<"$config"
+	# shellcheck disable=SC2086 # the options are words
+	mounted_cluster $args </dev/null
+	if [ "$LABEL" = walmount ]; then
+		grep -q " $PGDATA/pg_wal fuse" /proc/mounts || fail "$LABEL: no WAL mount over $PGDATA/pg_wal"
+	fi
 	: >"$RUN/clients.pids"
 	setsid runuser -u postgres -- "$PGBIN/pgbench" -h "$RUN" -p "$PORT" -n -c 4 -j 2 -T 30 \
 		postgres >"$RUN/pgbench.log" 2>&1 &
@@ -58,7 +66,7 @@ for mode in direct passthrough; do
 		else:
 		    assert w["passthrough_opens"] == 0 and w["bytes_seen"] == "all" and w["write_ops"] > 0, w
 	PY
-	amcheck "$mode"
+	amcheck "$LABEL"
 	stop_server
 	force_umount "$MNT"
 	rm -rf "$BK"

@@ -23,7 +23,10 @@ fuse_fds() { find /proc/"$PID"/fd -lname /dev/fuse 2>/dev/null | wc -l; }
 # shellcheck disable=SC2030,SC2031 # PID is this function's
 round() {
 	local clone=$1 i peak=0 n
-	pgiofs_mount "$B" "$M" -o clone_fd="$clone" -o max_threads=6 -o max_idle_threads=2
+	# WAL direct: a WAL mount would be a session of its own, with its own
+	# workers and descriptor (test_walmount.sh)
+	pgiofs_mount "$B" "$M" -o clone_fd="$clone" -o max_threads=6 -o max_idle_threads=2 \
+		-o wal_mode=direct
 	PID=$(pgrep -f "pgiofs .* $M\$" | head -1)
 	[ -n "$PID" ] || fail "cannot find the daemon of $M"
 	# 12 parallel writers of 4 MiB of WAL in O_DSYNC 64 KiB writes: each

@@ -155,7 +155,7 @@ pgiofs_umount "$T/mnt2" || fail "unmount failed"
 # ---- (5) an acknowledged write that fails: the 2nd and 3rd writes -------------
 mkdir -p "$T/backing/pg_wal" "$T/mnt3"
 pgiofs_mount "$T/backing" "$T/mnt3" --allow-faults --set fuse.writeback_cache=no \
-	--set fault.direction=write --set fault.error=eio --set fault.nth=2 --set fault.count=2
+	--set files.wal_mode=direct --set fault.direction=write --set fault.error=eio --set fault.nth=2 --set fault.count=2
 python3 - "$T/mnt3" <<'PY' || fail "an acknowledged write's error"
 import errno, os, sys
 mnt = sys.argv[1]

@@ -24,8 +24,11 @@ static int class_json(char *buf, size_t cap, const char *name, int cls)
 			"\"ra_hit_bytes\":0,\"ra_wasted_bytes\":0,\"latency_ms\":{\"count\":3,"
 			"\"avg\":1.763215,\"p50\":0.802815,\"p99\":4.128767,\"p999\":4.128767,"
 			"\"max\":4.155204,\"queue_avg\":0.000000,\"service_avg\":1.763215,"
-			"\"over_2s_pct\":0.0000,\"over_10s_pct\":0.0000}}",
-			name, cls * 10 + 1, cls * 10 + 2, cls * 10 + 3, cls * 10 + 4, cls * 10 + 5);
+			"\"over_2s_pct\":0.0000,\"over_10s_pct\":0.0000}%s}",
+			name, cls * 10 + 1, cls * 10 + 2, cls * 10 + 3, cls * 10 + 4, cls * 10 + 5,
+			cls == 0   ? ",\"bytes_seen\":\"none\""
+			: cls == 1 ? ",\"bytes_seen\":\"partial\""
+				   : "");
 }
 
 /* good_json() -- a sample as `pgiofs stat --json` prints it. */
@@ -101,6 +104,10 @@ static void test_parse(void)
 	CHECK(io.v[0][PGL_IO_READ_OPS] == 1 && io.v[0][PGL_IO_SYNC_OPS] == 5);
 	CHECK(io.v[2][PGL_IO_WRITE_BYTES] == 24); /* heap */
 	CHECK(io.v[8][PGL_IO_READ_BYTES] == 82);  /* other */
+	for (int k = 0; k < 9; k++) /* wal: "none", xact: "partial", the rest absent */
+		CHECK(io.seen[k] == (k == 0   ? PGL_SEEN_NONE
+				     : k == 1 ? PGL_SEEN_PARTIAL
+					      : PGL_SEEN_ALL));
 
 	/* every truncation is refused, and nothing is read past the end */
 	for (size_t n = 0; n + 1 < len; n++) /* (the last byte is the newline) */
@@ -124,6 +131,8 @@ static void test_parse(void)
 	check_bad(good, "\"heap\"", "\"heapx\"");	    /* class missing */
 	check_bad(good, "\"write_bytes\":24", "\"wb\":24"); /* counter missing */
 	check_bad(good, "\"write_bytes\":24", "\"write_bytes\":-24");
+	check_bad(good, "\"none\"", "\"never\""); /* bytes_seen: not a known value */
+	check_bad(good, "\"partial\"", "3");
 	check_bad(good, "\"write_bytes\":24", "\"write_bytes\":2.4");
 	check_bad(good, "\"write_bytes\":24", "\"write_bytes\":24e3");
 	check_bad(good, "\"write_bytes\":24", "\"write_bytes\":024");
@@ -200,7 +209,9 @@ static void test_delta(void)
 	a.v[1][2] = 5;
 	b.v[1][2] = 12;
 	b.v[0][0] = 3;
+	b.seen[0] = PGL_SEEN_NONE; /* WAL went into passthrough meanwhile */
 	CHECK(pgl_io_delta(&a, &b, &d) == 0 && d.v[1][2] == 7 && d.v[0][0] == 3);
+	CHECK(d.seen[0] == PGL_SEEN_NONE && d.seen[1] == PGL_SEEN_ALL);
 	CHECK(pgl_io_delta(&b, &a, &d) == -ERANGE);
 }
 

@@ -1,0 +1,170 @@
+#!/bin/bash
+# test_walmount.sh -- the default arrangement: files.wal_mode = passthrough
+# with the write-back cache on, where one pgiofs daemon mounts a connection
+# of its own (passthrough) over each pg_wal directory.
+#
+#   a. a fresh initdb on the mount (the defaults, root, allow_other) gets a
+#      WAL mount over its pg_wal, made when initdb creates the directory;
+#      `pgiofs stat MOUNT` names it; commits of a running server open WAL in
+#      passthrough (counted, bytes not seen) while data files keep the
+#      write-back cache; the writeback throttle times the WAL mount's
+#      fsyncs and `pgiofs stat` says that is all it sees; a plain unmount of
+#      the mount fails (EBUSY) and changes nothing; SIGTERM unmounts both and
+#      the daemon exits.
+#   b. the existing cluster mounted again gets its WAL mount at start; with
+#      wal_sync_method = open_datasync the throttle sees no WAL flush and
+#      `pgiofs stat` says so; the
+#      WAL mount unmounted by itself leaves the daemon serving WAL through
+#      the mount (direct: WAL writes counted again), and `pgiofs stat` says
+#      it ended; unmounting the mount then works and the daemon exits.
+#   c. a cluster made with initdb --waldir (pg_wal a symbolic link to a
+#      directory off the mount) gets no WAL mount; `umount -R` takes
+#      everything down, the daemon exits.
+#   d. `pgiofs stat` of a path in a WAL mount answers for the mount it is
+#      in, the list of mounts shows the WAL mount as such (not as a daemon
+#      that does not answer), and `pgiofs umount MOUNT` takes both down.
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
+command -v python3 >/dev/null || fail "python3 is needed"
+
+T=$(mktempdir)
+BACKING=$T/backing MNT=$T/mnt RUN=$T/run
+mkdir -p "$BACKING" "$MNT" "$RUN"
+chown postgres: "$RUN"
+chmod 700 "$RUN"
+on_exit "cleanup_cluster '$RUN'"
+on_exit "force_umount '$MNT'"
+
+# fstype_at PATH -- the file system type of the mount exactly at PATH, or ""
+fstype_at() {
+	awk -v m="$1" '$5 == m { for (i = 7; $i != "-"; i++) ; t = $(i + 1) } END { print t }' /proc/self/mountinfo
+}
+
+# wait_wal_mount PATH -- until PATH is a pgiofs mount (5 s at most)
+wait_wal_mount() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[ "$(fstype_at "$1")" = fuse.pgiofs ] && return 0
+		sleep 0.1
+	done
+	fail "$LABEL: no WAL mount over $1; the daemon says: $(cat "$T/pgiofs.log")"
+}
+
+# stat_expect EXPR -- EXPR (python; s: the statistics, w: their "wal"
+# class) must be true
+stat_expect() {
+	"$BIN/pgiofs" stat "$MNT" --json >"$T/stat.json" || fail "$LABEL: pgiofs stat failed"
+	python3 -c 'import json, sys
+s = json.load(open(sys.argv[1])); w = s["classes"]["wal"]
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$T/stat.json" "$1" ||
+		fail "$LABEL: statistics: not ($1): $(cat "$T/stat.json")"
+}
+
+# daemon_gone -- the daemon of $MNT exits within 10 s
+daemon_gone() {
+	wait_daemon_gone "$MNT" || fail "$LABEL: the daemon did not exit"
+	[ -z "$(grep " $T/" /proc/self/mountinfo)" ] || fail "$LABEL: left mounted: $(grep " $T/" /proc/self/mountinfo)"
+}
+
+# ---- a: a fresh initdb -------------------------------------------------------
+LABEL=a
+pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other
+mkdir "$MNT/pg" && chown postgres: "$MNT/pg" || fail "a: cannot make $MNT/pg"
+PGDATA=$MNT/pg/data
+PORT=$(free_port)
+init_cluster
+wait_wal_mount "$PGDATA/pg_wal"
+stat_expect 's["wal_mode"] == "passthrough" and s["writeback_cache"] is True and s["wal_note"] == ""'
+stat_expect '"pg/data/pg_wal (passthrough)" in s["wal_mounts"]'
+"$BIN/pgiofs" stat "$MNT" | grep -q "^WAL mounts: $PGDATA/pg_wal (passthrough)" ||
+	fail "a: pgiofs stat does not name the WAL mount"
+start_server
+pgc pgbench -h "$RUN" -p "$PORT" -i -s 1 -q postgres >"$RUN/pgbench-i.log" 2>&1 ||
+	fail_log "a: pgbench -i failed" "$RUN/pgbench-i.log"
+pgc pgbench -h "$RUN" -p "$PORT" -n -c 2 -T 3 postgres >"$RUN/pgbench.log" 2>&1 ||
+	fail_log "a: pgbench failed" "$RUN/pgbench.log"
+stat_expect 'w["passthrough_opens"] > 0 and w["bytes_seen"] != "all" and w["sync_ops"] > 0'
+stat_expect 's["classes"]["heap"]["write_ops"] > 0'
+# the throttle times the WAL mount's fsyncs, and says that is all it sees
+stat_expect 's["throttle"]["wal_flushes"] > 0'
+"$BIN/pgiofs" stat "$MNT" | grep -q '^throttle: WAL in passthrough: only its fsyncs are timed (with' ||
+	fail "a: pgiofs stat does not say what the throttle sees: $("$BIN/pgiofs" stat "$MNT")"
+# the next start (b) commits with O_DSYNC writes: nothing for the throttle
+sql "ALTER SYSTEM SET wal_sync_method = open_datasync" >/dev/null || fail "a: ALTER SYSTEM failed"
+if fusermount3 -u "$MNT" 2>"$T/fusermount.err"; then
+	fail "a: fusermount3 -u of the mount succeeded while the WAL mount exists"
+fi
+grep -qi "busy" "$T/fusermount.err" || fail "a: fusermount3 -u said: $(cat "$T/fusermount.err")"
+[ "$(fstype_at "$PGDATA/pg_wal")" = fuse.pgiofs ] || fail "a: the failed unmount changed the WAL mount"
+sql "SELECT 1" >/dev/null || fail_log "a: the server does not answer after the failed unmount" "$SERVER_LOG"
+stop_server
+kill -TERM "$PGIOFS_PID"
+daemon_gone
+! grep -E "ERROR|error" "$T/pgiofs.log" || fail "a: the daemon logged an error"
+log "a: fresh initdb got its WAL mount; SIGTERM took both down"
+
+# ---- b: the existing cluster, its WAL mount unmounted alone ------------------
+LABEL=b
+pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other
+wait_wal_mount "$PGDATA/pg_wal"
+start_server
+sql "CREATE TABLE b0 AS SELECT g FROM generate_series(1, 1000) g" >/dev/null ||
+	fail_log "b: a transaction failed" "$SERVER_LOG"
+stat_expect 's["throttle"]["wal_flushes"] == 0 and w["passthrough_opens"] > 0'
+"$BIN/pgiofs" stat "$MNT" | grep -q '^throttle: WAL in passthrough: only its fsyncs are timed; none seen' ||
+	fail "b: pgiofs stat does not say the throttle sees no WAL flush: $("$BIN/pgiofs" stat "$MNT")"
+stop_server
+umount "$PGDATA/pg_wal" || fail "b: cannot unmount the WAL mount by itself"
+kill -0 "$PGIOFS_PID" || fail "b: the daemon ended with its WAL mount"
+stat_expect '"pg/data/pg_wal (ended)" in s["wal_mounts"]'
+start_server
+sql "CREATE TABLE b AS SELECT g FROM generate_series(1, 1000) g" >/dev/null ||
+	fail_log "b: a transaction failed without the WAL mount" "$SERVER_LOG"
+stat_expect 'w["write_ops"] > 0 and w["opens"] > w["passthrough_opens"]'
+[ -z "$(fstype_at "$PGDATA/pg_wal")" ] || fail "b: the WAL mount came back"
+stop_server
+umount "$MNT" || fail "b: unmounting the mount failed once the WAL mount was gone"
+daemon_gone
+log "b: the existing cluster got its WAL mount at start; without it WAL went direct"
+
+# ---- c: initdb --waldir: no WAL mount ----------------------------------------
+LABEL=c
+rm -rf "${BACKING:?}/pg"
+mkdir -p "$T/waldir"
+chown postgres: "$T/waldir"
+pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other
+mkdir "$MNT/pg" && chown postgres: "$MNT/pg" || fail "c: cannot make $MNT/pg"
+pgc initdb -D "$PGDATA" -U postgres -A trust --waldir="$T/waldir/wal" --no-instructions \
+	>"$RUN/initdb.log" 2>&1 || fail_log "c: initdb --waldir failed" "$RUN/initdb.log"
+[ -L "$BACKING/pg/data/pg_wal" ] || fail "c: pg_wal is not a symbolic link"
+ls "$PGDATA/pg_wal/" >/dev/null || fail "c: cannot list pg_wal"
+sleep 0.5
+[ -z "$(fstype_at "$PGDATA/pg_wal")" ] && [ -z "$(fstype_at "$T/waldir/wal")" ] ||
+	fail "c: a WAL mount over a --waldir pg_wal"
+stat_expect 'not s["wal_mounts"].count("pg_wal (")'
+umount -R "$MNT" || fail "c: umount -R failed"
+daemon_gone
+
+# ---- d: pgiofs stat and pgiofs umount with a WAL mount -----------------------
+LABEL=d
+rm -rf "${BACKING:?}/pg"
+mkdir -p "$BACKING/pg/data/pg_wal" # what the scan at start takes for a cluster
+echo 15 >"$BACKING/pg/data/PG_VERSION"
+pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other
+wait_wal_mount "$PGDATA/pg_wal"
+"$BIN/pgiofs" stat "$PGDATA/pg_wal" --json >"$T/stat.json" 2>"$T/stat.err" ||
+	fail "d: pgiofs stat of the WAL mount failed: $(cat "$T/stat.err")"
+python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["mount"] != sys.argv[2])' \
+	"$T/stat.json" "$MNT" || fail "d: pgiofs stat of the WAL mount: $(cat "$T/stat.json")"
+"$BIN/pgiofs" stat >"$T/list" 2>"$T/list.err" # other tests' mounts may be listed too
+grep -qxF "$PGDATA/pg_wal (a WAL mount of $MNT, served by its daemon)" <(sed 's/  */ /' "$T/list") ||
+	fail "d: the list of mounts: $(cat "$T/list" "$T/list.err")"
+grep -q "$MNT" "$T/list.err" && fail "d: the list of mounts complains: $(cat "$T/list.err")"
+"$BIN/pgiofs" umount "$MNT" || fail "d: pgiofs umount failed"
+case "$(ps -o stat= -p "$PGIOFS_PID")" in # our child: a zombie until waited for
+"" | Z*) ;;
+*) fail "d: pgiofs umount returned before the daemon exited" ;;
+esac
+[ -z "$(grep " $T/" /proc/self/mountinfo)" ] || fail "d: left mounted: $(grep " $T/" /proc/self/mountinfo)"
+log "all checks passed"
