@@ -438,8 +438,13 @@ out:
 	if (status == 0 && !atomic_load(&pgl_interrupted)) {
 		pgl_step("report", "writing the report");
 		pgl_cmp_summarize(&m);
-		if (pgl_cmp_report(&m) < 0)
+		if (pgl_cmp_report(&m) < 0 || pgl_cmp_write_html(&m) < 0) {
 			status = 1;
+		} else {
+			char *abs = realpath(m.out, NULL);
+			printf("\nreport: %s/index.html\n", abs ? abs : m.out);
+			free(abs);
+		}
 		reported = true;
 		say(&m, "done in %.0f s", m.seconds);
 	}

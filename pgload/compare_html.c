@@ -459,14 +459,11 @@ static void write_lines(FILE *f, const char *text)
 	fprintf(f, "</ul>\n");
 }
 
-int pgl_cmp_write_html(const struct cmp *m, const char *verdicts, const char *table)
+/* write_page() -- index.html into F: the verdict lines VERDICTS, the
+ * charts, the tables TABLE. */
+static int write_page(FILE *f, const struct cmp *m, const char *verdicts, const char *table)
 {
-	char path[4200];
 	int ret;
-	snprintf(path, sizeof(path), "%s/index.html", m->out);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
 	fprintf(f,
 		"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		"<title>pgload compare</title>\n"
@@ -489,12 +486,50 @@ int pgl_cmp_write_html(const struct cmp *m, const char *verdicts, const char *ta
 		   "<a href=\"results.csv\">results.csv</a>.</p>\n<h2>Verdict</h2>\n");
 	write_lines(f, verdicts);
 	fprintf(f, "<h2>Charts</h2>\n");
-	if ((ret = write_charts(f, m)) < 0) {
-		fclose(f);
+	if ((ret = write_charts(f, m)) < 0)
 		return ret;
-	}
 	fprintf(f, "<h2>Tables</h2>\n<pre>");
 	xml_text(f, table);
 	fprintf(f, "</pre>\n</body></html>\n");
-	return fclose(f) == 0 ? 0 : -EIO;
+	return 0;
+}
+
+/* text_of() -- what PRINT writes of M, as a string to free; NULL if out of memory. */
+static char *text_of(const struct cmp *m, void (*print)(const struct cmp *, FILE *))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem)
+		return NULL;
+	print(m, mem);
+	if (fclose(mem) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int pgl_cmp_write_html(const struct cmp *m)
+{
+	char path[4200];
+	char *table = text_of(m, pgl_cmp_print_table),
+	     *verdicts = text_of(m, pgl_cmp_print_verdicts);
+	int ret = -ENOMEM;
+	FILE *f;
+	snprintf(path, sizeof(path), "%s/index.html", m->out);
+	if (!table || !verdicts)
+		ret = -ENOMEM;
+	else if (!(f = fopen(path, "w")))
+		ret = -errno;
+	else if ((ret = write_page(f, m, verdicts, table)) < 0)
+		fclose(f);
+	else
+		ret = fclose(f) == 0 ? 0 : -EIO;
+	free(table);
+	free(verdicts);
+	if (ret < 0)
+		fprintf(stderr, "pgload compare: could not write \"%s\": %s\n", path,
+			strerror(-ret));
+	return ret;
 }

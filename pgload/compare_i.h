@@ -216,8 +216,17 @@ void pgl_oltp_figures(double *lat, size_t n, double secs, struct oltp_figures *f
 /* pgl_cmp_summarize() -- each cell's statistics and ratio to the baseline. */
 void pgl_cmp_summarize(struct cmp *m);
 
-/* pgl_cmp_report() -- the table on stdout and every file in --out. */
+/* pgl_cmp_report() -- the table on stdout, and table.txt, results.json and
+ * results.csv in --out.  Returns 0 or -errno after saying why. */
 int pgl_cmp_report(struct cmp *m);
+
+/* pgl_cmp_print_table() -- the tables of the report (as on stdout) into F. */
+void pgl_cmp_print_table(const struct cmp *m, FILE *f);
+
+/* pgl_cmp_print_verdicts() -- the verdict lines (what was compared, the
+ * best of each figure, faster, slower or within noise of the baseline),
+ * one a line, into F. */
+void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f);
 
 /* pgl_cmp_noisy() -- C's import times vary by more than CV_LIMIT_PCT. */
 bool pgl_cmp_noisy(const struct cell *c);
@@ -235,10 +244,10 @@ const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better);
 /* ---- the page (compare_html.c) --------------------------------------------- */
 
 /*
- * pgl_cmp_write_html() -- index.html in --out: VERDICTS (a line each), the
+ * pgl_cmp_write_html() -- index.html in --out: the verdict lines, the
  * charts (inline SVG, also written as import.svg, oltp.svg, latency.svg),
- * then TABLE.  Returns 0 or -errno.
+ * then the tables.  Returns 0 or -errno after saying why.
  */
-int pgl_cmp_write_html(const struct cmp *m, const char *verdicts, const char *table);
+int pgl_cmp_write_html(const struct cmp *m);
 
 #endif /* PGLOAD_COMPARE_I_H */

@@ -6,8 +6,9 @@
  * during the import, the best cell of each figure, the streaming figures,
  * the elevator and tunables of each block device, the modelled disk's
  * settings and counters, a tiobench-style latency table per class on
- * pgiofs; results.json (schema pgload.compare/1), results.csv and, through
- * compare_html.c, the verdict lines, the charts and index.html in --out.
+ * pgiofs; results.json (schema pgload.compare/1) and results.csv in
+ * --out; and the verdict lines, which compare_html.c puts at the top of
+ * index.html with the table.
  *
  * What must stay true: a cell whose import time varies by more than
  * CV_LIMIT_PCT is flagged noisy wherever it is shown; every ratio is a
@@ -988,21 +989,24 @@ static int write_csv(const struct cmp *m, const char *path)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
+void pgl_cmp_print_table(const struct cmp *m, FILE *f)
+{
+	print_table(m, f);
+}
+
+void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f)
+{
+	print_verdicts(m, f);
+}
+
 int pgl_cmp_report(struct cmp *m)
 {
-	char *table = NULL, *verdicts = NULL;
-	size_t len = 0, vlen = 0;
+	char *table = NULL;
+	size_t len = 0;
 	FILE *mem = open_memstream(&table, &len);
 	if (!mem)
 		return -ENOMEM;
 	print_table(m, mem);
-	fclose(mem);
-	mem = open_memstream(&verdicts, &vlen);
-	if (!mem) {
-		free(table);
-		return -ENOMEM;
-	}
-	print_verdicts(m, mem);
 	fclose(mem);
 	fputs(table, stdout);
 	fflush(stdout);
@@ -1017,23 +1021,15 @@ int pgl_cmp_report(struct cmp *m)
 	} else {
 		ret = -errno;
 	}
+	free(table);
 	snprintf(path, sizeof(path), "%s/results.json", m->out);
 	if (ret == 0)
 		ret = write_json(m, path);
 	snprintf(path, sizeof(path), "%s/results.csv", m->out);
 	if (ret == 0)
 		ret = write_csv(m, path);
-	if (ret == 0)
-		ret = pgl_cmp_write_html(m, verdicts, table);
 	if (ret < 0)
 		fprintf(stderr, "pgload compare: could not write the report in \"%s\": %s\n",
 			m->out, strerror(-ret));
-	else {
-		char *abs = realpath(m->out, NULL);
-		printf("\nreport: %s/index.html\n", abs ? abs : m->out);
-		free(abs);
-	}
-	free(table);
-	free(verdicts);
 	return ret;
 }
