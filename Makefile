@@ -108,6 +108,24 @@ $(BUILD)/%.o: %.c | $(PUB_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC) -MMD -MP -c $< -o $@
 
+# The git commit the programs were built from, for pgload compare's
+# results.json ("unknown" outside a git checkout; "-dirty" with changes
+# not committed).  commit.h is rewritten only when the commit changes, so
+# that only what records it is rebuilt.
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+ifneq ($(GIT_COMMIT),)
+GIT_COMMIT := $(GIT_COMMIT)$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null),-dirty)
+endif
+GEN := $(BUILD)/gen
+$(GEN)/commit.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define PGL_GIT_COMMIT "$(or $(GIT_COMMIT),unknown)"' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/pgload/compare_report.o: INC := $(INC_pgload) -I$(GEN)
+$(BUILD)/pgload/compare_report.o: $(GEN)/commit.h
+.PHONY: FORCE
+FORCE:
+
 $(LIBCOMMON): $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@rm -f $@

@@ -8,6 +8,7 @@
 #include "stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,4 +38,19 @@ void stats_summarize(double *x, size_t n, struct stats_summary *out)
 	out->max = x[n - 1];
 	out->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 	out->cv_pct = out->mean != 0 ? 100.0 * out->sd / fabs(out->mean) : 0;
+}
+
+void stats_fmt_quantile_ms(char *buf, size_t len, double ms)
+{
+	int decimals = 0;
+
+	/* two significant digits: a bucket is up to 1/16 (6 %) of its value
+	 * wide, so a third digit would claim more than the histogram knows */
+	if (ms > 0)
+		decimals = 1 - (int)floor(log10(ms));
+	if (decimals < 0)
+		decimals = 0;
+	if (decimals > 6)
+		decimals = 6;
+	snprintf(buf, len, "%.*f", decimals, ms);
 }

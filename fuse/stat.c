@@ -15,6 +15,7 @@
 #include "pgiofs_i.h"
 #include "json.h"
 #include "mountinfo.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -385,7 +386,7 @@ static void interval_row(const char *when, const char *name, const struct ios_st
 {
 	char p99[24];
 
-	ios_stats_fmt_quantile_ms(p99, sizeof(p99), c->lat_p99_ns);
+	stats_fmt_quantile_ms(p99, sizeof(p99), (double)c->lat_p99_ns / 1e6);
 	printf("%-8s %-6s %9.1f %9.1f %9.1f %8.2f %8.2f %9.3f %9s %7.2f\n", when, name,
 	       per_s(c->read_ops, secs), per_s(c->write_ops, secs), per_s(c->sync_ops, secs),
 	       per_s(c->read_bytes, secs) / 1e6, per_s(c->write_bytes, secs) / 1e6,

@@ -495,11 +495,6 @@ int ios_stats_write_json(FILE *f, const struct ios_stats_snapshot *snap,
  * 0, -EINVAL (not cumulative) or -errno of the stream. */
 int ios_stats_write_openmetrics(FILE *f, const struct ios_stats_snapshot *snap, const char *labels);
 
-/* ios_stats_fmt_quantile_ms() -- a latency percentile of the histogram,
- * in ms, with the two significant digits its buckets (at most 1/16 of
- * their value wide) support: "0.98", "12", "150". */
-void ios_stats_fmt_quantile_ms(char *buf, size_t len, uint64_t ns);
-
 /* ios_stats_print_table() -- a table with one row per class that saw any
  * activity and a total row: ops and MB per direction, errors, merges and
  * latency (avg, p50, p99, p99.9, max in ms; % over 2 s and 10 s); then, if

@@ -24,6 +24,7 @@
  */
 #include "iosched.h"
 #include "json.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -900,22 +901,6 @@ static int active(const struct ios_stats_class *c)
 
 /* table_row() -- one class; read and write columns of data pgiofs does not
  * see all of (passthrough) are marked: "*" some, "n/s" none. */
-void ios_stats_fmt_quantile_ms(char *buf, size_t len, uint64_t ns)
-{
-	double v = (double)ns / 1e6;
-	int decimals = 0;
-
-	/* two significant digits: a bucket is up to 1/16 (6 %) of its value
-	 * wide, so a third digit would claim more than the histogram knows */
-	if (v > 0)
-		decimals = 1 - (int)floor(log10(v));
-	if (decimals < 0)
-		decimals = 0;
-	if (decimals > 6)
-		decimals = 6;
-	snprintf(buf, len, "%.*f", decimals, v);
-}
-
 static void table_row(FILE *f, const char *name, const struct ios_stats_class *c)
 {
 	char rops[24], rmb[24], wops[24], wmb[24], p50[24], p99[24], p999[24];
@@ -932,9 +917,9 @@ static void table_row(FILE *f, const char *name, const struct ios_stats_class *c
 		snprintf(wops, sizeof(wops), "%" PRIu64 "%s", c->write_ops, mark);
 		snprintf(wmb, sizeof(wmb), "%.2f%s", (double)c->write_bytes / 1e6, mark);
 	}
-	ios_stats_fmt_quantile_ms(p50, sizeof(p50), c->lat_p50_ns);
-	ios_stats_fmt_quantile_ms(p99, sizeof(p99), c->lat_p99_ns);
-	ios_stats_fmt_quantile_ms(p999, sizeof(p999), c->lat_p999_ns);
+	stats_fmt_quantile_ms(p50, sizeof(p50), (double)c->lat_p50_ns / 1e6);
+	stats_fmt_quantile_ms(p99, sizeof(p99), (double)c->lat_p99_ns / 1e6);
+	stats_fmt_quantile_ms(p999, sizeof(p999), (double)c->lat_p999_ns / 1e6);
 	fprintf(f,
 		"%-6s %10s %10s %10s %10s %9" PRIu64 " %7" PRIu64 " %7" PRIu64
 		" %9.3f %9s %9s %9s %9.3f %6.2f %6.2f\n",

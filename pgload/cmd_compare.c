@@ -3,8 +3,8 @@
  * profiles (x swept pgiofs tunables), each cell a private PostgreSQL
  * cluster on its own back end of the test bed (testbed.h), the same
  * workload loaded N times into each, reported as a seed-style table,
- * hyperfine-style ratios, a tiobench-style latency table, JSON, CSV, SVG
- * charts and one HTML page (compare_report.c).
+ * ratios to a baseline, a tiobench-style latency table, JSON, CSV, SVG
+ * charts and one HTML page (compare_report.c, compare_html.c).
  *
  * This file is the command: the cells (back end, its queue and streaming
  * figures, server through pgiofs unless native, admin connection, the
@@ -69,6 +69,19 @@ static double cpu_busy(void)
 	/* user nice system [idle iowait] irq softirq steal */
 	unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
 	return (double)busy / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* pgiofs_version() -- the first line of `pgiofs --version` of M's pgiofs
+ * cells ("pgiofs 0.1.0 (libfuse 3.14.0)"); "" without pgiofs cells or if
+ * it does not answer. */
+static void pgiofs_version(struct cmp *m)
+{
+	char out[256];
+	char *argv[] = {m->pgiofs, "--version", NULL};
+	m->pgiofs_version[0] = '\0';
+	if (m->pgiofs[0] && pgl_run_cmd(argv, out, sizeof(out)) == 0)
+		snprintf(m->pgiofs_version, sizeof(m->pgiofs_version), "%.*s",
+			 (int)strcspn(out, "\n"), out);
 }
 
 /* ---- cells ---------------------------------------------------------------- */
@@ -186,8 +199,10 @@ static int cell_start(struct cmp *m, struct cell *c)
 	if (!c->c.admin)
 		return atomic_load(&pgl_interrupted) ? -EINTR : -ECONNREFUSED;
 	pgl_server_info(&c->c);
-	if (!m->server_version[0])
+	if (!m->server_version[0]) {
 		snprintf(m->server_version, sizeof(m->server_version), "%s", c->c.server_version);
+		m->server_version_num = PQserverVersion(c->c.admin);
+	}
 	if (m->oltp_clients && (ret = pgl_oltp_init(c->c.admin, &c->c.base, m->oltp_scale)) < 0)
 		return ret;
 	return 0;
@@ -388,6 +403,8 @@ int pgl_cmd_compare(int argc, char **argv)
 	struct utsname u;
 	if (uname(&u) == 0)
 		snprintf(m.kernel, sizeof(m.kernel), "%s %s %s", u.sysname, u.release, u.machine);
+	m.ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	pgiofs_version(&m);
 	double start = pgl_now();
 	if (m.gen_scale > 0) {
 		char dir[128];
@@ -421,8 +438,13 @@ out:
 	if (status == 0 && !atomic_load(&pgl_interrupted)) {
 		pgl_step("report", "writing the report");
 		pgl_cmp_summarize(&m);
-		if (pgl_cmp_report(&m) < 0)
+		if (pgl_cmp_report(&m) < 0 || pgl_cmp_write_html(&m) < 0) {
 			status = 1;
+		} else {
+			char *abs = realpath(m.out, NULL);
+			printf("\nreport: %s/index.html\n", abs ? abs : m.out);
+			free(abs);
+		}
 		reported = true;
 		say(&m, "done in %.0f s", m.seconds);
 	}

@@ -113,7 +113,8 @@ struct cmp {
 	/* settings */
 	const char *workload;
 	double gen_scale;
-	struct pgl_backend_spec be[MAX_BACKENDS];
+	struct pgl_backend_spec be[MAX_BACKENDS]; /* name: as the report labels it */
+	const char *be_arg[MAX_BACKENDS];	  /* as given ("fast=dir:/srv/a") */
 	int nbe;
 	const char *profile[MAX_PROFILES];
 	int nprofile;
@@ -140,6 +141,9 @@ struct cmp {
 	struct cell *cell;
 	int ncell, baseline;
 	char server_version[64], kernel[256], started[32];
+	int server_version_num;	  /* the server's server_version_num (150004) */
+	char pgiofs_version[128]; /* `pgiofs --version` of the pgiofs cells; "" without */
+	long ncpu;		  /* CPUs online */
 	double seconds;
 };
 
@@ -212,7 +216,38 @@ void pgl_oltp_figures(double *lat, size_t n, double secs, struct oltp_figures *f
 /* pgl_cmp_summarize() -- each cell's statistics and ratio to the baseline. */
 void pgl_cmp_summarize(struct cmp *m);
 
-/* pgl_cmp_report() -- the table on stdout and every file in --out. */
+/* pgl_cmp_report() -- the table on stdout, and table.txt, results.json and
+ * results.csv in --out.  Returns 0 or -errno after saying why. */
 int pgl_cmp_report(struct cmp *m);
+
+/* pgl_cmp_print_table() -- the tables of the report (as on stdout) into F. */
+void pgl_cmp_print_table(const struct cmp *m, FILE *f);
+
+/* pgl_cmp_print_verdicts() -- the verdict lines (what was compared, the
+ * best of each figure, faster, slower or within noise of the baseline),
+ * one a line, into F. */
+void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f);
+
+/* pgl_cmp_noisy() -- C's import times vary by more than CV_LIMIT_PCT. */
+bool pgl_cmp_noisy(const struct cell *c);
+
+/* pgl_cmp_lat_ops() -- requests of class K in a latency snapshot. */
+uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k);
+
+/*
+ * pgl_cmp_ratio_word() -- what ratio R (a figure over the reference's)
+ * with standard deviation SD says: "within noise" if R ± SD covers 1, else
+ * "faster" or "slower" (LOWER_BETTER: below 1 is faster, as for a time).
+ */
+const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better);
+
+/* ---- the page (compare_html.c) --------------------------------------------- */
+
+/*
+ * pgl_cmp_write_html() -- index.html in --out: the verdict lines, the
+ * charts (inline SVG, also written as import.svg, oltp.svg, latency.svg),
+ * then the tables.  Returns 0 or -errno after saying why.
+ */
+int pgl_cmp_write_html(const struct cmp *m);
 
 #endif /* PGLOAD_COMPARE_I_H */

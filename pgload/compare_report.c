@@ -1,18 +1,21 @@
 /*
  * compare_report.c -- what `pgload compare` reports: per cell the mean, sd,
  * CV, min and max of the import time and its ratio to the baseline cell;
- * the seed-style table and hyperfine-style "ran N times faster" lines on
- * stdout and in table.txt, with --oltp the commit latency and tps of the
- * clients during the import, the best cell of each figure, the streaming
- * figures, the elevator and tunables of each block device, the modelled
- * disk's settings and counters, a tiobench-style latency table per class
- * on pgiofs; results.json (schema pgload.compare/1), results.csv,
- * import.svg, latency.svg and oltp.svg (gnuplot) and index.html in --out.
+ * the seed-style table and a line per cell against the baseline on stdout
+ * and in table.txt, with --oltp the commit latency and tps of the clients
+ * during the import, the best cell of each figure, the streaming figures,
+ * the elevator and tunables of each block device, the modelled disk's
+ * settings and counters, a tiobench-style latency table per class on
+ * pgiofs; results.json (schema pgload.compare/1) and results.csv in
+ * --out; and the verdict lines, which compare_html.c puts at the top of
+ * index.html with the table.
  *
  * What must stay true: a cell whose import time varies by more than
- * CV_LIMIT_PCT is flagged noisy wherever it is shown; a missing gnuplot
- * leaves the charts out, never the rest; what a cell ran on (elevator,
- * tunables, model) is reported as read back, not as asked for.
+ * CV_LIMIT_PCT is flagged noisy wherever it is shown; every ratio is a
+ * figure over its reference's (the baseline's, the next cell's, the
+ * kernel's), and its word (faster, slower, within noise) agrees with it;
+ * what a cell ran on (elevator, tunables, model) is reported as read back,
+ * not as asked for.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,9 +28,13 @@
 #include "compare_i.h"
 #include "json.h"
 #include "stats.h"
+#include "version.h"
+
+#include "commit.h" /* PGL_GIT_COMMIT, made by the Makefile */
 
 #define COMPARE_SCHEMA "pgload.compare/1"
 #define TIE_PCT	       5.0 /* a best cell less than this ahead of the next is a tie */
+#define TIE_PCT_TEXT   "5 %"
 
 void pgl_cmp_summarize(struct cmp *m)
 {
@@ -76,15 +83,23 @@ void pgl_cmp_summarize(struct cmp *m)
 	}
 }
 
-/* lat_ops() -- requests of class K in a latency snapshot. */
-static uint64_t lat_ops(const struct pgl_io *io, int k)
+uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k)
 {
 	return io->v[k][PGL_IO_READ_OPS] + io->v[k][PGL_IO_WRITE_OPS] + io->v[k][PGL_IO_SYNC_OPS];
 }
 
-static bool noisy(const struct cell *c)
+bool pgl_cmp_noisy(const struct cell *c)
 {
 	return c->ns > 1 && c->cv > CV_LIMIT_PCT;
+}
+
+const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better)
+{
+	if (r <= 0)
+		return "";
+	if (sd > 0 && fabs(r - 1) <= sd)
+		return "within noise";
+	return (r < 1) == lower_better ? "faster" : "slower";
 }
 
 /* disk_value() -- setting or counter NAME of pgdisk's stats STATS into OUT;
@@ -288,7 +303,7 @@ static void print_sides(const struct cmp *m, FILE *f)
 		if (!header)
 			fprintf(f,
 				"\nThe kernel against pgiofs (the best cell of each, the same rule "
-				"for a tie):\n");
+				"for a tie; pgiofs's figure over the kernel's):\n");
 		header = true;
 		const struct cell *n = &m->cell[kn], *p = &m->cell[kp];
 		double vn = fig_cell(fig, n), vp = fig_cell(fig, p);
@@ -296,11 +311,49 @@ static void print_sides(const struct cmp *m, FILE *f)
 		const struct cell *w = nwins ? n : p, *l = nwins ? p : n;
 		double vw = nwins ? vn : vp, vl = nwins ? vp : vn;
 		bool tie = tied(fig, vw, vl) || runs_overlap(fig, w, l);
-		fprintf(f, "  %-13s %-7s %.2fx: %.2f %s (%s) against %.2f (%s)\n", fig->name,
+		fprintf(f, "  %-13s %-7s pgiofs %.2fx the kernel: %.2f %s (%s) against %.2f (%s)\n",
+			fig->name,
 			tie	? "a tie"
 			: nwins ? "kernel"
 				: "pgiofs",
-			ratio(fig, vw, vl), vn, fig->unit, n->label, vp, p->label);
+			vn > 0 ? vp / vn : 0, vp, fig->unit, p->label, vn, n->label);
+	}
+}
+
+/*
+ * print_figures() -- the verdict on every figure the cells have: the best
+ * cell, its value, its figure over the next's and whether that is a tie;
+ * or that every cell is within TIE_PCT of the best.  W >= 0: as rows of
+ * the table, labels W wide; W < 0: as sentences, a line each.
+ */
+static void print_figures(const struct cmp *m, FILE *f, int w)
+{
+	for (size_t k = 0; k < NFIGURES; k++) {
+		const struct figure *fig = &figures[k];
+		struct verdict v;
+		if (!judge(m, fig, &v))
+			continue;
+		const char *best = m->cell[v.best].label, *next = m->cell[v.second].label;
+		double r = v.vs > 0 ? v.vb / v.vs : 0;
+		if (v.all_tied && w >= 0)
+			fprintf(f, "  %-13s all %d cells within %.0f %% (%.2f to %.2f %s)\n",
+				fig->name, v.n, TIE_PCT, v.vlo, v.vhi, fig->unit);
+		else if (v.all_tied)
+			fprintf(f,
+				"%s: no winner, all %d cells within %.0f %% (%.2f to %.2f %s).\n",
+				fig->name, v.n, TIE_PCT, v.vlo, v.vhi, fig->unit);
+		else if (w >= 0)
+			fprintf(f, "  %-13s %-*s %10.2f %-4s %.2fx the next, %s%s\n", fig->name, w,
+				best, v.vb, fig->unit, r, next,
+				v.overlap    ? " (a tie: their runs overlap)"
+				: v.tie_next ? " (a tie)"
+					     : "");
+		else
+			fprintf(f, "%s: best %s, %.2f%s%s, %.2fx the next (%s)%s.\n", fig->name,
+				best, v.vb, fig->unit[0] ? " " : "", fig->unit, r, next,
+				v.overlap    ? ": a tie, their runs overlap"
+				: v.tie_next ? ": a tie, less than " TIE_PCT_TEXT " ahead"
+					     : "");
 	}
 }
 
@@ -311,26 +364,11 @@ static void print_best(const struct cmp *m, FILE *f, int w)
 	if (m->ncell < 2)
 		return;
 	fprintf(f,
-		"\nBest of each figure (lowest, but tps and MB/s highest; a tie when within %.0f "
-		"%% of the next or when a run of the best was no better than one of the next):\n",
+		"\nBest of each figure (lowest, but tps and MB/s highest; the ratio is the best's "
+		"figure over the next's; a tie when within %.0f %% of the next or when a run of "
+		"the best was no better than one of the next):\n",
 		TIE_PCT);
-	for (size_t k = 0; k < NFIGURES; k++) {
-		const struct figure *fig = &figures[k];
-		struct verdict v;
-		if (!judge(m, fig, &v))
-			continue;
-		if (v.all_tied) {
-			fprintf(f, "  %-13s all %d cells within %.0f %% (%.2f to %.2f %s)\n",
-				fig->name, v.n, TIE_PCT, v.vlo, v.vhi, fig->unit);
-			continue;
-		}
-		fprintf(f, "  %-13s %-*s %10.2f %-4s %.2fx the next, %s%s\n", fig->name, w,
-			m->cell[v.best].label, v.vb, fig->unit, ratio(fig, v.vb, v.vs),
-			m->cell[v.second].label,
-			v.overlap    ? " (a tie: their runs overlap)"
-			: v.tie_next ? " (a tie)"
-				     : "");
-	}
+	print_figures(m, f, w);
 	print_sides(m, f);
 	/* the pgiofs cells against the native cell of the lowest commit p99 */
 	int nat = -1;
@@ -418,6 +456,68 @@ static void print_devices(const struct cmp *m, FILE *f, int w)
 	}
 }
 
+/* join_cells() -- the labels of the cells of M but the baseline whose
+ * ratio word is WORD, with their ratios, into F; how many. */
+static int join_cells(const struct cmp *m, FILE *f, const char *word)
+{
+	int n = 0;
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		if (i == m->baseline || c->ratio <= 0 ||
+		    strcmp(pgl_cmp_ratio_word(c->ratio, c->ratio_sd, true), word) != 0)
+			continue;
+		fprintf(f, "%s%s %.2f ± %.2f", n++ ? ", " : " ", c->label, c->ratio, c->ratio_sd);
+	}
+	return n;
+}
+
+/*
+ * print_verdicts() -- one line per question a reader of the report asks:
+ * what was compared; the best cell of each figure (or that all are
+ * within TIE_PCT); which cells were faster, slower, or within noise of
+ * the baseline (import time relative to the baseline's: within noise when
+ * ratio ± its sd covers 1).  The page opens with them.
+ */
+static void print_verdicts(const struct cmp *m, FILE *f)
+{
+	fprintf(f, "Compared %d cell%s (back ends", m->ncell, m->ncell == 1 ? "" : "s");
+	for (int i = 0; i < m->nbe; i++)
+		fprintf(f, "%s %s", i ? "," : "", m->be[i].name);
+	fprintf(f, "; profiles");
+	for (int i = 0; i < m->nprofile; i++)
+		fprintf(f, "%s %s", i ? "," : "", m->profile[i]);
+	if (m->workload)
+		fprintf(f, "), loading workload %s", m->workload);
+	else
+		fprintf(f, "), loading a generated workload (scale %g)", m->gen_scale);
+	fprintf(f, " %d time%s each, interleaved; load %s%s; baseline %s.\n", m->runs,
+		m->runs == 1 ? "" : "s", pgl_load_names[m->load],
+		m->oltp_clients ? ", OLTP clients committing during the import" : "",
+		m->cell[m->baseline].label);
+	print_figures(m, f, -1);
+	if (m->ncell < 2)
+		return;
+	static const char *const words[] = {"faster", "slower", "within noise"};
+	for (size_t w = 0; w < 3; w++) {
+		char *line = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&line, &len);
+		if (!mem)
+			return;
+		int n = join_cells(m, mem, words[w]);
+		fclose(mem);
+		if (n)
+			fprintf(f,
+				"%s the baseline (import time relative to it, below 1 is "
+				"faster):%s.\n",
+				w == 0	 ? "Faster than"
+				: w == 1 ? "Slower than"
+					 : "Within noise of",
+				line);
+		free(line);
+	}
+}
+
 static void print_table(const struct cmp *m, FILE *f)
 {
 	int w = 16;
@@ -457,9 +557,10 @@ static void print_table(const struct cmp *m, FILE *f)
 			fprintf(f, " %8.2f %8.2f %8.2f %8.2f %7.1f", c->oltp.p50, c->oltp.p99,
 				c->oltp.p999, c->oltp.max, c->oltp.tps);
 		fprintf(f, " %6.2f%s%s\n", c->ratio, i == m->baseline ? " (baseline)" : "",
-			noisy(c) ? " !" : "");
-		any_noisy |= noisy(c);
+			pgl_cmp_noisy(c) ? " !" : "");
+		any_noisy |= pgl_cmp_noisy(c);
 	}
+	fprintf(f, "Ratio: import time relative to the baseline's; below 1 is faster\n");
 	if (any_noisy)
 		fprintf(f, "! CV of the import time above %.0f %%: noisy, compare with care\n",
 			CV_LIMIT_PCT);
@@ -473,11 +574,9 @@ static void print_table(const struct cmp *m, FILE *f)
 		const struct cell *c = &m->cell[i];
 		if (i == m->baseline || c->mean <= 0 || b->mean <= 0)
 			continue;
-		bool faster = c->mean < b->mean;
-		double r = faster ? b->mean / c->mean : c->ratio;
-		double e = r * sqrt(pow(c->sd / c->mean, 2) + pow(b->sd / b->mean, 2));
-		fprintf(f, "%s ran %.2f ± %.2f times %s than %s\n", c->words, r, e,
-			faster ? "faster" : "slower", b->words);
+		fprintf(f, "%s took %.2f ± %.2f times the import time of %s: %s\n", c->words,
+			c->ratio, c->ratio_sd, b->words,
+			pgl_cmp_ratio_word(c->ratio, c->ratio_sd, true));
 	}
 	print_best(m, f, w);
 	print_devices(m, f, w);
@@ -486,7 +585,8 @@ static void print_table(const struct cmp *m, FILE *f)
 		any_lat |= m->cell[i].has_lat;
 	if (!any_lat)
 		return;
-	fprintf(f, "\nLatency per class on pgiofs (since the mount: initdb and all runs)\n");
+	fprintf(f, "\nLatency per class on pgiofs (since the mount: initdb and all runs; p99 from "
+		   "pgiofs's histogram, to its two significant digits)\n");
 	fprintf(f, "%-*s %-6s %10s %9s %9s %9s %8s %8s\n", w, "Backend/profile", "class", "ops",
 		"Avg ms", "p99 ms", "Max ms", "Lat%>2s", "Lat%>10s");
 	for (int i = 0; i < m->ncell; i++) {
@@ -494,13 +594,15 @@ static void print_table(const struct cmp *m, FILE *f)
 		if (!c->has_lat)
 			continue;
 		for (int k = 0; k < PGL_IO_NCLASS; k++) {
-			if (!lat_ops(&c->lat, k))
+			if (!pgl_cmp_lat_ops(&c->lat, k))
 				continue;
 			const double *l = c->lat.lat[k];
-			fprintf(f, "%-*s %-6s %10llu %9.3f %9.3f %9.2f %8.5f %8.5f\n", w, c->label,
-				pgl_io_class_names[k], (unsigned long long)lat_ops(&c->lat, k),
-				l[PGL_LAT_AVG], l[PGL_LAT_P99], l[PGL_LAT_MAX], l[PGL_LAT_OVER_2S],
-				l[PGL_LAT_OVER_10S]);
+			char p99[24];
+			stats_fmt_quantile_ms(p99, sizeof(p99), l[PGL_LAT_P99]);
+			fprintf(f, "%-*s %-6s %10llu %9.3f %9s %9.2f %8.5f %8.5f\n", w, c->label,
+				pgl_io_class_names[k],
+				(unsigned long long)pgl_cmp_lat_ops(&c->lat, k), l[PGL_LAT_AVG],
+				p99, l[PGL_LAT_MAX], l[PGL_LAT_OVER_2S], l[PGL_LAT_OVER_10S]);
 		}
 	}
 }
@@ -696,7 +798,7 @@ static void json_best(FILE *f, const struct cmp *m)
 		json_str_write(f, m->cell[v.second].label);
 		fprintf(f,
 			", \"ratio\": %.4f, \"tie\": %s, \"runs_overlap\": %s, \"all_within\": %s}",
-			ratio(fig, v.vb, v.vs), v.tie_next ? "true" : "false",
+			v.vs > 0 ? v.vb / v.vs : 0, v.tie_next ? "true" : "false",
 			v.overlap ? "true" : "false", v.all_tied ? "true" : "false");
 		sep = ",";
 	}
@@ -714,6 +816,13 @@ static int write_json(const struct cmp *m, const char *path)
 	json_str_write(f, m->kernel);
 	fprintf(f, ",\n  \"server_version\": ");
 	json_str_write(f, m->server_version);
+	fprintf(f, ", \"server_version_num\": %d, \"cpus\": %ld,\n  \"pgload_version\": ",
+		m->server_version_num, m->ncpu);
+	json_str_write(f, "pgload " PGIOFS_RELEASE);
+	fprintf(f, ", \"pgiofs_version\": ");
+	json_str_or_null(f, m->pgiofs_version[0] ? m->pgiofs_version : NULL);
+	fprintf(f, ", \"git_commit\": ");
+	json_str_write(f, PGL_GIT_COMMIT);
 	fprintf(f, ",\n  \"settings\": {\n    \"workload\": ");
 	json_str_or_null(f, m->workload);
 	if (m->gen_scale > 0)
@@ -731,13 +840,7 @@ static int write_json(const struct cmp *m, const char *path)
 	fprintf(f, ", \"size_bytes\": %llu,\n    \"backends\": [", (unsigned long long)m->size);
 	for (int i = 0; i < m->nbe; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		if (m->be[i].path) {
-			char s[1100];
-			snprintf(s, sizeof(s), "dir:%s", m->be[i].path);
-			json_str_write(f, s);
-		} else {
-			json_str_write(f, m->be[i].name);
-		}
+		json_str_write(f, m->be_arg[i]);
 	}
 	fprintf(f, "],\n    \"profiles\": [");
 	for (int i = 0; i < m->nprofile; i++) {
@@ -793,7 +896,7 @@ static int write_json(const struct cmp *m, const char *path)
 		    "     \"schema_s\": %.6f, \"cpu_pct\": %.2f, \"load_mb\": %.3f, "
 		    "\"load_cpu_pct\": %.2f, \"ratio\": %.6f, \"ratio_sd\": %.6f, \"noisy\": %s,\n",
 		    c->schema_mean, c->cpu_mean, c->load_mean, c->lcpu_mean, c->ratio, c->ratio_sd,
-		    noisy(c) ? "true" : "false");
+		    pgl_cmp_noisy(c) ? "true" : "false");
 		fprintf(f, "     \"samples\": [");
 		for (int k = 0; k < c->ns; k++) {
 			const struct sample *s = &c->s[k];
@@ -821,7 +924,7 @@ static int write_json(const struct cmp *m, const char *path)
 				    "\"p99_ms\": %.6f, \"max_ms\": %.6f, \"over_2s_pct\": %.5f, "
 				    "\"over_10s_pct\": %.5f}",
 				    k ? "," : "", pgl_io_class_names[k],
-				    (unsigned long long)lat_ops(&c->lat, k), l[PGL_LAT_AVG],
+				    (unsigned long long)pgl_cmp_lat_ops(&c->lat, k), l[PGL_LAT_AVG],
 				    l[PGL_LAT_P99], l[PGL_LAT_MAX], l[PGL_LAT_OVER_2S],
 				    l[PGL_LAT_OVER_10S]);
 			}
@@ -886,213 +989,14 @@ static int write_csv(const struct cmp *m, const char *path)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
-/* gp_label() -- S in a gnuplot single-quoted string ('' is a quote). */
-static void gp_label(FILE *f, const char *s)
+void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 {
-	for (; *s; s++)
-		fputs(*s == '\'' ? "''" : (char[]){*s, '\0'}, f);
+	print_table(m, f);
 }
 
-/* gp_best() -- "; best: LABEL" of figure K for a chart's title. */
-static void gp_best(FILE *f, const struct cmp *m, size_t k)
+void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f)
 {
-	struct verdict v;
-	if (!judge(m, &figures[k], &v))
-		return;
-	if (v.all_tied) {
-		fprintf(f, "; all within %.0f %%", TIE_PCT);
-		return;
-	}
-	fprintf(f, "; best: ");
-	gp_label(f, m->cell[v.best].label);
-	if (v.tie_next) {
-		fprintf(f, ", a tie with ");
-		gp_label(f, m->cell[v.second].label);
-	}
-}
-
-/* The charts made. */
-struct charts {
-	bool any, lat, oltp;
-};
-
-/* write_charts() -- import.svg, latency.svg and oltp.svg with gnuplot; CH
- * says which were made. */
-static void write_charts(const struct cmp *m, struct charts *ch)
-{
-	char path[4200];
-	memset(ch, 0, sizeof(*ch));
-	if (pgl_which("gnuplot", path, sizeof(path)) < 0) {
-		fprintf(stderr, "pgload compare: no gnuplot: no charts (install gnuplot-nox)\n");
-		return;
-	}
-	snprintf(path, sizeof(path), "%s/import.dat", m->out);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return;
-	fprintf(f, "# cell mean_s sd_s\n");
-	for (int i = 0; i < m->ncell; i++)
-		fprintf(f, "\"%s\" %.6f %.6f\n", m->cell[i].label, m->cell[i].mean, m->cell[i].sd);
-	fclose(f);
-	/* latency: p99 per class (columns) of each pgiofs cell (rows) */
-	bool cls[PGL_IO_NCLASS] = {false};
-	int ncls = 0;
-	for (int i = 0; i < m->ncell; i++)
-		for (int k = 0; k < PGL_IO_NCLASS && m->cell[i].has_lat; k++)
-			cls[k] |= lat_ops(&m->cell[i].lat, k) > 0;
-	for (int k = 0; k < PGL_IO_NCLASS; k++)
-		ncls += cls[k];
-	if (ncls) {
-		snprintf(path, sizeof(path), "%s/latency.dat", m->out);
-		f = fopen(path, "w");
-		if (!f)
-			return;
-		fprintf(f, "cell");
-		for (int k = 0; k < PGL_IO_NCLASS; k++)
-			if (cls[k])
-				fprintf(f, " %s", pgl_io_class_names[k]);
-		fprintf(f, "\n");
-		for (int i = 0; i < m->ncell; i++) {
-			const struct cell *c = &m->cell[i];
-			if (!c->has_lat)
-				continue;
-			fprintf(f, "\"%s\"", c->label);
-			for (int k = 0; k < PGL_IO_NCLASS; k++)
-				if (cls[k]) {
-					double v = c->lat.lat[k][PGL_LAT_P99];
-					if (lat_ops(&c->lat, k) && v > 0)
-						fprintf(f, " %.6f", v);
-					else
-						fprintf(f, " NaN");
-				}
-			fprintf(f, "\n");
-		}
-		fclose(f);
-	}
-	/* commit latency of the OLTP clients during the import, per cell */
-	if (m->oltp_clients) {
-		snprintf(path, sizeof(path), "%s/oltp.dat", m->out);
-		f = fopen(path, "w");
-		if (!f)
-			return;
-		fprintf(f, "cell p50 p99 p99.9 max\n");
-		for (int i = 0; i < m->ncell; i++) {
-			const struct oltp_figures *o = &m->cell[i].oltp;
-			fprintf(f, "\"%s\"", m->cell[i].label);
-			if (o->tx)
-				fprintf(f, " %.6f %.6f %.6f %.6f\n", o->p50, o->p99, o->p999,
-					o->max);
-			else
-				fprintf(f, " NaN NaN NaN NaN\n");
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "%s/charts.gp", m->out);
-	f = fopen(path, "w");
-	if (!f)
-		return;
-	fprintf(f,
-		"# charts of pgload compare: gnuplot charts.gp (in this directory)\n"
-		"set terminal svg size 1000,560 dynamic font 'sans,11'\n"
-		"set termoption noenhanced\n"
-		"set style fill solid 0.6 border -1\n"
-		"set grid ytics\n"
-		"set xtics rotate by 30 right noenhanced\n"
-		"set key noenhanced outside right top\n"
-		"set lmargin 24\n"
-		"set output 'import.svg'\n"
-		"set title 'Import time per cell (mean and sd of %d runs; lower is better",
-		m->runs);
-	gp_best(f, m, 0);
-	fprintf(f, ")'\n"
-		   "set ylabel 'seconds'\n"
-		   "set yrange [0:*]\n"
-		   "set style data histogram\n"
-		   "set style histogram errorbars gap 1 lw 1\n"
-		   "plot 'import.dat' using 2:3:xtic(1) title 'import (data + post)'\n");
-	if (m->oltp_clients) {
-		fprintf(f,
-			"set output 'oltp.svg'\n"
-			"set title 'Commit latency of %d OLTP clients during the import (ms, log "
-			"scale; lower is better",
-			m->oltp_clients);
-		gp_best(f, m, 2);
-		fprintf(f, " at p99)'\n"
-			   "set ylabel 'ms'\n"
-			   "set logscale y\n"
-			   "set yrange [*:*]\n"
-			   "set style histogram clustered gap 1\n"
-			   "plot for [i=2:5] 'oltp.dat' using i:xtic(1) title columnheader(i)\n"
-			   "unset logscale y\n");
-	}
-	if (ncls) {
-		fprintf(f,
-			"set output 'latency.svg'\n"
-			"set title 'p99 latency per class on pgiofs (ms, log scale)'\n"
-			"set ylabel 'ms'\n"
-			"set logscale y\n"
-			"set yrange [*:*]\n"
-			"set style histogram clustered gap 1\n"
-			"plot for [i=2:%d] 'latency.dat' using i:xtic(1) title columnheader(i)\n",
-			ncls + 1);
-	}
-	fclose(f);
-	char *argv[] = {"sh", "-c", "cd \"$0\" && gnuplot charts.gp", (char *)m->out, NULL};
-	if (pgl_run_ok("compare: gnuplot", argv, NULL, 0) < 0)
-		return;
-	ch->any = true;
-	ch->lat = ncls > 0;
-	ch->oltp = m->oltp_clients > 0;
-}
-
-static void html_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*s, f);
-	}
-}
-
-static int write_html(const struct cmp *m, const char *table, const struct charts *ch)
-{
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/index.html", m->out);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
-		   "<title>pgload compare</title>\n"
-		   "<style>body{font-family:sans-serif;margin:2em} pre{background:#f6f6f6;"
-		   "padding:1em;overflow-x:auto} img{max-width:100%%}</style>\n"
-		   "</head><body>\n<h1>pgload compare</h1>\n<p>");
-	html_text(f, m->started);
-	fprintf(f, ", ");
-	html_text(f, m->kernel);
-	fprintf(f, ", PostgreSQL ");
-	html_text(f, m->server_version);
-	fprintf(f, ". Raw data: <a href=\"results.json\">results.json</a>, "
-		   "<a href=\"results.csv\">results.csv</a>.</p>\n<h2>Import time</h2>\n<pre>");
-	html_text(f, table);
-	fprintf(f, "</pre>\n");
-	if (ch->any) {
-		fprintf(f, "<p><img src=\"import.svg\" alt=\"import time per cell\"></p>\n");
-		if (ch->oltp)
-			fprintf(f, "<h2>Commit latency during the import</h2>\n<p><img "
-				   "src=\"oltp.svg\" alt=\"commit latency per cell\"></p>\n");
-		if (ch->lat)
-			fprintf(f, "<h2>Latency per class</h2>\n<p><img src=\"latency.svg\" "
-				   "alt=\"p99 latency per class\"></p>\n");
-	} else {
-		fprintf(f, "<p>(no charts: gnuplot is not installed)</p>\n");
-	}
-	fprintf(f, "</body></html>\n");
-	return fclose(f) == 0 ? 0 : -EIO;
+	print_verdicts(m, f);
 }
 
 int pgl_cmp_report(struct cmp *m)
@@ -1117,25 +1021,15 @@ int pgl_cmp_report(struct cmp *m)
 	} else {
 		ret = -errno;
 	}
+	free(table);
 	snprintf(path, sizeof(path), "%s/results.json", m->out);
 	if (ret == 0)
 		ret = write_json(m, path);
 	snprintf(path, sizeof(path), "%s/results.csv", m->out);
 	if (ret == 0)
 		ret = write_csv(m, path);
-	struct charts ch = {0};
-	if (ret == 0)
-		write_charts(m, &ch);
-	if (ret == 0)
-		ret = write_html(m, table, &ch);
 	if (ret < 0)
 		fprintf(stderr, "pgload compare: could not write the report in \"%s\": %s\n",
 			m->out, strerror(-ret));
-	else {
-		char *abs = realpath(m->out, NULL);
-		printf("\nreport: %s/index.html\n", abs ? abs : m->out);
-		free(abs);
-	}
-	free(table);
 	return ret;
 }

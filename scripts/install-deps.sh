@@ -13,7 +13,7 @@ PKGS="build-essential pkg-config
       libpq-dev postgresql-15 postgresql-client-15
       libinih-dev libjansson-dev
       e2fsprogs xfsprogs util-linux procps psmisc time rsync attr python3
-      gnuplot-nox clang libclang-rt-14-dev
+      chromium clang libclang-rt-14-dev
       groff-base systemd python3-prometheus-client dbench bonnie++ fio"
 
 missing=""

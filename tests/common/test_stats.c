@@ -1,10 +1,12 @@
 /*
  * test_stats.c -- the statistics helper (common/stats.h): mean, sample
  * standard deviation, min, max, median (odd and even counts), CV, the
- * empty and one-value samples, and precision with large close values.
+ * empty and one-value samples, and precision with large close values;
+ * the two significant digits of a histogram's percentile.
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "stats.h"
 
@@ -46,5 +48,20 @@ int main(void)
 	/* CV of a negative mean is positive */
 	stats_summarize(neg, 2, &s);
 	CHECK(near(s.mean, -3) && s.cv_pct > 0);
+
+	/* percentiles of a histogram: two significant digits, what its
+	 * buckets (1/16 of a power of two wide) support */
+	static const struct {
+		double ms;
+		const char *want;
+	} q[] = {
+	    {0.999423, "1.00"},	 {1.998847, "2.0"}, {12.3, "12"},   {150.2, "150"},
+	    {0.012345, "0.012"}, {0, "0"},	    {2500, "2500"},
+	};
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		char buf[32];
+		stats_fmt_quantile_ms(buf, sizeof(buf), q[i].ms);
+		CHECK(strcmp(buf, q[i].want) == 0);
+	}
 	return failures ? 1 : 0;
 }

@@ -406,35 +406,9 @@ static void test_json_and_table(void)
 	ios_stats_destroy(s);
 }
 
-/* percentiles are printed with the two significant digits the histogram's
- * buckets (1/16 of a power of two wide) support */
-static void test_quantile_format(void)
-{
-	static const struct {
-		uint64_t ns;
-		const char *want;
-	} cases[] = {
-	    {999423, "1.00"}, {1998847, "2.0"}, {12300000, "12"},      {150200000, "150"},
-	    {12345, "0.012"}, {0, "0"},		{2500000000u, "2500"},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char buf[32];
-
-		ios_stats_fmt_quantile_ms(buf, sizeof(buf), cases[i].ns);
-		if (strcmp(buf, cases[i].want) != 0) {
-			fprintf(stderr, "quantile %llu ns printed as \"%s\", want \"%s\"\n",
-				(unsigned long long)cases[i].ns, buf, cases[i].want);
-			failures++;
-		}
-	}
-}
-
 int main(void)
 {
 	test_counters();
-	test_quantile_format();
 	test_percentiles();
 	test_concurrency();
 	test_diff();

@@ -13,6 +13,15 @@ need_pg() {
 	[ -x "$PGLOAD" ] || fail "pgload binary $PGLOAD not built"
 }
 
+# need_pgiofs_root -- PostgreSQL, pgiofs, /dev/fuse and root: what a
+# compare with pgiofs cells needs (skips saying which is missing).
+need_pgiofs_root() {
+	need_pg
+	[ -x "$BIN/pgiofs" ] || skip "pgiofs not built"
+	[ -c /dev/fuse ] || skip "no /dev/fuse"
+	need_root
+}
+
 # pg_user -- the OS user that runs the test servers.
 pg_user() {
 	if [ "$(id -u)" -eq 0 ]; then echo postgres; else id -un; fi

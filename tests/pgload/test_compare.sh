@@ -10,11 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/pglib.sh"
 
-need_pg
-[ -x "$BIN/pgiofs" ] || skip "pgiofs not built"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-need_root
-command -v gnuplot >/dev/null || skip "no gnuplot (scripts/install-deps.sh installs gnuplot-nox)"
+need_pgiofs_root
 W=$(mktempdir)
 mkdir "$W/d"
 
@@ -40,8 +36,17 @@ for cell in dir/native "dir/deadline-2.6 iosched.nr_requests=32" "dir/dbaware io
 done
 [ "$(grep -c ' \[2\] ' "$W/stdout")" = 10 ] || fail "not 10 cells (2 back ends x (native + 2 profiles x 2 values))"
 grep -q '^tmpfs/native .* 1\.00 (baseline)' "$W/stdout" || fail "baseline not marked"
-grep -q '^native on dir ran [0-9.]* ± [0-9.]* times \(faster\|slower\) than native on tmpfs$' "$W/stdout" ||
-	{ cat "$W/stdout"; fail "no hyperfine-style line"; }
+grep -q '^native on dir took [0-9.]* ± [0-9.]* times the import time of native on tmpfs: \(faster\|slower\|within noise\)$' "$W/stdout" ||
+	{ cat "$W/stdout"; fail "no ratio line"; }
+python3 - "$W/stdout" <<'PY' || fail "a ratio line's word disagrees with its ratio"
+import re, sys
+for l in open(sys.argv[1]):
+    m = re.match(r".* took ([0-9.]+) ± ([0-9.]+) times the import time of .*: (.*)$", l)
+    if m:
+        r, sd, word = float(m[1]), float(m[2]), m[3]
+        want = "within noise" if sd > 0 and abs(r - 1) <= sd else "faster" if r < 1 else "slower"
+        assert word == want, l
+PY
 grep -q '^Backend/profile  *class  *ops  *Avg ms  *p99 ms  *Max ms  *Lat%>2s Lat%>10s$' "$W/stdout" ||
 	fail "no latency table"
 grep -q '^tmpfs/dbaware iosched.nr_requests=128  *wal  *[1-9]' "$W/stdout" || fail "no WAL latency row"
@@ -103,10 +108,11 @@ grep -q '^tmpfs/dbaware iosched.nr_requests=32,tmpfs,dbaware,iosched.nr_requests
 for svg in import latency; do
 	python3 -c 'import sys, xml.dom.minidom as x; assert x.parse(sys.argv[1]).documentElement.tagName == "svg"' \
 		"$W/out/$svg.svg" || fail "$svg.svg is not an SVG"
-	grep -q "<img src=\"$svg.svg\"" "$W/out/index.html" || fail "index.html lacks $svg.svg"
+	grep -q "<svg [^>]*id=\"$svg\"" "$W/out/index.html" || fail "index.html lacks the chart of $svg.svg"
 done
 grep -q 'dir/dbaware iosched.nr_requests=32' "$W/out/import.svg" || fail "import.svg lacks the cell names"
 grep -q '<pre>pgload compare: 2 runs per cell' "$W/out/index.html" || fail "index.html lacks the table"
+grep -q '^Ratio: import time relative to the baseline.s; below 1 is faster$' "$W/stdout" || fail "the ratio's direction is not said"
 echo "ok: tiny matrix: table, JSON, CSV, SVG, HTML; nothing left"
 
 # ---- bad arguments: clear errors, nothing created ---------------------------

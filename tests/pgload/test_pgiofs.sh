@@ -7,10 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/pglib.sh"
 
-need_pg
-[ -x "$BIN/pgiofs" ] || skip "pgiofs not built"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-need_root
+need_pgiofs_root
 "$BIN/pgiofs" --help 2>&1 | grep -q 'pgiofs stat' || skip "pgiofs has no stat command"
 W=$(mktempdir)
 "$PGLOAD" gen -q --scale 0.05 --out "$W/g" || fail "gen"
