@@ -64,6 +64,20 @@ assert c["heap"]["write_bytes"] > 0, c["heap"]
 PY
 echo "ok: the guide's first block put the cluster on pgiofs; it runs there"
 
+# the recommended wal_sync_method: commits then send pgiofs no FSYNC (their
+# O_DSYNC writes are passthrough on the WAL mount)
+run_block cluster-wal
+[ "$(sql "SHOW wal_sync_method")" = open_datasync ] || fail "wal_sync_method is not open_datasync after the guide's block"
+wal_syncs() {
+	"$BIN/pgiofs" stat "$DATA" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["classes"]["wal"]["sync_ops"])'
+}
+s0=$(wal_syncs) || fail "pgiofs stat failed"
+for i in $(seq 1 20); do sql "INSERT INTO t VALUES ($((2000 + i)))" >/dev/null || fail "commit $i failed"; done
+s1=$(wal_syncs) || fail "pgiofs stat failed"
+[ "$s1" -eq "$s0" ] || fail "20 commits with open_datasync sent pgiofs $((s1 - s0)) WAL syncs, not 0"
+sql "DELETE FROM t WHERE id > 2000" >/dev/null || fail "cannot delete the commits' rows"
+echo "ok: with the guide's wal_sync_method, commits send pgiofs no WAL sync"
+
 # a backup through the mount (docs/operations.md) is a data directory a
 # server starts on without pgiofs, with every row
 runuser -u postgres -- /usr/lib/postgresql/$V/bin/pg_basebackup -D "$T/data/bb" -h "$T/run" -p "$PORT" \
