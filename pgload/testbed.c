@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <grp.h>
 #include <limits.h>
 #include <linux/loop.h>
 #include <signal.h>
@@ -24,6 +25,8 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <pwd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -676,6 +679,32 @@ static const char *const model_names[] = {"hdd", "ssd"};
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* server_cannot_reach() -- when pgload runs as root, the server runs as
+ * postgres: 0 if that user can search @path (every directory on the way),
+ * else the errno its access() got.  Checked in a child that becomes
+ * postgres, so that modes, groups and ACLs are the kernel's to judge. */
+static int server_cannot_reach(const char *path)
+{
+	struct passwd *pw;
+	pid_t pid;
+	int st;
+
+	if (geteuid() != 0 || !(pw = getpwnam("postgres")))
+		return 0; /* the server runs as us, or the start says why not */
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+		    setuid(pw->pw_uid) < 0)
+			_exit(0);
+		_exit(access(path, X_OK) < 0 ? (errno & 0x7f) : 0);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+}
+
 int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 {
 	struct stat st;
@@ -695,6 +724,14 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 				errno && !S_ISDIR(st.st_mode) ? strerror(errno)
 							      : "not a directory");
 			return -ENOTDIR;
+		}
+		int err = server_cannot_reach(b->path);
+		if (err) {
+			fprintf(stderr,
+				"pgload compare: back end \"%s\": the postgres user, which runs "
+				"the server, cannot reach it (%s)\n",
+				arg, strerror(err));
+			return -err;
 		}
 		return 0;
 	}

@@ -128,6 +128,10 @@ bad() { # bad MESSAGE ARGS... -- pgload compare ARGS fails saying MESSAGE
 bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs, dir:PATH, or a modelled disk: hdd:FS, ssd:FS)' \
 	--backends tmpfs,zfs --profiles native
 bad 'back end "dir:/nonexistent": ' --backends dir:/nonexistent --profiles native
+mkdir -p "$W/private/d" && chmod 700 "$W/private" # root's only: the server runs as postgres
+bad "back end \"dir:$W/private/d\": the postgres user, which runs the server, cannot reach it (Permission denied)" \
+	--backends "dir:$W/private/d" --profiles native
+[ -z "$(ls -A "$W/private/d")" ] || fail "a refused dir: back end was written to"
 bad 'profile "cfq" refused by' --backends tmpfs --profiles native,cfq
 bad 'profile "cfq": no such profile' --backends tmpfs --profiles cfq
 bad '--set "nr_requests": NAME=V1,V2,... expected' --backends tmpfs --profiles dbaware --set nr_requests
