@@ -58,10 +58,13 @@ struct loop {
 	int error;	   /* the first error that ended the loop */
 	int *spare_fds;	   /* cloned descriptors of workers that exited */
 	unsigned nspare;
-	bool clone_failed; /* said once */
+	bool clone_failed;  /* said once */
+	struct loop *older; /* the loop started before this one */
 };
 
 static atomic_ulong handled; /* requests processed, all workers */
+/* every loop started, kept for the process's life (see pfs_loop()) */
+static _Atomic(struct loop *) loops;
 
 unsigned long pfs_loop_requests(void)
 {
@@ -269,6 +272,11 @@ int pfs_loop(struct fuse_session *se, const struct pgiofs_settings *set)
 		free(l);
 		return -ENOMEM;
 	}
+	/* kept where the process can reach it, as it is meant to be (a leak
+	 * checker would otherwise take it for one) */
+	l->older = atomic_load(&loops);
+	while (!atomic_compare_exchange_weak(&loops, &l->older, l))
+		;
 	pthread_mutex_lock(&l->lock);
 	ret = start_worker__(l) ? 0 : -EAGAIN;
 	/* the workers are blocked in read(): the kernel ends the connection
