@@ -421,7 +421,25 @@ struct sigctx {
 	bool is_root;
 	sigset_t set;
 	atomic_bool loop_done;
+	/* the WAL mounts' list is the main thread's to free once the loop has
+	 * ended: the signal thread walks it only under wm_lock, and not once
+	 * wm_gone is set */
+	pthread_mutex_t wm_lock;
+	bool wm_gone;
 };
+
+/* unmount_walmounts() -- pfs_walmounts_unmount(), unless the main thread
+ * is done with the WAL mounts. */
+static int unmount_walmounts(struct sigctx *c, bool detach)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&c->wm_lock);
+	if (!c->wm_gone)
+		ret = pfs_walmounts_unmount(c->fs, detach);
+	pthread_mutex_unlock(&c->wm_lock);
+	return ret;
+}
 
 /* flush_mount() -- write every dirty page of the mount through the daemon
  * (syncfs on a FUSE mount writes back its page cache, whose WRITE requests
@@ -523,7 +541,7 @@ static void *signal_thread(void *arg)
 	/* A plain unmount writes everything back through us, then ends the
 	 * connection, and the session loop returns.  WAL mounts first: the
 	 * mount is busy while they exist. */
-	if (pfs_walmounts_unmount(c->fs, false) == 0 &&
+	if (unmount_walmounts(c, false) == 0 &&
 	    (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
 			: pfs_run_fusermount("-u", c->mountpoint) == 0))
 		return NULL;
@@ -542,7 +560,7 @@ static void *signal_thread(void *arg)
 		pfs_log(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
 	if (syncfs(c->backing_fd) < 0)
 		pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
-	pfs_walmounts_unmount(c->fs, true);
+	unmount_walmounts(c, true);
 	if (c->is_root)
 		umount2(c->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
 	else
@@ -892,6 +910,7 @@ static int run(struct cli *c, struct pfs *fs)
 	sc.se = se;
 	sc.fs = fs;
 	sc.cli = c;
+	pthread_mutex_init(&sc.wm_lock, NULL);
 	sc.mountpoint = c->mountpoint;
 	sc.is_root = fs->is_root;
 	sc.backing_fd = open(c->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -919,6 +938,9 @@ static int run(struct cli *c, struct pfs *fs)
 
 	ret = pfs_loop(se, &fs->set) < 0 ? 1 : 0;
 	atomic_store(&sc.loop_done, true);
+	pthread_mutex_lock(&sc.wm_lock); /* a signal thread walking them is done */
+	sc.wm_gone = true;
+	pthread_mutex_unlock(&sc.wm_lock);
 	/* the WAL sessions end with the mount's, and their requests complete
 	 * in the scheduler they share */
 	pfs_walmounts_stop(fs);
