@@ -1478,7 +1478,10 @@ static void pfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		goto err;
 	}
 	fi->fh = (uint64_t)(uintptr_t)d;
-	fi->cache_readdir = 0;
+	/* the listing stays in the kernel's cache across opens; the kernel
+	 * drops it when the directory changes through the mount */
+	fi->cache_readdir = pfs_of(req)->set.cache_readdir;
+	fi->keep_cache = pfs_of(req)->set.cache_readdir;
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		closedir(d->dp);
 		free(d);
