@@ -1167,11 +1167,14 @@ struct rw_ctx {
 	struct pfs_inode *in; /* the file's inode (NULL for directories) */
 	size_t held;	      /* acknowledged early: bytes of the write cache held */
 	struct iovec iov;
-	void *buf; /* owned buffer (reads, and writes copied for O_DIRECT) */
+	void *buf;     /* owned buffer (reads, and writes copied for O_DIRECT) */
+	bool close_fd; /* r.fd was opened for this request */
 };
 
 static void rw_free(struct rw_ctx *c)
 {
+	if (c->close_fd)
+		close(c->r.fd);
 	free(c->buf);
 	free(c);
 }
@@ -1390,14 +1393,19 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	pthread_rwlock_unlock(&fs->core->ios_lock);
 }
 
-static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync)
+/* submit_sync() -- fsync or fdatasync @fd through the scheduler; @own_fd:
+ * it was opened for this request and is closed when it is done. */
+static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync, bool own_fd)
 {
 	struct rw_ctx *c = rw_new(req, fh, fd, IOS_SYNC);
 
 	if (!c) {
+		if (own_fd)
+			close(fd);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	c->close_fd = own_fd;
 	c->r.flags = datasync ? IOS_F_DATASYNC : 0;
 	c->r.done = sync_done;
 	submit(pfs_of(req), &c->r);
@@ -1413,7 +1421,7 @@ static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 		fuse_reply_err(req, err);
 		return;
 	}
-	submit_sync(req, fh_of(fi), fh_fd(fi), datasync);
+	submit_sync(req, fh_of(fi), fh_fd(fi), datasync, false);
 }
 
 static void pfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
@@ -1458,18 +1466,35 @@ static inline struct pfs_dir *dir_of(struct fuse_file_info *fi)
 	return (struct pfs_dir *)(uintptr_t)fi->fh;
 }
 
+/* dir_fd() -- a descriptor of directory @ino of its own, or -errno. */
+static int dir_fd(fuse_req_t req, fuse_ino_t ino)
+{
+	int fd = openat(fd_of(req, ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
 static void pfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct pfs_dir *d = calloc(1, sizeof(*d));
+	struct pfs_dir *d;
 	int fd, e;
 
+	if (pfs_of(req)->no_opendir) {
+		/* the kernel takes ENOSYS as "no opendir needed", for good: it
+		 * opens this and every later directory itself (fh 0) */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	d = calloc(1, sizeof(*d));
 	if (!d) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fd = openat(fd_of(req, ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	fd = dir_fd(req, ino);
+	if (fd < 0) {
+		errno = -fd;
 		goto err;
+	}
 	d->dp = fdopendir(fd);
 	if (!d->dp) {
 		e = errno;
@@ -1478,7 +1503,10 @@ static void pfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		goto err;
 	}
 	fi->fh = (uint64_t)(uintptr_t)d;
-	fi->cache_readdir = 0;
+	/* the listing stays in the kernel's cache across opens; the kernel
+	 * drops it when the directory changes through the mount */
+	fi->cache_readdir = pfs_of(req)->set.cache_readdir;
+	fi->keep_cache = pfs_of(req)->set.cache_readdir;
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		closedir(d->dp);
 		free(d);
@@ -1499,12 +1527,29 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 		       struct fuse_file_info *fi, bool plus)
 {
 	struct pfs *fs = pfs_of(req);
-	struct pfs_dir *d = dir_of(fi);
+	struct pfs_dir *d = dir_of(fi), own = {0};
 	char *buf = malloc(size), *p = buf;
 	size_t rem = size;
 	int err = 0;
 
+	if (!d) {
+		/* no OPENDIR (fs->no_opendir): a stream for this request, at
+		 * @offset (the d_off of the last entry the kernel has) */
+		int fd = dir_fd(req, ino);
+
+		if (fd < 0 || !(own.dp = fdopendir(fd))) {
+			err = fd < 0 ? -fd : errno;
+			if (fd >= 0)
+				close(fd);
+			free(buf);
+			fuse_reply_err(req, err);
+			return;
+		}
+		d = &own;
+	}
 	if (!buf) {
+		if (d == &own)
+			closedir(own.dp);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -1574,6 +1619,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 	else
 		fuse_reply_buf(req, buf, size - rem);
 	free(buf);
+	if (d == &own)
+		closedir(own.dp);
 }
 
 static void pfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
@@ -1592,14 +1639,28 @@ static void pfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info
 {
 	struct pfs_dir *d = dir_of(fi);
 
-	closedir(d->dp);
-	free(d);
+	if (d) {
+		closedir(d->dp);
+		free(d);
+	}
 	fuse_reply_err(req, 0);
 }
 
 static void pfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	submit_sync(req, NULL, dirfd(dir_of(fi)->dp), datasync);
+	struct pfs_dir *d = dir_of(fi);
+	int fd;
+
+	if (d) {
+		submit_sync(req, NULL, dirfd(d->dp), datasync, false);
+		return;
+	}
+	/* no OPENDIR: a descriptor of its own, closed when the sync is done */
+	fd = dir_fd(req, ino);
+	if (fd < 0)
+		fuse_reply_err(req, -fd);
+	else
+		submit_sync(req, NULL, fd, datasync, true);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1681,6 +1742,10 @@ static void pfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	/* with cached listings, a directory's open and release are two round
+	 * trips that buy nothing: answered ENOSYS once, OPENDIR is never sent
+	 * again, and the kernel keeps every listing (FOPEN_CACHE_DIR) */
+	fs->no_opendir = s->cache_readdir && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)

@@ -34,6 +34,10 @@ static const struct conf_tunable rows[] = {
      "mount of its own."},
     {"fuse", "keep_cache", CONF_BOOL, "", "yes", 0, 0, NULL, F(keep_cache),
      "Keep a file's cached pages when it is opened again."},
+    {"fuse", "cache_readdir", CONF_BOOL, "", "yes", 0, 0, NULL, F(cache_readdir),
+     "Let the kernel keep directory listings in its cache across opens (FOPEN_CACHE_DIR) "
+     "and list a directory again without asking pgiofs until the mount changes it; like "
+     "entry_timeout, right while pgiofs is the only writer of the backing directory."},
     {"fuse", "max_write_kb", CONF_INT, "KiB", "1024", 4, 1024, NULL, F(max_write_kb),
      "Largest WRITE request the kernel sends."},
     {"fuse", "max_readahead_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(max_readahead_kb),

@@ -39,6 +39,7 @@ struct pgiofs_settings {
 	double negative_timeout;  /* s: kernel caches "no such file" this long */
 	bool writeback_cache;	  /* kernel write-back page cache */
 	bool keep_cache;	  /* keep page cache across opens */
+	bool cache_readdir;	  /* kernel caches directory listings */
 	int64_t max_write_kb;	  /* largest WRITE request */
 	int64_t max_readahead_kb; /* largest readahead the daemon accepts */
 	int64_t max_background;	  /* kernel's async request limit */

@@ -102,6 +102,8 @@ struct pfs {
 	/* what the mount runs with, decided at INIT (passthrough.c); the
 	 * settings keep what was asked for */
 	bool writeback;			 /* the kernel's write-back cache is on */
+	bool no_opendir;		 /* OPENDIR answered ENOSYS: the kernel opens directories
+					  * itself, caches their listings, sends no RELEASEDIR */
 	int wal_mode;			 /* enum pgiofs_wal_mode in effect */
 	bool wal_split;			 /* passthrough on WAL mounts of their own: WAL files
 					  * reached through this connection are direct */
