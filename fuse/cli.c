@@ -868,12 +868,18 @@ static int run(struct cli *c, struct pfs *fs)
 	notify_status("serving %s on %s: profile %s, policy %s, WAL %s", c->backing, c->mountpoint,
 		      c->profile ? c->profile : "none", ios_policy_names[fs->set.ios.policy],
 		      pgiofs_wal_mode_names[fs->wal_mode]);
-	pfs_log(LOG_INFO,
-		"mounted %s on %s: profile %s, policy %s, WAL %s; tunables changed from their "
-		"defaults: %s",
-		c->backing, c->mountpoint, c->profile ? c->profile : "none",
-		ios_policy_names[fs->set.ios.policy], pgiofs_wal_mode_names[fs->wal_mode],
-		fs->changed[0] ? fs->changed : "none");
+	{
+		char why[256];
+		bool direct = pfs_backing_direct(fs, why, sizeof(why));
+
+		pfs_log(LOG_INFO,
+			"mounted %s on %s: profile %s, policy %s, WAL %s, backing files %s (%s); "
+			"tunables changed from their defaults: %s",
+			c->backing, c->mountpoint, c->profile ? c->profile : "none",
+			ios_policy_names[fs->set.ios.policy], pgiofs_wal_mode_names[fs->wal_mode],
+			direct ? "O_DIRECT" : "buffered", why,
+			fs->changed[0] ? fs->changed : "none");
+	}
 	if (trace_fd >= 0) {
 		struct ios_trace_opts to = {.fd = trace_fd};
 		sigset_t all, old;

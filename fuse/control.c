@@ -229,9 +229,10 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	char mnt[2 * PATH_MAX + 8], back[2 * PATH_MAX + 8], model[32], when[64];
 	char note[2 * sizeof(fs->wal_note) + 8], walm[1024], walm_json[2 * sizeof(walm) + 8];
 	char profile[2 * sizeof(fs->profile) + 8], changed[2 * sizeof(fs->changed) + 8];
+	char why[256], why_json[2 * sizeof(why) + 8];
 	struct pfs_wb_counters wb;
 	const char *policy;
-	bool enabled;
+	bool enabled, direct;
 	struct timespec ts;
 	struct tm tm;
 
@@ -241,7 +242,9 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	enabled = fs->set.stats_enabled;
 	json_str_format(profile, sizeof(profile), fs->profile);
 	json_str_format(changed, sizeof(changed), fs->changed);
+	direct = pfs_backing_direct(fs, why, sizeof(why));
 	pthread_rwlock_unlock(&fs->ios_lock);
+	json_str_format(why_json, sizeof(why_json), why);
 	json_str_format(mnt, sizeof(mnt), c->mountpoint);
 	json_str_format(back, sizeof(back), c->backing);
 	json_str_format(note, sizeof(note), fs->wal_note);
@@ -257,13 +260,14 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    "\"policy\":\"%s\",\"device\":\"%s\","
 	    "\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
 	    "\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,\"wal_mounts\":%s,"
+	    "\"backing_direct\":%s,\"backing_note\":%s,"
 	    "\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
 	    ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"waits\":%" PRIu64
 	    ",\"errors\":%" PRIu64 "}",
 	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
 	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
-	    walm_json, fs->writeback ? "true" : "false", wb.limit, wb.bytes, wb.peak, wb.writes,
-	    wb.waits, wb.errors);
+	    walm_json, direct ? "true" : "false", why_json, fs->writeback ? "true" : "false",
+	    wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits, wb.errors);
 }
 
 static int write_all(int fd, const void *buf, size_t len)

@@ -245,6 +245,12 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 		pgiofs_classify(PGIOFS_DIR_OTHER, base ? base + 1 : backing, true, &kind, &cls);
 		fs->root.kind = (uint8_t)kind;
 	}
+	fs->backing_rotational =
+	    pfs_dev_rotational(st.st_dev, fs->backing_dev, sizeof(fs->backing_dev));
+	if (fs->backing_rotational < 0) {
+		fs->backing_dev[0] = '\0';
+		fs->backing_rotational = -1;
+	}
 	pfs_wb_inode_init(&fs->root);
 	pthread_mutex_init(&fs->root.om_lock, NULL);
 	fs->tab[hash_of(fs, st.st_dev, st.st_ino)] = &fs->root;
@@ -834,9 +840,29 @@ static int open_flags(const struct pfs *fs, int flags, bool *widened)
 	return flags | O_CLOEXEC;
 }
 
+bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len)
+{
+	int set = fs->set.backing_direct;
+	bool direct =
+	    set == PGIOFS_DIRECT_YES || (set == PGIOFS_DIRECT_AUTO && fs->backing_rotational != 1);
+
+	if (!why)
+		return direct;
+	if (set != PGIOFS_DIRECT_AUTO)
+		snprintf(why, len, "files.backing_direct = %s", pgiofs_backing_direct_names[set]);
+	else if (fs->backing_rotational < 0)
+		snprintf(why, len,
+			 "files.backing_direct = auto: the backing store has no block "
+			 "device that says whether it is rotational");
+	else
+		snprintf(why, len, "files.backing_direct = auto: the backing device %s is %s",
+			 fs->backing_dev, fs->backing_rotational ? "rotational" : "not rotational");
+	return direct;
+}
+
 /* wants_direct() -- relation data, WAL and temp files are cached once, in
- * the FUSE page cache, when backing_direct is on; a handle that bypasses
- * the mount's page cache keeps the backing page cache. */
+ * the FUSE page cache, when pfs_backing_direct() says so; a handle that
+ * bypasses the mount's page cache keeps the backing page cache. */
 static bool wants_direct(const struct pfs *fs, enum ios_class cls, enum pfs_open_mode mode)
 {
 	if (mode != PFS_OPEN_CACHED)
@@ -848,7 +874,7 @@ static bool wants_direct(const struct pfs *fs, enum ios_class cls, enum pfs_open
 	case IOS_CLASS_FSM:
 	case IOS_CLASS_VM:
 	case IOS_CLASS_TEMP:
-		return fs->set.backing_direct;
+		return pfs_backing_direct(fs, NULL, 0);
 	default:
 		return false;
 	}

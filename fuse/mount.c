@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <syslog.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -179,6 +180,41 @@ void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint)
 	write_bdi(maj, min, "read_ahead_kb", fs->set.read_ahead_kb);
 	write_bdi(maj, min, "max_ratio", fs->set.max_ratio);
 	write_bdi(maj, min, "strict_limit", fs->set.strict_limit);
+}
+
+/* read_flag() -- the 0 or 1 in sysfs file @path, or -errno. */
+static int read_flag(const char *path)
+{
+	char buf[8] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || (buf[0] != '0' && buf[0] != '1'))
+		return -EINVAL;
+	return buf[0] == '1';
+}
+
+int pfs_dev_rotational(dev_t dev, char *name, size_t len)
+{
+	char link[64], path[PATH_MAX + 32], real[PATH_MAX];
+	const char *base;
+	int ret;
+
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	if (!realpath(link, real))
+		return errno == ENOENT ? -ENODEV : -errno;
+	base = strrchr(real, '/');
+	snprintf(name, len, "%s", base ? base + 1 : real);
+	/* a partition has no queue of its own: its disk's is one level up */
+	snprintf(path, sizeof(path), "%s/partition", real);
+	snprintf(path, sizeof(path),
+		 access(path, F_OK) == 0 ? "%s/../queue/rotational" : "%s/queue/rotational", real);
+	ret = read_flag(path);
+	return ret == -ENOENT ? -ENODEV : ret;
 }
 
 int pfs_run_fusermount(const char *flags, const char *mountpoint)

@@ -19,6 +19,13 @@ const char *const pgiofs_wal_mode_names[] = {
     NULL,
 };
 
+const char *const pgiofs_backing_direct_names[] = {
+    [PGIOFS_DIRECT_NO] = "no",
+    [PGIOFS_DIRECT_YES] = "yes",
+    [PGIOFS_DIRECT_AUTO] = "auto",
+    NULL,
+};
+
 static const struct conf_tunable rows[] = {
     {"fuse", "entry_timeout", CONF_DOUBLE, "s", "86400", 0, 1e9, NULL, F(entry_timeout),
      "How long the kernel may cache a name; safe to be long because pgiofs is the only "
@@ -93,11 +100,16 @@ static const struct conf_tunable rows[] = {
      "queued write of a data file as soon as the scheduler holds it, in at most this much "
      "memory (writers wait when it is full), and reports a failed write at the next fsync "
      "of the file, as the kernel does; 0: every write waits for the backing store."},
-    {"files", "backing_direct", CONF_BOOL, "", "yes", 0, 0, NULL, F(backing_direct),
-     "Read and write relation, WAL and temp files on the backing filesystem with "
+    {"files", "backing_direct", CONF_ENUM, "", "auto", 0, 0, pgiofs_backing_direct_names,
+     F(backing_direct),
+     "yes: read and write relation, WAL and temp files on the backing filesystem with "
      "O_DIRECT when offset and length are 4 KiB aligned, so their data is cached once "
      "(in the mount's page cache) instead of twice, and the daemon spends no CPU "
-     "filling a second page cache."},
+     "filling a second page cache.  no: through the backing filesystem's page cache, "
+     "whose writeback sorts, merges and lays out the writes and absorbs rewrites, as "
+     "it does for PostgreSQL on a bare disk: on a rotating disk that halves the seeks "
+     "and the commit latency under a bulk import.  auto: no when the backing "
+     "directory's block device says it is rotational (queue/rotational), else yes."},
     {"stats", "enabled", CONF_BOOL, "", "yes", 0, 0, NULL, F(stats_enabled),
      "Count every data request per class (operations, bytes, queue and service time, "
      "latency histograms) for `pgiofs stat`; costs two clock reads and a few atomic "

@@ -31,6 +31,15 @@ enum pgiofs_wal_mode {
 };
 extern const char *const pgiofs_wal_mode_names[]; /* NULL-terminated */
 
+/* Whether relation, WAL and temp files are reached with O_DIRECT on the
+ * backing file system (files.backing_direct). */
+enum pgiofs_backing_direct {
+	PGIOFS_DIRECT_NO,   /* through the backing page cache */
+	PGIOFS_DIRECT_YES,  /* O_DIRECT: the data is cached once, in the mount's */
+	PGIOFS_DIRECT_AUTO, /* O_DIRECT unless the backing device is rotational */
+};
+extern const char *const pgiofs_backing_direct_names[]; /* NULL-terminated */
+
 /* The tunables of pgiofs itself (see config/pgiofs.conf). */
 struct pgiofs_settings {
 	/* [fuse] */
@@ -54,7 +63,7 @@ struct pgiofs_settings {
 	/* [files] */
 	int wal_mode;		/* enum pgiofs_wal_mode */
 	int64_t write_cache_mb; /* acknowledged writes held at most (no write-back cache) */
-	bool backing_direct;	/* O_DIRECT on backing relation/WAL/temp files */
+	int backing_direct;	/* enum pgiofs_backing_direct */
 	/* [stats] */
 	bool stats_enabled; /* account every request for `pgiofs stat` */
 	/* [fault] of pgiofs itself (tests; needs --allow-faults) */

@@ -101,13 +101,18 @@ struct pfs {
 	struct pfs_wire wire;
 	/* what the mount runs with, decided at INIT (passthrough.c); the
 	 * settings keep what was asked for */
-	bool writeback;			 /* the kernel's write-back cache is on */
-	bool no_opendir;		 /* OPENDIR answered ENOSYS: the kernel opens directories
-					  * itself, caches their listings, sends no RELEASEDIR */
-	int wal_mode;			 /* enum pgiofs_wal_mode in effect */
-	bool wal_split;			 /* passthrough on WAL mounts of their own: WAL files
-					  * reached through this connection are direct */
-	char wal_note[256];		 /* why wal_mode differs from the setting, or "" */
+	bool writeback;	    /* the kernel's write-back cache is on */
+	bool no_opendir;    /* OPENDIR answered ENOSYS: the kernel opens directories
+			     * itself, caches their listings, sends no RELEASEDIR */
+	int wal_mode;	    /* enum pgiofs_wal_mode in effect */
+	bool wal_split;	    /* passthrough on WAL mounts of their own: WAL files
+			     * reached through this connection are direct */
+	char wal_note[256]; /* why wal_mode differs from the setting, or "" */
+	/* the backing directory's block device (pfs_init_root()): its name
+	 * ("" if it has none) and whether it says it is rotational (1, 0;
+	 * -1: it could not be told), for files.backing_direct = auto */
+	char backing_dev[32];
+	int backing_rotational;
 	struct pfs_walmounts *walmounts; /* wal_split: the WAL mounts, else NULL */
 	/* with WAL mounts: a handler met directory @name in @dir, of kind
 	 * PGIOFS_DIR_WAL, whose backing object is @st (walmount.c makes a WAL
@@ -155,6 +160,10 @@ int pfs_drain(struct pfs *fs);
 /* pfs_init_root() -- open the backing root; returns 0 or -errno.  fs->core
  * is set to @fs unless already set. */
 int pfs_init_root(struct pfs *fs, const char *backing);
+/* pfs_backing_direct() -- whether relation, WAL and temp files are opened
+ * O_DIRECT on the backing store now (files.backing_direct as set, auto
+ * decided by the backing device); with @why, a line saying why. */
+bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len);
 /* pfs_cleanup() -- close every inode descriptor and free the table. */
 void pfs_cleanup(struct pfs *fs);
 
@@ -291,6 +300,11 @@ struct pfs_mount_info {
 int pfs_find_mount(const char *path, bool exact, struct pfs_mount_info *out);
 int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor);
 void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
+/* pfs_dev_rotational() -- whether the block device of file system @dev
+ * (st_dev) says it is rotational (sysfs queue/rotational, a partition's
+ * disk's): 1 or 0 with its name in @name, or -errno (-ENODEV: no block
+ * device, as tmpfs or a network file system). */
+int pfs_dev_rotational(dev_t dev, char *name, size_t len);
 /* pfs_run_fusermount() -- run `fusermount3 FLAGS -q -- MOUNTPOINT` (an
  * unprivileged unmount); 0 if it exited 0, else -1. */
 int pfs_run_fusermount(const char *flags, const char *mountpoint);

@@ -438,11 +438,12 @@ static uint64_t json_u64_member(const char *json, const char *object, const char
 /* print_modes() -- how WAL reaches the backing store, and the write cache. */
 static void print_modes(const struct sample *s)
 {
-	char wal[32] = "?", note[512] = "", walm[1024] = "";
+	char wal[32] = "?", note[512] = "", walm[1024] = "", why[512] = "";
 
 	json_string_member(s->extra, "wal_mode", wal, sizeof(wal));
 	json_string_member(s->extra, "wal_note", note, sizeof(note));
 	json_string_member(s->extra, "wal_mounts", walm, sizeof(walm));
+	json_string_member(s->extra, "backing_note", why, sizeof(why));
 	printf("WAL %s, write-back cache %s", wal,
 	       strstr(s->extra, "\"writeback_cache\":true") ? "on" : "off");
 	if (json_u64_member(s->extra, "write_cache", "writes"))
@@ -457,6 +458,9 @@ static void print_modes(const struct sample *s)
 	printf("\n");
 	if (*walm)
 		printf("WAL mounts: %s\n", walm);
+	if (*why)
+		printf("backing files %s (%s)\n",
+		       strstr(s->extra, "\"backing_direct\":true") ? "O_DIRECT" : "buffered", why);
 	if (*note)
 		printf("note: %s\n", note);
 }

@@ -16,7 +16,9 @@
 # O_DIRECT), a WAL file (inline) and a plain file (queued, buffered); the
 # default configuration without the write-back cache (the writer's own
 # write gets the error); and WAL write-behind (files.wal_mode = direct: the
-# next fsync gets it).
+# next fsync gets it); relation and WAL files written through the backing
+# page cache (files.backing_direct = no), with and without the write-back
+# cache.
 source "$(dirname "$0")/../lib.sh"
 need_root
 
@@ -102,4 +104,8 @@ done
 round "no write-back cache" base/1/16384 --set fuse.writeback_cache=no
 round "no write-back cache" plain.dat --set fuse.writeback_cache=no
 round "WAL write-behind" pg_wal/000000010000000000000001 --set files.wal_mode=direct
+round "buffered backing" base/1/16384 --set files.backing_direct=no
+round "buffered backing" pg_wal/000000010000000000000001 --set files.backing_direct=no
+round "buffered backing, no write-back cache" base/1/16384 --set files.backing_direct=no \
+	--set fuse.writeback_cache=no
 echo ok

@@ -1,0 +1,73 @@
+#!/bin/bash
+# test_backing_direct.sh -- files.backing_direct: auto (the default) reaches
+# relation files past the backing page cache (O_DIRECT) unless the backing
+# directory's block device says it is rotational; yes and no force it.
+#
+# The backing directory is an ext4 on a loop device whose queue/rotational
+# the test sets.  Per round, `pgiofs stat` must say which way the files are
+# reached and why (the device's name, rotational or not), and the backing
+# page cache must show it: a heap file written and fsynced through the
+# mount has its pages in the backing file system's cache when buffered, and
+# none when O_DIRECT.  A tmpfs backing directory (no block device) is
+# reached O_DIRECT under auto, as before auto existed.  Every file's bytes
+# are checked after the unmount.
+source "$(dirname "$0")/../lib.sh"
+need_root
+command -v fincore >/dev/null || fail "fincore (util-linux) is missing"
+
+T=$(mktempdir)
+B=$T/b M=$T/m
+mkdir "$B" "$M"
+truncate -s 64M "$T/fs.img"
+mkfs.ext4 -q -F "$T/fs.img" || fail "mkfs.ext4 failed"
+LOOP=$(losetup --find --show "$T/fs.img") || fail "losetup failed"
+on_exit "losetup -d '$LOOP'"
+mount "$LOOP" "$B" || fail "cannot mount $LOOP"
+on_exit "umount -l '$B'"
+mkdir -p "$B/base/1"
+DEV=${LOOP#/dev/}
+head -c $((4 << 20)) /dev/urandom >"$T/data"
+
+# round LABEL ROTATIONAL WANT(O_DIRECT|buffered) WHY FILE [ARGS...]
+round() {
+	local label=$1 rot=$2 want=$3 why=$4 file=$5 line cached
+	shift 5
+	echo "$rot" >"/sys/block/$DEV/queue/rotational" || fail "cannot set $DEV's queue/rotational"
+	pgiofs_mount "$B" "$M" "$@"
+	line=$("$BIN/pgiofs" stat "$M" | grep '^backing files') || fail "$label: pgiofs stat says nothing of the backing files"
+	echo "$label: $line"
+	[[ $line == "backing files $want ("*"$why"*")" ]] ||
+		fail "$label: pgiofs stat says \"$line\", want \"backing files $want (...$why...)\""
+	"$BIN/pgiofs" stat "$M" --json | grep -q "\"backing_direct\":$([ "$want" = O_DIRECT ] && echo true || echo false)," ||
+		fail "$label: pgiofs stat --json disagrees with its text"
+	dd if="$T/data" of="$M/$file" bs=1M conv=fsync status=none || fail "$label: writing $file failed"
+	cached=$(fincore --bytes --noheadings --output RES "$B/$file") || fail "fincore $B/$file failed"
+	echo "$label: $file: $cached bytes in the backing page cache"
+	if [ "$want" = O_DIRECT ]; then
+		[ "$cached" -eq 0 ] || fail "$label: O_DIRECT, yet $cached bytes of $file are in the backing page cache"
+	else
+		[ "$cached" -ge $((4 << 20)) ] || fail "$label: buffered, yet only $cached bytes of $file are in the backing page cache"
+	fi
+	pgiofs_umount "$M" || fail "$label: cannot unmount"
+	cmp "$T/data" "$B/$file" || fail "$label: $file differs from what was written"
+}
+
+round "auto, rotational" 1 buffered "auto: the backing device $DEV is rotational" base/1/16384
+round "auto, not rotational" 0 O_DIRECT "auto: the backing device $DEV is not rotational" base/1/16385
+round "yes, rotational" 1 O_DIRECT "files.backing_direct = yes" base/1/16386 --set files.backing_direct=yes
+round "no, not rotational" 0 buffered "files.backing_direct = no" base/1/16387 --set files.backing_direct=no
+
+# no block device: O_DIRECT, and the note says why
+mkdir "$T/tb"
+mount -t tmpfs -o size=16m tmpfs "$T/tb" || fail "cannot mount a tmpfs"
+on_exit "umount -l '$T/tb'"
+pgiofs_mount "$T/tb" "$M"
+line=$("$BIN/pgiofs" stat "$M" | grep '^backing files') || fail "tmpfs: pgiofs stat says nothing of the backing files"
+echo "tmpfs: $line"
+[[ $line == "backing files O_DIRECT ("*"no block device"*")" ]] || fail "tmpfs: pgiofs stat says \"$line\""
+pgiofs_umount "$M" || fail "tmpfs: cannot unmount"
+
+"$BIN/pgiofs" --set files.backing_direct=sometimes "$B" "$M" 2>"$T/err" && fail "files.backing_direct=sometimes was taken"
+grep -q "backing_direct" "$T/err" || fail "the refusal does not name files.backing_direct: $(cat "$T/err")"
+assert_no_mount "$M"
+echo ok
