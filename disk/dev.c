@@ -205,8 +205,17 @@ static ssize_t perform(struct pgd_dev *d, enum pgd_op op, uint64_t off, uint64_t
 			   ? -errno
 			   : 0;
 	case PGD_ZERO:
-		return fallocate(d->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off,
-				 (off_t)len) < 0
+		if (fallocate(d->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+			      (off_t)len) == 0)
+			return 0;
+		if (errno != EOPNOTSUPP)
+			return -errno;
+		/* an image on a file system without ZERO_RANGE (tmpfs): a hole
+		 * reads as zeros, and its space is allocated again, as a write
+		 * of zeros would leave it */
+		return fallocate(d->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+				 (off_t)len) < 0 ||
+			       fallocate(d->fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0
 			   ? -errno
 			   : 0;
 	default:

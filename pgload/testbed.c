@@ -49,6 +49,7 @@ struct pgl_backend {
 	char img[1100];	 /* a file system or disk image, or "" */
 	char loopdev[64];
 	char diskmnt[300]; /* pgdisk's mount point (model back ends), or "" */
+	char imgdir[300];  /* the tmpfs holding a modelled disk's image, or "" */
 	char mnt[300];	   /* the file system's (or tmpfs's) mount point, once mounted */
 	bool mounted;
 };
@@ -149,6 +150,8 @@ static void wait_users(char dirs[][1024], int ndirs, double secs)
 #define MAX_UNMOUNT 64
 
 #define PGDISK_FSTYPE "fuse.pgdisk"
+/* the tmpfs a modelled disk's image lives in (model_up()): under pgdisk */
+#define IMAGE_TMPFS "pgdisk-image"
 
 struct mounts_under {
 	const char *dir;
@@ -160,8 +163,10 @@ struct mounts_under {
 static int add_under(const struct mountinfo *m, void *arg)
 {
 	struct mounts_under *u = arg;
-	if (path_is_under(m->point, u->dir) &&
-	    !(u->but_pgdisk && strcmp(m->fstype, PGDISK_FSTYPE) == 0))
+	const char *base = strrchr(m->point, '/');
+	bool below_pgdisk = strcmp(m->fstype, PGDISK_FSTYPE) == 0 ||
+			    (strcmp(m->fstype, "tmpfs") == 0 && base && strcmp(base + 1, IMAGE_TMPFS) == 0);
+	if (path_is_under(m->point, u->dir) && !(u->but_pgdisk && below_pgdisk))
 		snprintf(u->mnts[u->n++], sizeof(u->mnts[0]), "%s", m->point);
 	return u->n == MAX_UNMOUNT;
 }
@@ -497,11 +502,12 @@ static int model_check(const struct pgl_backend_spec *spec)
 	return ret;
 }
 
-/* make_image() -- a sparse image BE->img of the back end's size. */
+/* make_image() -- a sparse image BE->img of the back end's size, in
+ * be->imgdir if there is one, else in be->dir. */
 static int make_image(struct pgl_backend *be, const char *name)
 {
 	int ret;
-	snprintf(be->img, sizeof(be->img), "%s/%s", be->dir, name);
+	snprintf(be->img, sizeof(be->img), "%s/%s", be->imgdir[0] ? be->imgdir : be->dir, name);
 	int fd = open(be->img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || ftruncate(fd, (off_t)be->o->size) < 0) {
 		ret = -errno;
@@ -593,7 +599,7 @@ static int loop_up(struct pgl_backend *be)
  * runs never write to the original. */
 static int copy_image(struct pgl_backend *be)
 {
-	snprintf(be->img, sizeof(be->img), "%s/disk.img", be->dir);
+	snprintf(be->img, sizeof(be->img), "%s/disk.img", be->imgdir[0] ? be->imgdir : be->dir);
 	char *cp[] = {"cp", "--sparse=always", "--reflink=auto", (char *)be->spec->path, be->img,
 		      NULL};
 	if (pgl_step("copy", "copying the image %s", be->spec->path))
@@ -607,10 +613,66 @@ static int copy_image(struct pgl_backend *be)
  * DIR/fs.  hdd:IMAGE, ssd:IMAGE -- the same with a copy of IMAGE and the
  * file system on it, no mkfs; the cluster goes in a fresh directory of it.
  */
+/* mem_available() -- MemAvailable of /proc/meminfo in bytes, 0 if unknown. */
+static uint64_t mem_available(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb << 10;
+}
+
+/* image_tmpfs() -- a tmpfs of the image's size at DIR/pgdisk-image, for the
+ * modelled disk's image: pgdisk then performs each request in memory, and
+ * only the model decides how long it takes, whatever else the machine's
+ * own disk is doing.  Where memory cannot hold the image (MemAvailable
+ * under its size plus 1 GiB) or the mount fails, the image stays in DIR
+ * and the run says so. */
+static int image_tmpfs(struct pgl_backend *be)
+{
+	char dir[sizeof(be->imgdir)], opts[64];
+	uint64_t size = be->o->size, avail = mem_available();
+	struct stat st;
+	int ret;
+	if (be->spec->path && stat(be->spec->path, &st) == 0) /* a copy of the user's */
+		size = (uint64_t)st.st_size;
+	if (avail < size + (1ull << 30)) {
+		fprintf(stderr,
+			"pgload compare: the image of the modelled disk (%llu MiB) stays in %s, "
+			"not in memory (%llu MiB available): how busy that disk is may show in "
+			"the figures\n",
+			(unsigned long long)(size >> 20), be->dir, (unsigned long long)(avail >> 20));
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%.250s/" IMAGE_TMPFS, be->dir);
+	if ((ret = mkdir_x(dir)) < 0)
+		return ret;
+	snprintf(opts, sizeof(opts), "size=%llu,mode=0700", (unsigned long long)size);
+	if (pgl_step("imgtmpfs", "mounting a tmpfs for the image at %s", dir))
+		return -EINTR;
+	if (mount("pgload-disk-image", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		fprintf(stderr,
+			"pgload compare: could not mount a tmpfs for the modelled disk's image at "
+			"\"%s\" (%s); it stays in %s\n",
+			dir, strerror(errno), be->dir);
+		return 0;
+	}
+	snprintf(be->imgdir, sizeof(be->imgdir), "%s", dir);
+	return 0;
+}
+
 static int model_up(struct pgl_backend *be)
 {
 	char disk[400];
 	int ret;
+	if ((ret = image_tmpfs(be)) < 0)
+		return ret;
 	if ((ret = be->spec->path ? copy_image(be) : make_image(be, "disk.img")) < 0)
 		return ret;
 	snprintf(be->diskmnt, sizeof(be->diskmnt), "%s/disk", be->dir);
@@ -664,6 +726,11 @@ static void model_down(struct pgl_backend *be)
 	snprintf(dirs[0], sizeof(dirs[0]), "%s", be->diskmnt);
 	wait_users(dirs, 1, 10.0);
 	users(dirs, 1, USERS_KILL_ALL);
+	if (be->imgdir[0]) { /* pgdisk has let the image go */
+		snprintf(dirs[0], sizeof(dirs[0]), "%s", be->imgdir);
+		wait_users(dirs, 1, 10.0);
+		unmount_under(be->imgdir, false);
+	}
 }
 
 static const struct pgl_backend_ops loop_ops = {

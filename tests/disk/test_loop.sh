@@ -7,7 +7,8 @@
 #     mkfs's discards reach pgdisk;
 #   - what the loop device reads after a flush is what the image holds
 #     (acknowledged writes are on the image);
-#   - write-zeroes (blkdiscard -z) zeroes the range;
+#   - write-zeroes (blkdiscard -z) zeroes the range, on an image in a tmpfs
+#     too (no FALLOC_FL_ZERO_RANGE there);
 #   - the disk's size is fixed: a truncate is refused (EPERM), a write past
 #     its end fails (ENOSPC) and writes nothing.
 set -u
@@ -63,4 +64,25 @@ echo "$out" | grep -q "No space left on device" || fail "write past the end: $ou
 [ "$(stat -c %s "$D/img")" -eq $((128 << 20)) ] || fail "the image changed size"
 [ "$(stat_of "$D/m" errors)" -gt 0 ] || fail "the refused write was not counted"
 echo "ok: the disk's size is fixed"
+
+# an image on a tmpfs (as pgload compare keeps it), which has no
+# FALLOC_FL_ZERO_RANGE: write-zeroes still zeroes the range, without an error
+mkdir "$D/t" "$D/m2"
+mount -t tmpfs -o size=80m tmpfs "$D/t" || fail "cannot mount a tmpfs"
+on_exit "umount -l $D/t"
+disk_image "$D/t/img" 64M
+disk_start "$D/t/img" "$D/m2"
+LOOP2=$(loop_attach "$D/m2/disk")
+loop_registered "$LOOP2"
+dd if=/dev/urandom of="$LOOP2" bs=1M count=2 seek=10 oflag=direct conv=fsync status=none ||
+	fail "writing to $LOOP2 failed"
+blkdiscard -f -z -o $((10 << 20)) -l $((1 << 20)) "$LOOP2" || fail "blkdiscard -z on a tmpfs image failed"
+cmp -s <(dd if="$LOOP2" bs=1M count=1 skip=10 iflag=direct status=none) <(head -c 1M /dev/zero) ||
+	fail "write-zeroes on a tmpfs image did not zero the range"
+cmp -s <(dd if="$LOOP2" bs=1M count=1 skip=11 iflag=direct status=none) <(dd if="$D/t/img" bs=1M count=1 skip=11 status=none) ||
+	fail "write-zeroes on a tmpfs image touched the next MiB"
+[ "$(stat_of "$D/m2" zero_ops)" -gt 0 ] || fail "no write-zeroes reached pgdisk"
+[ "$(stat_of "$D/m2" errors)" -eq 0 ] || fail "pgdisk counted $(stat_of "$D/m2" errors) errors on a tmpfs image"
+[ "$(du -k "$D/t/img" | cut -f1)" -ge 2048 ] || fail "the zeroed range's space was not allocated again"
+echo "ok: write-zeroes on an image in a tmpfs"
 echo "ok"

@@ -1,8 +1,8 @@
 #!/bin/bash
 # test_interrupt_compare.sh -- SIGINT at every step of `pgload compare`:
 # generating the workload, preparing a back end (mkfs, losetup, mount of the
-# image or of a tmpfs; on a modelled disk copying the image, starting
-# pgdisk, the loop device's queue, mkfs on the device), measuring the
+# image or of a tmpfs; on a modelled disk the tmpfs of its image, copying
+# the image, starting pgdisk, the loop device's queue, mkfs on the device), measuring the
 # streaming figures, writing the read_load file, mounting pgiofs, initdb,
 # starting the server, connecting, creating the OLTP tables, and in a run:
 # creating the database, the schema phase, starting the OLTP clients, the
@@ -103,6 +103,7 @@ grep -qF 'Interrupt received again' "$W/err" || { cat "$W/err"; fail "data,clean
 # the steps of a modelled disk, its queue, the streaming figures and the OLTP clients
 MODEL=(--backends hdd:ext2 --profiles native --elevators mq-deadline --oltp 1 --stream-mb 1)
 MCELL="cell 1 hdd:ext2/native elevator=mq-deadline"
+chook imgtmpfs "mounting a tmpfs for the image at $TMPDIR/pgload-compare." "${MODEL[@]}"
 chook pgdisk "starting pgdisk (hdd) on $TMPDIR/pgload-compare." "${MODEL[@]}"
 chook losetup "attaching $TMPDIR/pgload-compare." "${MODEL[@]}"
 chook queue "setting up the queue of /dev/loop" "${MODEL[@]}"
