@@ -82,15 +82,18 @@ cleanup() {
 	[ -n "$LOOP" ] && losetup -d "$LOOP"
 	mountpoint -q "$W/disk" && umount "$W/disk"
 	for ((i = 0; i < 50; i++)); do pgrep -f "pgdisk .*$W/disk\$" >/dev/null || break; sleep 0.1; done
+	mountpoint -q "$W/img" && umount "$W/img"
 	rm -rf "$W"
 }
 trap cleanup EXIT
 trap 'exit 2' INT TERM
 
 progress "modelled hdd: pgdisk, loop device ($ELEVATOR), ext4"
-mkdir "$W/disk" "$W/hdd" "$W/fast" "$W/log"
-truncate -s 2G "$W/hdd.img"
-"$TOP/bin/pgdisk" "$W/hdd.img" "$W/disk" >"$W/log/pgdisk" 2>&1 || fail_log "pgdisk failed" "$W/log/pgdisk"
+mkdir "$W/disk" "$W/hdd" "$W/fast" "$W/log" "$W/img"
+# the image in memory, as pgload compare keeps it: only the model times it
+mount -t tmpfs -o size=2G,mode=0700 walfloor-image "$W/img" || die "cannot mount a tmpfs for the image"
+truncate -s 2G "$W/img/hdd.img"
+"$TOP/bin/pgdisk" "$W/img/hdd.img" "$W/disk" >"$W/log/pgdisk" 2>&1 || fail_log "pgdisk failed" "$W/log/pgdisk"
 LOOP=$(losetup --direct-io=on --find --show "$W/disk/disk") || die "losetup failed"
 echo 1 >"/sys/block/${LOOP#/dev/}/queue/rotational"
 echo "$ELEVATOR" >"/sys/block/${LOOP#/dev/}/queue/scheduler" 2>/dev/null ||

@@ -19,10 +19,9 @@
  * acknowledged only when all of it is on the image (a FUA write: and
  * synced), a flush only after fdatasync() of the image succeeded, and a
  * failure reaches the kernel as the error itself; every request that
- * succeeded is in the write log before its reply is queued; nothing on the request path allocates memory (a block
- * device's server must not wait for memory that writeback to its own device
- * would free): the slots and buffers are allocated, touched and locked
- * before serving.
+ * succeeded is in the write log before its reply is queued; nothing on the request path allocates
+ * memory (a block device's server must not wait for memory that writeback to its own device would
+ * free): the slots and buffers are allocated, touched and locked before serving.
  */
 #include "pgdisk_i.h"
 

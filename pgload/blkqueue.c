@@ -175,6 +175,12 @@ int pgl_queue_apply(const char *dev, const struct pgl_queue_conf *q)
 	    (ret = queue_write(dev, false, "rotational", q->rotational ? "1" : "0")) < 0)
 		return ret;
 	if (q->elevator) {
+		/* a loop device is reused: its elevator may still be the one
+		 * asked for, with the tunables an earlier run gave it; through
+		 * none it is attached afresh, with its defaults */
+		if (strcmp(q->elevator, "none") != 0 &&
+		    (ret = queue_write(dev, false, "scheduler", "none")) < 0)
+			return ret;
 		if ((ret = queue_write(dev, false, "scheduler", q->elevator)) < 0)
 			return ret;
 		queue_path(sched, sizeof(sched), dev, false, "scheduler");

@@ -164,8 +164,9 @@ static int add_under(const struct mountinfo *m, void *arg)
 {
 	struct mounts_under *u = arg;
 	const char *base = strrchr(m->point, '/');
-	bool below_pgdisk = strcmp(m->fstype, PGDISK_FSTYPE) == 0 ||
-			    (strcmp(m->fstype, "tmpfs") == 0 && base && strcmp(base + 1, IMAGE_TMPFS) == 0);
+	bool below_pgdisk =
+	    strcmp(m->fstype, PGDISK_FSTYPE) == 0 ||
+	    (strcmp(m->fstype, "tmpfs") == 0 && base && strcmp(base + 1, IMAGE_TMPFS) == 0);
 	if (path_is_under(m->point, u->dir) && !(u->but_pgdisk && below_pgdisk))
 		snprintf(u->mnts[u->n++], sizeof(u->mnts[0]), "%s", m->point);
 	return u->n == MAX_UNMOUNT;
@@ -647,7 +648,8 @@ static int image_tmpfs(struct pgl_backend *be)
 			"pgload compare: the image of the modelled disk (%llu MiB) stays in %s, "
 			"not in memory (%llu MiB available): how busy that disk is may show in "
 			"the figures\n",
-			(unsigned long long)(size >> 20), be->dir, (unsigned long long)(avail >> 20));
+			(unsigned long long)(size >> 20), be->dir,
+			(unsigned long long)(avail >> 20));
 		return 0;
 	}
 	snprintf(dir, sizeof(dir), "%.250s/" IMAGE_TMPFS, be->dir);
