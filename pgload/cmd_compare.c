@@ -131,6 +131,21 @@ static int stream(const struct cmp *m, struct cell *c)
 	return pgl_stream_file(pgl_backend_root(c->be), bytes, &c->stream_write, &c->stream_read);
 }
 
+/* settle() -- untimed: what the cluster has written goes to the disks now,
+ * not during a run: initdb's files (written --no-sync, which no CHECKPOINT
+ * syncs) and a run's leftovers would otherwise be written back by the
+ * kernel 30 s later, in the middle of some run.  sync(2) twice: a pgiofs
+ * mount's writeback lands in the page cache of the file system under it,
+ * which the first pass may have synced already. */
+static int settle(void)
+{
+	if (pgl_step("settle", "writing everything back (sync)"))
+		return -EINTR;
+	sync();
+	sync();
+	return 0;
+}
+
 /* cell_start() -- back end, server (through pgiofs unless native), admin connection. */
 static int cell_start(struct cmp *m, struct cell *c)
 {
@@ -205,7 +220,7 @@ static int cell_start(struct cmp *m, struct cell *c)
 	}
 	if (m->oltp_clients && (ret = pgl_oltp_init(c->c.admin, &c->c.base, m->oltp_scale)) < 0)
 		return ret;
-	return 0;
+	return settle();
 }
 
 /* cell_stop() -- undo cell_start(); safe on a half-started cell. */
@@ -280,6 +295,8 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 		ret = -EINTR;
 	else
 		ret = pgl_admin_exec(c->c.admin, "CHECKPOINT", NULL, 0);
+	if (ret >= 0)
+		ret = settle();
 out:
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		pgl_tables_free(&rr.ph[ph].tables);

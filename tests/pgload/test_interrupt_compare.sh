@@ -7,7 +7,7 @@
 # starting the server, connecting, creating the OLTP tables, and in a run:
 # creating the database, the schema phase, starting the OLTP clients, the
 # data and post phases (with the clients running), the checkpoint after
-# it; reading the latency, writing the report, cleaning up; twice in a
+# it and the sync after that; reading the latency, writing the report, cleaning up; twice in a
 # row.  Each time: exit status 2, the step named, and nothing left: no work
 # directory, mount, loop device, server, pgiofs or pgdisk daemon, nothing
 # in the dir: back end, no --out directory unless the report was written.
@@ -95,6 +95,7 @@ for ph in schema data post; do
 	chook $ph "running the $ph phase of $TMPDIR/pgload-compare." "${ONE[@]}"
 done
 chook checkpoint "checkpointing after the run, round 1/1, $CELL" "${ONE[@]}"
+chook settle "writing everything back (sync)" "${ONE[@]}"
 chook latency "reading the latency of $CELL" "${ONE[@]}"
 chook cleanup "cleaning up" "${ONE[@]}"
 chook data,cleanup "running the data phase of $TMPDIR/pgload-compare." "${ONE[@]}"
