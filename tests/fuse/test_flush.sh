@@ -10,7 +10,8 @@
 #       would have sent the FLUSH, and the backing store's ENOSPC (or a
 #       short write's EIO) is close()'s error, with fuse.flush = no and yes;
 #   (2) a write pgiofs acknowledged early (no write-back cache: pgiofs is
-#       the write cache) that fails on the backing store (an injected EIO):
+#       the write cache of a relation file) that fails on the backing store
+#       (an injected EIO):
 #       close() returns, and the next fsync of the file, through a new
 #       descriptor, returns the EIO, once.
 source "$(dirname "$0")/../lib.sh"
@@ -78,9 +79,12 @@ PY
 done
 
 # ---- (2) an acknowledged write that fails behind: the next fsync ------------
+# (a relation file: its writes queue, and a queued write is what pgiofs's
+# write cache acknowledges early)
+mkdir -p "$B/base/1"
 pgiofs_mount "$B" "$M" --allow-faults --set fuse.writeback_cache=no \
 	--set fault.direction=write --set fault.error=eio --set fault.nth=2 --set fault.count=1
-python3 - "$M/late" <<'PY' || fail "an acknowledged write's error after close"
+python3 - "$M/base/1/16390" <<'PY' || fail "an acknowledged write's error after close"
 import errno, os, sys
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
 os.pwrite(fd, b"1" * 8192, 0)           # write 1: fine
