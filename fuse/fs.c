@@ -910,18 +910,25 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 	return 0;
 }
 
-static void fh_free(struct pfs *fs, struct pfs_fh *fh)
+/* fh_free() -- close and free @fh.  Returns 0, or the -errno of closing
+ * its backing descriptor (a network filesystem reports write errors
+ * there). */
+static int fh_free(struct pfs *fs, struct pfs_fh *fh)
 {
+	int ret = 0;
+
 	if (__atomic_sub_fetch(&fh->inode->nopen, 1, __ATOMIC_RELAXED) == 0) {
 		pthread_rwlock_rdlock(&fs->core->ios_lock);
 		ios_release(fs->core->ios, inode_fid(fh->inode));
 		pthread_rwlock_unlock(&fs->core->ios_lock);
 	}
 	pfs_open_mode_drop(fs, fh->inode, fh->how.mode);
-	close(fh->fd);
+	if (close(fh->fd) < 0 && errno != EINTR)
+		ret = -errno;
 	if (fh->dfd >= 0)
 		close(fh->dfd);
 	free(fh);
+	return ret;
 }
 
 /* set_open_reply() -- how the kernel is to open @fi; a passthrough reply is
@@ -1053,20 +1060,38 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	}
 }
 
+/* pfs_release() -- the last close of an open file.  Nobody waits for its
+ * reply (the kernel sends it in the background), so an error of the
+ * backing close is kept for the next fsync of the file, as an early
+ * acknowledged write's is. */
 static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	pfs_wb_wait(fh_of(fi)->inode); /* an acknowledged write may still use the fd */
-	fh_free(pfs_of(req), fh_of(fi));
+	struct pfs_inode *in = fh_of(fi)->inode;
+	int ret;
+
+	pfs_wb_wait(in); /* an acknowledged write may still use the fd */
+	ret = fh_free(pfs_of(req), fh_of(fi));
+	if (ret < 0)
+		pfs_wb_note_error(in, -ret);
 	fuse_reply_err(req, 0);
 }
 
-/* pfs_flush() -- close() of a duplicate reports what the backing
- * filesystem reports at close (network filesystems report write errors
- * there) without giving up the descriptor. */
+/* pfs_flush() -- every close() of a file, with fuse.flush = yes: it waits
+ * for the file's acknowledged writes, and close() of a duplicate reports
+ * what the backing filesystem reports at close (network filesystems report
+ * write errors there) without giving up the descriptor.  With fuse.flush =
+ * no (the default) the first FLUSH is answered ENOSYS and the kernel sends
+ * none after it (fc->no_flush): it still writes the file's dirty pages at
+ * close, before it would have sent the FLUSH, and close() returns their
+ * errors; an acknowledged write's error goes to the next fsync, as it did. */
 static void pfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	int fd;
 
+	if (!pfs_of(req)->set.flush) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	pfs_wb_wait(fh_of(fi)->inode);
 	fd = dup(fh_fd(fi));
 	if (fd < 0) {

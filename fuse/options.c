@@ -45,6 +45,14 @@ static const struct conf_tunable rows[] = {
      "Let the kernel keep directory listings in its cache across opens (FOPEN_CACHE_DIR) "
      "and list a directory again without asking pgiofs until the mount changes it; like "
      "entry_timeout, right while pgiofs is the only writer of the backing directory."},
+    {"fuse", "flush", CONF_BOOL, "", "no", 0, 0, NULL, F(flush),
+     "Make every close() of a file a FLUSH request to pgiofs, which waits for the file's "
+     "writes pgiofs acknowledged early and returns what closing a duplicate of the backing "
+     "descriptor returns (network filesystems report write errors there).  No: the first "
+     "FLUSH is answered ENOSYS and the kernel sends none after it, one round trip less per "
+     "close; the kernel still writes a file's dirty pages at close and close() still returns "
+     "their errors, and an early acknowledged write's error, or the backing close's, goes to "
+     "the next fsync of the file."},
     {"fuse", "max_write_kb", CONF_INT, "KiB", "1024", 4, 1024, NULL, F(max_write_kb),
      "Largest WRITE request the kernel sends."},
     {"fuse", "max_readahead_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(max_readahead_kb),

@@ -236,6 +236,9 @@ void pfs_wb_fix_size(off_t size, struct stat *st);
 /* pfs_wb_end() -- that write finished with @res (bytes, or -errno) of the
  * @len it had: an error or a short write is kept for the next fsync. */
 void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res, size_t len);
+/* pfs_wb_note_error() -- keep @err (a positive errno) for the next fsync of
+ * @in, unless an error is kept already. */
+void pfs_wb_note_error(struct pfs_inode *in, int err);
 /* pfs_wb_wait() -- until no acknowledged write to @in is left. */
 void pfs_wb_wait(struct pfs_inode *in);
 /* pfs_wb_take_error() -- pfs_wb_wait(), then the error kept (a positive

@@ -25,11 +25,13 @@
  * What must stay true: an inode counts its acknowledged writes until they
  * finished, and every size pgiofs tells the kernel includes them (the
  * kernel has already grown the file by them: a smaller size in a later
- * GETATTR would make it cut its page cache and the file); fsync, reads, truncation, fallocate,
- * flush and close of the file wait until none is left; a write that failed (or wrote less than it
- * was given: a full filesystem) is remembered and returned by the next fsync
- * of the file, as the kernel reports write-back errors, and then
- * forgotten; the cache never holds more than its limit, except for one
+ * GETATTR would make it cut its page cache and the file); fsync, reads,
+ * truncation, fallocate, FLUSH (fuse.flush = yes) and RELEASE of the file
+ * wait until none is left; a write that failed (or wrote less than it was
+ * given: a full filesystem) is remembered and returned by the next fsync of
+ * the file, as the kernel reports write-back errors, and then forgotten
+ * (with fuse.flush = no a close() does not wait for them: it never returned
+ * their errors); the cache never holds more than its limit, except for one
  * write larger than the whole cache, which goes alone.  A WAL mount
  * (walmount.c) shares its mount's cache (fs->core).
  */
@@ -123,6 +125,14 @@ void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res,
 		pthread_cond_broadcast(&fs->core->wb.room);
 		pthread_mutex_unlock(&fs->core->wb.lock);
 	}
+}
+
+void pfs_wb_note_error(struct pfs_inode *in, int err)
+{
+	pthread_mutex_lock(&in->wb_lock);
+	if (!in->wb_err)
+		in->wb_err = err;
+	pthread_mutex_unlock(&in->wb_lock);
 }
 
 off_t pfs_wb_size(struct pfs_inode *in)

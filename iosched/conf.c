@@ -95,6 +95,14 @@ static const struct conf_tunable rows[] = {
      "the kernel's, as with direct.  Off with an emulated device, where WAL has to "
      "compete for the modelled disk.  The profiles that reproduce kernel elevators "
      "set it to no."},
+    {"iosched", "other_inline", CONF_BOOL, "", "yes", 0, 0, NULL, F(other_inline),
+     "Queueing policies: run the requests of files that are not PostgreSQL's (class "
+     "other: a benchmark's, a copy's, names pgiofs does not know) at arrival in the "
+     "requesting thread, as direct does.  Such a file has nothing to be ordered against "
+     "in a cluster, and the hand-over to the dispatcher thread and back costs two context "
+     "switches per request, the most of a cold read or a write from a file system "
+     "benchmark.  Their writes are then not held back by the writeback throttle.  Off "
+     "with an emulated device, and in the profiles that reproduce kernel elevators."},
     {"iosched", "ra_window_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(ra_window_kb),
      "Largest readahead window of a sequential reader (0: none), read by the scheduler "
      "itself (bdi.read_ahead_kb is the kernel's, above it).  A stream starts at 4x "

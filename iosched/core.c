@@ -838,6 +838,8 @@ struct ios_sched *ios_core_create(const struct ios_settings *set, const struct i
 	}
 	if (set->wal_inline && !s->dev && !virt)
 		s->inline_classes = 1u << IOS_CLASS_WAL | 1u << IOS_CLASS_XACT;
+	if (set->other_inline && !s->dev && !virt)
+		s->inline_classes |= 1u << IOS_CLASS_OTHER;
 	if (set->ra_window_kb > 0 && set->policy != IOS_POLICY_DIRECT) { /* as in the daemon */
 		s->ra = ios_ra_create(set, &ra_core);
 		if (!s->ra)

@@ -141,6 +141,7 @@ struct ios_settings {
 	int64_t throttle_window_ms; /* dbaware: how often the throttle decides */
 	int64_t ra_window_kb;	    /* largest readahead window (0: no readahead) */
 	bool wal_inline;	    /* WAL and commit-status requests run at arrival */
+	bool other_inline;	    /* requests of class other run at arrival */
 	int64_t ra_cache_mb;	    /* read-ahead data held at most */
 	/* [device] */
 	int device_model;      /* enum ios_device_model */
@@ -166,7 +167,7 @@ struct ios_settings {
 extern const struct conf_table ios_conf;
 /* ios_conf's rows, a constant so that a table including them (pgiofs's)
  * has its size at compile time; iosched/conf.c checks it */
-#define IOS_CONF_NROWS 40
+#define IOS_CONF_NROWS 41
 extern const char *const ios_policy_names[]; /* NULL-terminated */
 
 /* ios_fault_configured() -- whether any [fault] setting differs from its

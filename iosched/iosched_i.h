@@ -211,7 +211,7 @@ struct ios_sched {
 	const struct ios_policy_ops *pol_ops;
 	const struct ios_backend_ops *be_ops;
 	bool sync_mode;		 /* "direct": execute in the submitting thread */
-	unsigned inline_classes; /* 1 << class: run at arrival (wal_inline) */
+	unsigned inline_classes; /* 1 << class: run at arrival (wal_inline, other_inline) */
 
 	/* submission (any thread) */
 	pthread_mutex_t sub_lock;

@@ -5,7 +5,9 @@
 # readahead keeps them apart: after O_DIRECT reads of the first file
 # (windows read ahead and cached), reads of the second at the same offsets
 # return the second file's bytes, not the first's; the trace records each
-# file's own device.
+# file's own device.  The files have no PostgreSQL names (class other), so
+# the mount queues class other (iosched.other_inline = no) for the
+# scheduler's readahead to read them.
 source "$(dirname "$0")/../lib.sh"
 need_root
 
@@ -28,7 +30,7 @@ done
 [ "$(stat -c %d "$B/f")" != "$(stat -c %d "$B/sub/g$i")" ] || fail "the two files are on one device"
 echo "$B/f and $B/sub/g$i: inode $want on devices $(stat -c %d "$B/f") and $(stat -c %d "$B/sub/g$i")"
 
-pgiofs_mount "$B" "$M" --trace "$T/io.trace"
+pgiofs_mount "$B" "$M" --trace "$T/io.trace" --set iosched.other_inline=no
 python3 - "$M/f" "$B/f" "$M/sub/g$i" "$B/sub/g$i" <<'PY' || fail "one file was served the other's data"
 import mmap, os, sys
 CH = 64 << 10

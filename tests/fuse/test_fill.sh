@@ -13,7 +13,8 @@
 #
 # Rounds: the default configuration (dbaware, write-back cache) and every
 # profile in config/profiles/, each with a heap file (queued, io_uring,
-# O_DIRECT), a WAL file (inline) and a plain file (queued, buffered); the
+# O_DIRECT), a WAL file (inline) and a plain file (buffered; inline, queued
+# in the profiles that reproduce kernel elevators: other_inline); the
 # default configuration without the write-back cache (the writer's own
 # write gets the error); and WAL write-behind (files.wal_mode = direct: the
 # next fsync gets it); relation and WAL files written through the backing

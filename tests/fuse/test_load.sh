@@ -246,10 +246,11 @@ import json, sys
 
 mode, stats, pgf, dmf, prof, walmode = sys.argv[1:7]
 # the shim sees the daemon's system calls: every backing write with direct;
-# with dbaware only WAL and commit status (wal_inline), the rest goes
-# through io_uring, which no LD_PRELOAD shim sees (its bytes are checked
-# end to end: PostgreSQL's bytes against pgiofs's, and the files)
-seen = None if prof == "direct" else ("wal", "xact")
+# with dbaware only WAL and commit status (wal_inline) and files of class
+# other (other_inline), the rest goes through io_uring, which no LD_PRELOAD
+# shim sees (its bytes are checked end to end: PostgreSQL's bytes against
+# pgiofs's, and the files)
+seen = None if prof == "direct" else ("wal", "xact", "other")
 st = json.load(open(stats))["classes"]
 
 

@@ -85,7 +85,8 @@ static inline void settings(struct ios_settings *set, int policy, int device)
 	conf_defaults(&ios_conf, set);
 	set->policy = policy;
 	set->device_model = device;
-	set->ra_window_kb = 0; /* exact transfer counts; test_readahead.c turns it on */
+	set->ra_window_kb = 0;	   /* exact transfer counts; test_readahead.c turns it on */
+	set->other_inline = false; /* class other is queued like the rest; test_inline.c */
 }
 
 static inline int tmpfile_fd(void)

@@ -7,7 +7,10 @@
  * option is ignored with an emulated device and off by default; and under
  * concurrent submitters (inline WAL writes and syncs on one file, queued
  * heap writes on another) every request completes exactly once and both
- * files hold what was written.
+ * files hold what was written.  iosched.other_inline: with it (the
+ * default) a request of class other completes in the submitting thread, a
+ * heap request still queues; without it, or with an emulated device, class
+ * other queues.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -146,6 +149,46 @@ static void test_threads_and_stats(void)
 	close(heap);
 }
 
+static void test_other_inline(void)
+{
+	struct ios_settings set;
+	struct ios_sched *s;
+	static struct ireq o, r, q;
+	int fd = tmpfile_fd();
+
+	conf_defaults(&ios_conf, &set);
+	CHECK(set.other_inline); /* on by default */
+	settings(&set, IOS_POLICY_DBAWARE, IOS_DEVICE_NONE);
+	set.other_inline = true;
+	s = ios_create_with(&set);
+	CHECK(s && ios_runs_inline(s, IOS_CLASS_OTHER) && !ios_runs_inline(s, IOS_CLASS_HEAP));
+	prep(&o, fd, 1, IOS_CLASS_OTHER, IOS_WRITE, 0, 8192, 'o');
+	CHECK(ios_submit(s, &o.r) == 0);
+	/* inline: done before ios_submit returned, in this thread */
+	CHECK(atomic_load(&o.calls) == 1 && atomic_load(&o.res) == 8192);
+	CHECK(pthread_equal(o.done_thread, pthread_self()));
+	prep(&r, fd, 1, IOS_CLASS_OTHER, IOS_READ, 0, 8192, 0);
+	CHECK(ios_submit(s, &r.r) == 0 && atomic_load(&r.calls) == 1);
+	CHECK(atomic_load(&r.res) == 8192 && memcmp(r.buf, o.buf, 8192) == 0);
+	ios_destroy(s);
+	/* off: class other queues and completes on the dispatcher thread */
+	set.other_inline = false;
+	s = ios_create_with(&set);
+	CHECK(s && !ios_runs_inline(s, IOS_CLASS_OTHER));
+	prep(&q, fd, 1, IOS_CLASS_OTHER, IOS_WRITE, 8192, 4096, 'q');
+	CHECK(ios_submit(s, &q.r) == 0);
+	CHECK(wait_done(&q) == 1 && atomic_load(&q.res) == 4096);
+	CHECK(!pthread_equal(q.done_thread, pthread_self()));
+	ios_destroy(s);
+	/* with an emulated device it queues for the modelled disk */
+	settings(&set, IOS_POLICY_DBAWARE, IOS_DEVICE_HDD);
+	set.other_inline = true;
+	s = ios_create_with(&set);
+	CHECK(s && !ios_runs_inline(s, IOS_CLASS_OTHER));
+	ios_destroy(s);
+	close(fd);
+}
+
 static void test_fault_applies(void)
 {
 	struct ios_settings set;
@@ -245,6 +288,7 @@ int main(void)
 {
 	test_which();
 	test_threads_and_stats();
+	test_other_inline();
 	test_fault_applies();
 	test_concurrent();
 	printf("%s\n", failures ? "FAILED" : "ok: inline");
