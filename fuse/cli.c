@@ -781,6 +781,12 @@ static int run(struct cli *c, struct pfs *fs)
 		fprintf(stderr, "pgiofs: cannot allocate the statistics: %s\n", strerror(errno));
 		return 1;
 	}
+	/* refused before anything is mounted */
+	if (fs->set.uring == PGIOFS_URING_YES && !pfs_uring_enabled(err, sizeof(err))) {
+		fprintf(stderr, "pgiofs: cannot mount \"%s\" with fuse.uring = yes: %s\n",
+			c->mountpoint, err);
+		return 1;
+	}
 	ret = 1;
 	/* the trace file is created (never overwritten) while we still have a
 	 * terminal to refuse on; its writer thread starts after daemonizing */
@@ -839,6 +845,12 @@ static int run(struct cli *c, struct pfs *fs)
 		return 1;
 	}
 	ret = 1;
+	pfs_uring_explain(fs);
+	if (fs->set.uring == PGIOFS_URING_YES && !atomic_load(&fs->wire.uring)) {
+		fprintf(stderr, "pgiofs: cannot mount \"%s\" with fuse.uring = yes: %s\n",
+			c->mountpoint, fs->uring_note);
+		goto out_unmount;
+	}
 	if (fs->wal_note[0])
 		fprintf(stderr, "pgiofs: %s\n", fs->wal_note);
 	if (fs->wal_split) {
@@ -864,6 +876,13 @@ static int run(struct cli *c, struct pfs *fs)
 		goto out_unmount;
 	if (!c->foreground)
 		pfs_log_to_syslog();
+	/* at once: the kernel holds every request from the INIT reply until
+	 * the ring is ready (threads do not survive the fork, so not before) */
+	if (pfs_uring_start(fs) < 0 && fs->set.uring == PGIOFS_URING_YES) {
+		pfs_log(LOG_ERR, "cannot serve \"%s\" with fuse.uring = yes: %s", c->mountpoint,
+			fs->uring_note);
+		goto out_unmount;
+	}
 	pfs_describe(fs, c->profile, &fs->set);
 	notify_status("serving %s on %s: profile %s, policy %s, WAL %s", c->backing, c->mountpoint,
 		      c->profile ? c->profile : "none", ios_policy_names[fs->set.ios.policy],
@@ -872,12 +891,16 @@ static int run(struct cli *c, struct pfs *fs)
 		char why[256];
 		bool direct = pfs_backing_direct(fs, why, sizeof(why));
 
+		char ring[256];
+
+		pfs_uring_describe(fs, ring, sizeof(ring));
 		pfs_log(LOG_INFO,
-			"mounted %s on %s: profile %s, policy %s, WAL %s, backing files %s (%s); "
-			"tunables changed from their defaults: %s",
+			"mounted %s on %s: profile %s, policy %s, WAL %s, backing files %s (%s), "
+			"requests over %s (%s); tunables changed from their defaults: %s",
 			c->backing, c->mountpoint, c->profile ? c->profile : "none",
 			ios_policy_names[fs->set.ios.policy], pgiofs_wal_mode_names[fs->wal_mode],
 			direct ? "O_DIRECT" : "buffered", why,
+			atomic_load(&fs->wire.uring) ? "io_uring" : "/dev/fuse", ring,
 			fs->changed[0] ? fs->changed : "none");
 	}
 	if (trace_fd >= 0) {

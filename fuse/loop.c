@@ -71,6 +71,11 @@ unsigned long pfs_loop_requests(void)
 	return atomic_load_explicit(&handled, memory_order_relaxed);
 }
 
+void pfs_loop_count_request(void)
+{
+	atomic_fetch_add_explicit(&handled, 1, memory_order_relaxed);
+}
+
 /* this worker's current buffer: base (to free) and its size */
 static __thread char *tls_base;
 static __thread size_t tls_size;

@@ -26,6 +26,13 @@ const char *const pgiofs_backing_direct_names[] = {
     NULL,
 };
 
+const char *const pgiofs_uring_names[] = {
+    [PGIOFS_URING_NO] = "no",
+    [PGIOFS_URING_YES] = "yes",
+    [PGIOFS_URING_AUTO] = "auto",
+    NULL,
+};
+
 static const struct conf_tunable rows[] = {
     {"fuse", "entry_timeout", CONF_DOUBLE, "s", "86400", 0, 1e9, NULL, F(entry_timeout),
      "How long the kernel may cache a name; safe to be long because pgiofs is the only "
@@ -75,6 +82,21 @@ static const struct conf_tunable rows[] = {
      "that the kernel's list of requests being processed is not one for all; replies go "
      "back through the descriptor of their request.  On two CPUs it changes nothing "
      "measurable, so it is off; it may help with many."},
+    {"fuse", "uring", CONF_ENUM, "", "auto", 0, 0, pgiofs_uring_names, F(uring),
+     "FUSE over io_uring: requests reach the daemon through ring entries, one queue per "
+     "CPU served by threads on that CPU, instead of read(2) and writev(2) on /dev/fuse: "
+     "one system call per request instead of two, and the request is served on the CPU of "
+     "the process that made it.  auto: where the kernel offers it (Linux 6.14 or later with "
+     "/sys/module/fuse/parameters/enable_uring = Y, which pgiofs does not set itself); "
+     "yes: refuse to mount without it; no: /dev/fuse only.  Fixed at mount."},
+    {"fuse", "uring_threads", CONF_INT, "", "1", 1, 16, NULL, F(uring_threads),
+     "Ring threads per CPU with fuse.uring.  A thread serves its entries one request at a "
+     "time; more threads let a request that blocks (a cold lookup, an fsync of a "
+     "directory) not hold up the next one from the same CPU."},
+    {"fuse", "uring_depth", CONF_INT, "", "8", 1, 64, NULL, F(uring_depth),
+     "Ring entries per ring thread with fuse.uring: requests of its CPU a thread can hold "
+     "at once (queued reads and writes keep theirs until they complete).  Each entry has "
+     "a buffer of fuse.max_write_kb."},
     {"fuse", "time_gran_ns", CONF_INT, "ns", "1", 1, 1000000000, NULL, F(time_gran_ns),
      "Timestamp granularity of the mount: 1, exact nanosecond timestamps as on ext4 (cp -a, "
      "rsync and tar preserve them).  Through the write-back cache the kernel keeps mtime "

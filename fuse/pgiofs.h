@@ -40,6 +40,14 @@ enum pgiofs_backing_direct {
 };
 extern const char *const pgiofs_backing_direct_names[]; /* NULL-terminated */
 
+/* How requests reach the daemon (fuse.uring). */
+enum pgiofs_uring {
+	PGIOFS_URING_NO,   /* read(2) and writev(2) on /dev/fuse */
+	PGIOFS_URING_YES,  /* FUSE over io_uring, or no mount */
+	PGIOFS_URING_AUTO, /* FUSE over io_uring where the kernel offers it */
+};
+extern const char *const pgiofs_uring_names[]; /* NULL-terminated */
+
 /* The tunables of pgiofs itself (see config/pgiofs.conf). */
 struct pgiofs_settings {
 	/* [fuse] */
@@ -55,8 +63,11 @@ struct pgiofs_settings {
 	int64_t max_background;	  /* kernel's async request limit */
 	int64_t max_threads;	  /* worker threads at most */
 	int64_t max_idle_threads;
-	bool clone_fd;	      /* one /dev/fuse fd per worker */
-	int64_t time_gran_ns; /* timestamp granularity of the mount */
+	bool clone_fd;	       /* one /dev/fuse fd per worker */
+	int64_t time_gran_ns;  /* timestamp granularity of the mount */
+	int uring;	       /* enum pgiofs_uring */
+	int64_t uring_threads; /* ring threads per CPU */
+	int64_t uring_depth;   /* ring entries per ring thread */
 	/* [bdi] (applied when running as root) */
 	int64_t read_ahead_kb; /* mount's bdi read_ahead_kb; -1 = leave */
 	int64_t max_ratio;     /* mount's bdi max_ratio (%); -1 = leave */

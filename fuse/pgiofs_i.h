@@ -69,8 +69,12 @@ enum pfs_open_mode {
 struct pfs_wire {
 	_Atomic uint64_t init_unique; /* the INIT request, UINT64_MAX once answered */
 	atomic_bool offered_killpriv_v2, offered_passthrough, offered_dio_mmap; /* in INIT */
-	atomic_bool passthrough; /* put into the INIT reply */
+	atomic_bool passthrough;   /* put into the INIT reply */
+	atomic_bool offered_uring; /* FUSE_OVER_IO_URING in INIT */
+	atomic_bool uring;	   /* put into the INIT reply, and registered */
 };
+
+struct pfs_uring;
 
 /* The write cache's state (writebehind.c). */
 struct pfs_wb_counters {
@@ -101,13 +105,15 @@ struct pfs {
 	struct pfs_wire wire;
 	/* what the mount runs with, decided at INIT (passthrough.c); the
 	 * settings keep what was asked for */
-	bool writeback;	    /* the kernel's write-back cache is on */
-	bool no_opendir;    /* OPENDIR answered ENOSYS: the kernel opens directories
-			     * itself, caches their listings, sends no RELEASEDIR */
-	int wal_mode;	    /* enum pgiofs_wal_mode in effect */
-	bool wal_split;	    /* passthrough on WAL mounts of their own: WAL files
-			     * reached through this connection are direct */
-	char wal_note[256]; /* why wal_mode differs from the setting, or "" */
+	bool writeback;			   /* the kernel's write-back cache is on */
+	bool no_opendir;		   /* OPENDIR answered ENOSYS: the kernel opens directories
+					    * itself, caches their listings, sends no RELEASEDIR */
+	int wal_mode;			   /* enum pgiofs_wal_mode in effect */
+	bool wal_split;			   /* passthrough on WAL mounts of their own: WAL files
+					    * reached through this connection are direct */
+	char wal_note[256];		   /* why wal_mode differs from the setting, or "" */
+	_Atomic(struct pfs_uring *) uring; /* the rings (uring.c), or NULL */
+	char uring_note[256];		   /* why requests do not come over a ring */
 	/* the backing directory's block device (pfs_init_root()): its name
 	 * ("" if it has none) and whether it says it is rotational (1, 0;
 	 * -1: it could not be told), for files.backing_direct = auto */
@@ -186,6 +192,8 @@ void *pfs_loop_take_buffer(const void *data);
 size_t pfs_loop_buffer_bytes(void);
 /* pfs_loop_requests() -- requests the session loops have handled so far. */
 unsigned long pfs_loop_requests(void);
+/* pfs_loop_count_request() -- one more handled (by a ring thread). */
+void pfs_loop_count_request(void);
 
 /* wire.c: raw protocol hooks (see there for why) */
 int pfs_wire_attach(struct pfs *fs); /* after fuse_session_mount() */
@@ -210,6 +218,31 @@ void pfs_wire_backing_close(const struct pfs *fs, int backing_id);
  * pfs_wire_disarm() after the reply: whether it was patched. */
 void pfs_wire_arm_passthrough(int backing_id);
 bool pfs_wire_disarm(void);
+/* pfs_wire_note() -- what the request in @buf (as read from /dev/fuse)
+ * asks that a reply must know; for requests taken from a ring. */
+void pfs_wire_note(struct pfs *fs, const void *buf, size_t len);
+
+/* uring.c: FUSE over io_uring (see there) */
+/* pfs_uring_start() -- after the INIT reply put FUSE_OVER_IO_URING in
+ * (fs->wire.uring): the ring threads, every entry registered.  0 (also
+ * when there is nothing to start), or -errno: then fs->wire.uring is false
+ * and the kernel sends every request to /dev/fuse. */
+int pfs_uring_start(struct pfs *fs);
+/* pfs_uring_reply() -- from wire.c's writev hook: if the reply in @iov
+ * answers a request taken from a ring of @u, put it there and return 1
+ * (committed by the entry's thread); else 0. */
+int pfs_uring_reply(struct pfs_uring *u, const struct iovec *iov, int count);
+/* pfs_uring_requests() -- requests served over the rings so far. */
+unsigned long pfs_uring_requests(struct pfs *fs);
+/* pfs_uring_enabled() -- 1 if the kernel offers FUSE over io_uring to new
+ * mounts; else 0 and why in @why. */
+int pfs_uring_enabled(char *why, size_t len);
+/* pfs_uring_explain() -- after INIT: why the mount has no ring, into
+ * fs->uring_note (unless it has one). */
+void pfs_uring_explain(struct pfs *fs);
+/* pfs_uring_describe() -- the rings ("2 queues x 1 threads x 8 entries"),
+ * or why there are none. */
+void pfs_uring_describe(struct pfs *fs, char *buf, size_t len);
 
 /* writebehind.c: writes acknowledged before they reach the backing store */
 void pfs_wb_init(struct pfs *fs, uint64_t limit); /* limit: bytes of the write cache */

@@ -247,6 +247,12 @@ static void *wal_thread(void *arg)
 	}
 	if (m->fs.wal_note[0])
 		pfs_log(LOG_WARNING, "WAL mount over \"%s\": %s", m->point, m->fs.wal_note);
+	/* a connection of its own: a ring of its own (or /dev/fuse) */
+	pfs_uring_start(&m->fs);
+	pfs_uring_explain(&m->fs);
+	if (m->fs.set.uring != PGIOFS_URING_NO && !atomic_load(&m->fs.wire.uring))
+		pfs_log(LOG_WARNING, "WAL mount over \"%s\": requests over /dev/fuse: %s", m->point,
+			m->fs.uring_note);
 	if (pfs_mount_dev(m->point, &m->major, &m->minor) < 0)
 		m->major = m->minor = 0;
 	atomic_store(&m->state, WM_MOUNTED);

@@ -64,6 +64,9 @@
 #ifndef FUSE_DIRECT_IO_ALLOW_MMAP
 #define FUSE_DIRECT_IO_ALLOW_MMAP (1ULL << 36) /* 7.39: flags2, bit 4 */
 #endif
+#ifndef FUSE_OVER_IO_URING
+#define FUSE_OVER_IO_URING (1ULL << 41) /* 7.42: flags2, bit 9 */
+#endif
 #ifndef FOPEN_PASSTHROUGH
 #define FOPEN_PASSTHROUGH (1u << 7)
 #endif
@@ -136,7 +139,7 @@ void pfs_wire_backing_close(const struct pfs *fs, int backing_id)
 			strerror(errno));
 }
 
-static void note_request(struct pfs *fs, const void *buf, size_t len)
+void pfs_wire_note(struct pfs *fs, const void *buf, size_t len)
 {
 	const struct fuse_in_header *in = buf;
 	const char *arg = (const char *)buf + sizeof(*in);
@@ -159,6 +162,8 @@ static void note_request(struct pfs *fs, const void *buf, size_t len)
 				     (flags & FUSE_HANDLE_KILLPRIV_V2) != 0);
 			atomic_store(&fs->wire.offered_passthrough,
 				     (flags & FUSE_INIT_EXT) && (flags & FUSE_PASSTHROUGH));
+			atomic_store(&fs->wire.offered_uring,
+				     (flags & FUSE_INIT_EXT) && (flags & FUSE_OVER_IO_URING));
 			atomic_store(&fs->wire.offered_dio_mmap,
 				     (flags & FUSE_INIT_EXT) &&
 					 (flags & FUSE_DIRECT_IO_ALLOW_MMAP));
@@ -269,7 +274,7 @@ static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 	ssize_t n = read(from, buf, len);
 
 	if (n > 0)
-		note_request(userdata, buf, (size_t)n);
+		pfs_wire_note(userdata, buf, (size_t)n);
 	if (from != fd && n >= (ssize_t)sizeof(struct fuse_in_header)) {
 		const struct fuse_in_header *in = buf;
 
@@ -326,6 +331,12 @@ static void patch_init(struct pfs *fs, struct iovec *iov, int count, size_t tota
 		f |= FUSE_INIT_EXT;
 		set_u32(flags2, get_u32(flags2) | (uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32));
 	}
+	if (fs->set.uring != PGIOFS_URING_NO && atomic_load(&fs->wire.offered_uring) && flags2 &&
+	    total >= hdr + offsetof(struct fuse_init_out, flags2) + 4) {
+		f |= FUSE_INIT_EXT;
+		set_u32(flags2, get_u32(flags2) | (uint32_t)(FUSE_OVER_IO_URING >> 32));
+		atomic_store(&fs->wire.uring, true);
+	}
 	if (atomic_load(&fs->wire.passthrough)) {
 		if (flags2 && depth && total >= hdr + INIT_OUT_MAX_STACK_DEPTH + 4 &&
 		    !(f & FUSE_WRITEBACK_CACHE)) {
@@ -366,9 +377,8 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 
 	if (count > 0 && iov[0].iov_len >= sizeof(struct fuse_out_header)) {
 		const struct fuse_out_header *out = iov[0].iov_base;
+		struct pfs_uring *u = atomic_load(&fs->uring);
 
-		if (out->unique != 0) /* 0: a notification */
-			fd = route_take(out->unique, fd);
 		if (out->unique == atomic_load(&fs->wire.init_unique) && out->error == 0 &&
 		    out->len >= sizeof(*out) + offsetof(struct fuse_init_out, max_write)) {
 			patch_init(fs, iov, count, out->len);
@@ -376,6 +386,11 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 		} else if (tls_backing_id > 0 && out->unique == tls_unique && out->error == 0) {
 			patch_open(iov, count);
 		}
+		/* a request that came over the ring is answered there */
+		if (u && pfs_uring_reply(u, iov, count))
+			return (ssize_t)out->len;
+		if (out->unique != 0) /* 0: a notification */
+			fd = route_take(out->unique, fd);
 	}
 	return writev(fd, iov, count);
 }

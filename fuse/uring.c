@@ -1,0 +1,641 @@
+/*
+ * uring.c -- FUSE over io_uring: requests taken from ring entries instead
+ * of read(2) on /dev/fuse, replies committed with the next fetch.
+ *
+ * The kernel (6.14+, enable_uring) has one queue per possible CPU; a
+ * request goes to the queue of the CPU its caller runs on.  Here each
+ * queue is served by fuse.uring_threads threads pinned to that CPU, each
+ * with an io_uring of its own (SQE128) holding fuse.uring_depth entries:
+ * a header buffer (struct ring_header) and a payload buffer registered
+ * with FUSE_IO_URING_CMD_REGISTER.  A completion on an entry is a request
+ * in its buffers; its reply is written back into them and committed with
+ * FUSE_IO_URING_CMD_COMMIT_AND_FETCH, one io_uring_enter(2) that also
+ * makes the entry wait for the next request.  The caller is woken on its
+ * own CPU by a thread of that CPU: no second CPU joins the round trip.
+ *
+ * Requests still go through libfuse (fuse_session_process_buf()), so every
+ * handler, wire.c's INIT and OPEN patching and the request accounting work
+ * as for /dev/fuse; a request is rebuilt as /dev/fuse would give it (the
+ * in header, the op header, then the payload) in front of the payload, or
+ * copied into the thread's buffer when it is small.  A reply reaches
+ * wire.c's writev hook, which hands it here (pfs_uring_reply()): it is
+ * copied into its entry, and the entry's thread commits it -- at once if
+ * that thread is the one replying, else after an eventfd wakes it (the
+ * scheduler's threads complete queued requests).  Only a ring's own thread
+ * submits to it: the next request of an entry is delivered as task work
+ * of the thread that submitted the entry's last command.
+ *
+ * /dev/fuse stays read by loop.c's workers: the kernel sends FORGET and
+ * INTERRUPT there, and every request before the ring is ready (the kernel
+ * holds new requests from the INIT reply until every queue has an entry,
+ * or a registration failed, which turns the ring off for the connection).
+ * Notifications are written to /dev/fuse as before.
+ *
+ * What must stay true: an entry is committed exactly once per request,
+ * by its own thread, after its reply is in its buffers; a reply never
+ * overwrites request data a handler may still read (a request served from
+ * its payload gets its reply staged aside until the handler returned);
+ * threads, entries and buffers live as long as the process, because a
+ * late reply may still look an entry up.
+ */
+#include "pgiofs_i.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <linux/fuse.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/sysinfo.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <unistd.h>
+
+/* Protocol 7.42, newer than <linux/fuse.h> on Debian 12 and libfuse 3.14. */
+#define URING_IN_OUT_SZ 128 /* fuse_in_header / fuse_out_header */
+#define URING_OP_IN_SZ	128 /* the op's own header (fuse_write_in, ...) */
+struct ring_ent_in_out {
+	uint64_t flags;
+	uint64_t commit_id; /* the request's unique id */
+	uint32_t payload_sz;
+	uint32_t padding;
+	uint64_t reserved;
+};
+struct ring_header {
+	char in_out[URING_IN_OUT_SZ];
+	char op_in[URING_OP_IN_SZ];
+	struct ring_ent_in_out ent;
+};
+struct ring_cmd { /* in the SQE's 80 command bytes */
+	uint64_t flags;
+	uint64_t commit_id;
+	uint16_t qid;
+	uint8_t padding[6];
+};
+enum { RING_CMD_REGISTER = 1, RING_CMD_COMMIT_AND_FETCH = 2 };
+
+#define ALIGN	4096u
+#define IN_HDR	sizeof(struct fuse_in_header)
+#define OUT_HDR sizeof(struct fuse_out_header)
+/* requests with at most this much payload are served from a copy, so that
+ * their replies can be written straight into the entry */
+#define COPY_MAX     8192u
+#define EVENTFD_TAG  UINT64_MAX /* user_data of the eventfd read */
+#define ENABLE_URING "/sys/module/fuse/parameters/enable_uring"
+
+struct ring_thread;
+
+struct ring_ent {
+	struct ring_thread *t;
+	struct ring_header *h;
+	char *payload; /* ALIGN bytes after the start of its allocation */
+	struct iovec iov[2];
+	_Atomic uint64_t unique; /* the request it holds, 0 if none */
+	bool in_place;		 /* served from the payload itself */
+	bool dead;		 /* the kernel ended it */
+	void *staged;		 /* a reply kept aside (in_place), malloc()ed */
+	size_t staged_len;
+	struct ring_ent *next; /* on the thread's list of replied entries */
+};
+
+struct ring_thread {
+	struct pfs_uring *u;
+	unsigned qid;
+	struct io_uring ring;
+	int efd;       /* written when another thread replied */
+	uint64_t ebuf; /* the eventfd read's buffer */
+	struct ring_ent *ents;
+	unsigned nents, live;
+	char *copy; /* a small request, rebuilt */
+	pthread_mutex_t lock;
+	struct ring_ent *replied; /* under lock: to commit */
+	int started;		  /* under u->lock: 0 starting, 1 ready, -errno */
+};
+
+struct pfs_uring {
+	struct pfs *fs;
+	int fd; /* the session's /dev/fuse */
+	size_t payload;
+	unsigned nqueues, per_queue, nthreads;
+	struct ring_thread *threads;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	atomic_ulong requests; /* served over the ring */
+};
+
+/* the entry this thread is serving, and whether its reply is in */
+static __thread struct ring_ent *tls_ent;
+static __thread bool tls_replied;
+
+/* ---- entries --------------------------------------------------------- */
+
+static void prep_cmd(struct ring_thread *t, struct ring_ent *e, uint32_t op, uint64_t commit_id)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+	struct ring_cmd *cmd;
+
+	if (!sqe) { /* the ring holds an SQE per entry and two more */
+		io_uring_submit(&t->ring);
+		sqe = io_uring_get_sqe(&t->ring);
+		if (!sqe) {
+			pfs_log(LOG_ERR, "fuse.uring: queue %u: no room to submit", t->qid);
+			return;
+		}
+	}
+	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128 */
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = t->u->fd;
+	sqe->cmd_op = op;
+	sqe->addr = (uint64_t)(uintptr_t)e->iov;
+	sqe->len = 2;
+	sqe->user_data = (uint64_t)(e - t->ents);
+	cmd = (struct ring_cmd *)(void *)sqe->cmd;
+	cmd->qid = (uint16_t)t->qid;
+	cmd->commit_id = commit_id;
+}
+
+static void arm_eventfd(struct ring_thread *t)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+
+	if (!sqe) {
+		io_uring_submit(&t->ring);
+		sqe = io_uring_get_sqe(&t->ring);
+		if (!sqe) {
+			pfs_log(LOG_ERR, "fuse.uring: queue %u: no room to submit", t->qid);
+			return;
+		}
+	}
+	io_uring_prep_read(sqe, t->efd, &t->ebuf, sizeof(t->ebuf), 0);
+	sqe->user_data = EVENTFD_TAG;
+}
+
+/* put_reply() -- the reply @iov into entry @e's buffers (or aside, if its
+ * request may still be read); false if it does not fit. */
+static bool put_reply(struct ring_ent *e, const struct iovec *iov, int count)
+{
+	size_t total = 0, at = 0;
+	char *dst = NULL;
+	int i;
+
+	for (i = 0; i < count; i++)
+		total += iov[i].iov_len;
+	if (total < OUT_HDR || total - OUT_HDR > e->t->u->payload)
+		return false;
+	if (e->in_place) {
+		dst = malloc(total);
+		if (!dst)
+			return false;
+		e->staged = dst;
+		e->staged_len = total;
+	}
+	for (i = 0; i < count; i++) {
+		const char *src = iov[i].iov_base;
+		size_t len = iov[i].iov_len;
+
+		if (e->in_place) {
+			memcpy(dst + at, src, len);
+		} else {
+			/* the out header, then the rest into the payload */
+			while (len) {
+				size_t n;
+
+				if (at < OUT_HDR) {
+					n = len < OUT_HDR - at ? len : OUT_HDR - at;
+					memcpy(e->h->in_out + at, src, n);
+				} else {
+					n = len;
+					memcpy(e->payload + (at - OUT_HDR), src, n);
+				}
+				src += n;
+				len -= n;
+				at += n;
+			}
+			continue;
+		}
+		at += len;
+	}
+	e->h->ent.payload_sz = (uint32_t)(total - OUT_HDR);
+	return true;
+}
+
+/* commit() -- send @e's reply and wait for its next request.  Called by
+ * the entry's thread only. */
+static void commit(struct ring_thread *t, struct ring_ent *e)
+{
+	uint64_t unique = atomic_load(&e->unique);
+
+	if (e->staged) {
+		memcpy(e->h->in_out, e->staged, OUT_HDR);
+		memcpy(e->payload, (char *)e->staged + OUT_HDR, e->staged_len - OUT_HDR);
+		free(e->staged);
+		e->staged = NULL;
+	}
+	atomic_store(&e->unique, 0);
+	prep_cmd(t, e, RING_CMD_COMMIT_AND_FETCH, unique);
+}
+
+/* find() -- the entry of session @u holding request @unique, or NULL. */
+static struct ring_ent *find(struct pfs_uring *u, uint64_t unique)
+{
+	unsigned i, j;
+
+	if (tls_ent && tls_ent->t->u == u && atomic_load(&tls_ent->unique) == unique)
+		return tls_ent;
+	for (i = 0; i < u->nthreads; i++) {
+		struct ring_thread *t = &u->threads[i];
+
+		for (j = 0; j < t->nents; j++)
+			if (atomic_load(&t->ents[j].unique) == unique)
+				return &t->ents[j];
+	}
+	return NULL;
+}
+
+int pfs_uring_reply(struct pfs_uring *u, const struct iovec *iov, int count)
+{
+	const struct fuse_out_header *out = iov[0].iov_base;
+	struct ring_ent *e;
+	struct ring_thread *t;
+	uint64_t one = 1;
+
+	if (!u || out->unique == 0 || !(e = find(u, out->unique)))
+		return 0;
+	if (!put_reply(e, iov, count)) {
+		static atomic_bool said;
+		struct iovec err[1];
+		struct fuse_out_header eh = {.len = OUT_HDR, .error = -EIO, .unique = out->unique};
+
+		if (!atomic_exchange(&said, true))
+			pfs_log(LOG_ERR,
+				"fuse.uring: a reply of %u bytes does not fit its ring "
+				"entry; answered EIO",
+				out->len);
+		err[0] = (struct iovec){&eh, sizeof(eh)};
+		e->in_place = false;
+		put_reply(e, err, 1);
+	}
+	if (e == tls_ent) {
+		tls_replied = true; /* committed when the handler returns */
+		return 1;
+	}
+	t = e->t;
+	pthread_mutex_lock(&t->lock);
+	e->next = t->replied;
+	t->replied = e;
+	pthread_mutex_unlock(&t->lock);
+	if (write(t->efd, &one, sizeof(one)) < 0)
+		pfs_log(LOG_ERR, "fuse.uring: cannot wake a ring thread: %s", strerror(errno));
+	return 1;
+}
+
+/* serve() -- the request in entry @e, through libfuse. */
+static void serve(struct ring_thread *t, struct ring_ent *e)
+{
+	struct pfs_uring *u = t->u;
+	struct fuse_in_header in;
+	struct fuse_buf fbuf;
+	uint32_t psz = e->h->ent.payload_sz;
+	size_t op;
+	char *buf;
+
+	memcpy(&in, e->h->in_out, sizeof(in));
+	if (in.len < IN_HDR + psz || (op = in.len - IN_HDR - psz) > URING_OP_IN_SZ ||
+	    psz > u->payload) {
+		struct fuse_out_header eh = {.len = OUT_HDR, .error = -EIO, .unique = in.unique};
+		struct iovec iov = {&eh, sizeof(eh)};
+
+		pfs_log(LOG_ERR,
+			"fuse.uring: malformed request (opcode %u, %u bytes); answered EIO",
+			in.opcode, in.len);
+		e->in_place = false;
+		atomic_store(&e->unique, in.unique);
+		put_reply(e, &iov, 1);
+		commit(t, e);
+		return;
+	}
+	e->in_place = psz > COPY_MAX;
+	buf = e->in_place ? e->payload - IN_HDR - op : t->copy;
+	memcpy(buf, &in, IN_HDR);
+	memcpy(buf + IN_HDR, e->h->op_in, op);
+	if (!e->in_place)
+		memcpy(buf + IN_HDR + op, e->payload, psz);
+	memset(&fbuf, 0, sizeof(fbuf));
+	fbuf.mem = buf;
+	fbuf.size = in.len;
+	pfs_wire_note(u->fs, buf, in.len);
+	tls_ent = e;
+	tls_replied = false;
+	atomic_store(&e->unique, in.unique);
+	fuse_session_process_buf(u->fs->se, &fbuf);
+	tls_ent = NULL;
+	atomic_fetch_add_explicit(&u->requests, 1, memory_order_relaxed);
+	pfs_loop_count_request();
+	if (tls_replied)
+		commit(t, e);
+	/* else a reply from another thread comes through t->replied */
+}
+
+/* take_replied() -- commit what other threads replied to. */
+static void take_replied(struct ring_thread *t)
+{
+	struct ring_ent *e;
+
+	pthread_mutex_lock(&t->lock);
+	e = t->replied;
+	t->replied = NULL;
+	pthread_mutex_unlock(&t->lock);
+	while (e) {
+		struct ring_ent *next = e->next;
+
+		if (!e->dead)
+			commit(t, e);
+		e = next;
+	}
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+static void set_started(struct ring_thread *t, int v)
+{
+	pthread_mutex_lock(&t->u->lock);
+	t->started = v;
+	pthread_cond_broadcast(&t->u->cond);
+	pthread_mutex_unlock(&t->u->lock);
+}
+
+/* setup() -- the ring, its entries registered; 0 or -errno. */
+static int setup(struct ring_thread *t)
+{
+	struct io_uring_params p = {.flags = IORING_SETUP_SQE128};
+	struct io_uring_cqe *cqe;
+	unsigned i;
+	int ret;
+
+	ret = io_uring_queue_init_params(t->nents + 2, &t->ring, &p);
+	if (ret < 0)
+		return ret;
+	arm_eventfd(t);
+	for (i = 0; i < t->nents; i++)
+		prep_cmd(t, &t->ents[i], RING_CMD_REGISTER, 0);
+	ret = io_uring_submit(&t->ring);
+	if (ret < 0)
+		return ret;
+	/* a registration the kernel refuses completes at once */
+	if (io_uring_peek_cqe(&t->ring, &cqe) == 0) {
+		ret = cqe->res < 0 ? cqe->res : -EPROTO;
+		return ret;
+	}
+	return 0;
+}
+
+static void *ring_main(void *arg)
+{
+	struct ring_thread *t = arg;
+	cpu_set_t cpus;
+	int ret;
+
+	pthread_setname_np(pthread_self(), "pgiofs-ring");
+	CPU_ZERO(&cpus);
+	CPU_SET(t->qid, &cpus);
+	/* on its CPU: the caller sleeps there while this thread serves it */
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	ret = setup(t);
+	set_started(t, ret < 0 ? ret : 1);
+	if (ret < 0)
+		return NULL;
+	t->live = t->nents;
+	while (t->live > 0) {
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0;
+
+		ret = io_uring_submit_and_wait(&t->ring, 1);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+			pfs_log(LOG_ERR, "fuse.uring: queue %u: %s", t->qid, strerror(-ret));
+			break;
+		}
+		io_uring_for_each_cqe(&t->ring, head, cqe)
+		{
+			n++;
+			if (cqe->user_data == EVENTFD_TAG) {
+				arm_eventfd(t);
+				continue;
+			}
+			if (cqe->user_data >= t->nents)
+				continue;
+			if (cqe->res < 0) {
+				struct ring_ent *e = &t->ents[cqe->user_data];
+
+				/* the connection ended (ENOTCONN), or the kernel
+				 * refused a commit: the entry is gone */
+				if (cqe->res != -ENOTCONN && cqe->res != -ECANCELED)
+					pfs_log(LOG_ERR, "fuse.uring: queue %u: %s", t->qid,
+						strerror(-cqe->res));
+				if (!e->dead) {
+					e->dead = true;
+					atomic_store(&e->unique, 0);
+					t->live--;
+				}
+				continue;
+			}
+			serve(t, &t->ents[cqe->user_data]);
+		}
+		io_uring_cq_advance(&t->ring, n);
+		take_replied(t);
+	}
+	/* the ring and the buffers stay: a late reply may look an entry up */
+	return NULL;
+}
+
+/* queues() -- the kernel's queue count: its possible CPUs. */
+static unsigned queues(void)
+{
+	int n = get_nprocs_conf();
+
+	return n > 0 ? (unsigned)n : 1;
+}
+
+/* turn_off() -- make the kernel give up the ring of the connection on
+ * @fd: a registration it refuses (no buffers) turns FUSE over io_uring off
+ * and lets the requests it holds go to /dev/fuse. */
+static void turn_off(int fd)
+{
+	struct io_uring_params p = {.flags = IORING_SETUP_SQE128};
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+
+	if (io_uring_queue_init_params(2, &ring, &p) < 0) {
+		pfs_log(LOG_ERR, "fuse.uring: cannot turn the ring off: requests may hang");
+		return;
+	}
+	sqe = io_uring_get_sqe(&ring);
+	if (sqe) {
+		memset(sqe, 0, 2 * sizeof(*sqe));
+		sqe->opcode = IORING_OP_URING_CMD;
+		sqe->fd = fd;
+		sqe->cmd_op = RING_CMD_REGISTER; /* sqe->len 0: refused */
+		io_uring_submit_and_wait(&ring, 1);
+		if (io_uring_peek_cqe(&ring, &cqe) == 0)
+			io_uring_cqe_seen(&ring, cqe);
+	}
+	io_uring_queue_exit(&ring);
+}
+
+/* uring_create() -- the threads and buffers of a ring for @fs, not started. */
+static struct pfs_uring *uring_create(struct pfs *fs)
+{
+	struct pfs_uring *u = calloc(1, sizeof(*u));
+	unsigned i, j;
+
+	if (!u)
+		return NULL;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	u->fs = fs;
+	u->fd = fuse_session_fd(fs->se);
+	/* the kernel's largest request: max_write, or max_pages pages */
+	u->payload = (size_t)fs->set.max_write_kb * 1024;
+	if (u->payload < 256 * 4096)
+		u->payload = 256 * 4096;
+	u->nqueues = queues();
+	u->per_queue = (unsigned)fs->set.uring_threads;
+	u->nthreads = u->nqueues * u->per_queue;
+	u->threads = calloc(u->nthreads, sizeof(*u->threads));
+	if (!u->threads)
+		return NULL; /* kept: see the top of the file */
+	for (i = 0; i < u->nthreads; i++) {
+		struct ring_thread *t = &u->threads[i];
+
+		t->u = u;
+		t->qid = i / u->per_queue;
+		t->nents = (unsigned)fs->set.uring_depth;
+		pthread_mutex_init(&t->lock, NULL);
+		t->efd = eventfd(0, EFD_CLOEXEC);
+		t->ents = calloc(t->nents, sizeof(*t->ents));
+		t->copy = malloc(IN_HDR + URING_OP_IN_SZ + COPY_MAX);
+		if (t->efd < 0 || !t->ents || !t->copy)
+			return NULL;
+		for (j = 0; j < t->nents; j++) {
+			struct ring_ent *e = &t->ents[j];
+			void *h = NULL, *p = NULL;
+
+			if (posix_memalign(&h, 64, sizeof(*e->h)) != 0 ||
+			    posix_memalign(&p, ALIGN, ALIGN + u->payload) != 0)
+				return NULL;
+			e->t = t;
+			e->h = h;
+			e->payload = (char *)p + ALIGN; /* room to rebuild headers */
+			e->iov[0] = (struct iovec){e->h, sizeof(*e->h)};
+			e->iov[1] = (struct iovec){e->payload, u->payload};
+		}
+	}
+	return u;
+}
+
+int pfs_uring_start(struct pfs *fs)
+{
+	struct pfs_uring *u;
+	sigset_t all, old;
+	unsigned i;
+	int ret = 0;
+
+	if (!atomic_load(&fs->wire.uring))
+		return 0;
+	u = uring_create(fs);
+	if (!u) {
+		ret = -ENOMEM;
+		turn_off(fuse_session_fd(fs->se));
+		goto out;
+	}
+	/* replies look the threads up from now on */
+	atomic_store(&fs->uring, u);
+	/* the threads take no signals (they are the signal thread's) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 0; i < u->nthreads; i++) {
+		pthread_attr_t attr;
+		pthread_t th;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&th, &attr, ring_main, &u->threads[i]) != 0)
+			u->threads[i].started = -EAGAIN;
+		pthread_attr_destroy(&attr);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_lock(&u->lock);
+	for (i = 0; i < u->nthreads; i++) {
+		while (u->threads[i].started == 0)
+			pthread_cond_wait(&u->cond, &u->lock);
+		if (u->threads[i].started < 0 && ret == 0)
+			ret = u->threads[i].started;
+	}
+	pthread_mutex_unlock(&u->lock);
+	/* a refused registration turned the ring off; a thread that did not
+	 * start registered nothing: turn it off */
+	if (ret == -EAGAIN)
+		turn_off(u->fd);
+out:
+	if (ret < 0) {
+		atomic_store(&fs->wire.uring, false);
+		snprintf(fs->uring_note, sizeof(fs->uring_note),
+			 "the ring could not be set up (%s)", strerror(-ret));
+	}
+	return ret;
+}
+
+unsigned long pfs_uring_requests(struct pfs *fs)
+{
+	struct pfs_uring *u = atomic_load(&fs->uring);
+
+	return u ? atomic_load(&u->requests) : 0;
+}
+
+int pfs_uring_enabled(char *why, size_t len)
+{
+	char buf[8] = "";
+	int fd = open(ENABLE_URING, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		snprintf(why, len,
+			 "the kernel has no FUSE over io_uring (Linux 6.14 or later, built with "
+			 "CONFIG_FUSE_IO_URING)");
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0 && (buf[0] == 'Y' || buf[0] == '1'))
+		return 1;
+	snprintf(why, len, "the kernel offers FUSE over io_uring only with %s = Y", ENABLE_URING);
+	return 0;
+}
+
+void pfs_uring_explain(struct pfs *fs)
+{
+	if (atomic_load(&fs->wire.uring) || fs->uring_note[0])
+		return;
+	if (fs->set.uring == PGIOFS_URING_NO)
+		snprintf(fs->uring_note, sizeof(fs->uring_note), "fuse.uring = no");
+	else if (pfs_uring_enabled(fs->uring_note, sizeof(fs->uring_note)))
+		snprintf(fs->uring_note, sizeof(fs->uring_note),
+			 "the kernel did not offer FUSE over io_uring in INIT");
+}
+
+void pfs_uring_describe(struct pfs *fs, char *buf, size_t len)
+{
+	const struct pfs_uring *u = atomic_load(&fs->uring);
+
+	if (atomic_load(&fs->wire.uring) && u)
+		snprintf(buf, len, "%u queues x %u threads x %u entries", u->nqueues, u->per_queue,
+			 (unsigned)fs->set.uring_depth);
+	else
+		snprintf(buf, len, "%s", fs->uring_note);
+}
