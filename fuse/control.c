@@ -230,6 +230,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	char note[2 * sizeof(fs->wal_note) + 8], walm[1024], walm_json[2 * sizeof(walm) + 8];
 	char profile[2 * sizeof(fs->profile) + 8], changed[2 * sizeof(fs->changed) + 8];
 	char why[256], why_json[2 * sizeof(why) + 8];
+	char ring[256], ring_json[2 * sizeof(ring) + 8];
 	struct pfs_wb_counters wb;
 	const char *policy;
 	bool enabled, direct;
@@ -245,6 +246,8 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	direct = pfs_backing_direct(fs, why, sizeof(why));
 	pthread_rwlock_unlock(&fs->ios_lock);
 	json_str_format(why_json, sizeof(why_json), why);
+	pfs_uring_describe(fs, ring, sizeof(ring));
+	json_str_format(ring_json, sizeof(ring_json), ring);
 	json_str_format(mnt, sizeof(mnt), c->mountpoint);
 	json_str_format(back, sizeof(back), c->backing);
 	json_str_format(note, sizeof(note), fs->wal_note);
@@ -263,11 +266,12 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    "\"backing_direct\":%s,\"backing_note\":%s,"
 	    "\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
 	    ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"waits\":%" PRIu64
-	    ",\"errors\":%" PRIu64 "}",
+	    ",\"errors\":%" PRIu64 "},\"uring\":%s,\"uring_note\":%s,\"uring_requests\":%lu",
 	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
 	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
 	    walm_json, direct ? "true" : "false", why_json, fs->writeback ? "true" : "false",
-	    wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits, wb.errors);
+	    wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits, wb.errors,
+	    atomic_load(&fs->wire.uring) ? "true" : "false", ring_json, pfs_uring_requests(fs));
 }
 
 static int write_all(int fd, const void *buf, size_t len)

@@ -438,7 +438,7 @@ static uint64_t json_u64_member(const char *json, const char *object, const char
 /* print_modes() -- how WAL reaches the backing store, and the write cache. */
 static void print_modes(const struct sample *s)
 {
-	char wal[32] = "?", note[512] = "", walm[1024] = "", why[512] = "";
+	char wal[32] = "?", note[512] = "", walm[1024] = "", why[512] = "", ring[512] = "";
 
 	json_string_member(s->extra, "wal_mode", wal, sizeof(wal));
 	json_string_member(s->extra, "wal_note", note, sizeof(note));
@@ -458,6 +458,12 @@ static void print_modes(const struct sample *s)
 	printf("\n");
 	if (*walm)
 		printf("WAL mounts: %s\n", walm);
+	json_string_member(s->extra, "uring_note", ring, sizeof(ring));
+	if (strstr(s->extra, "\"uring\":true"))
+		printf("requests over io_uring (%s): %" PRIu64 " so far\n", ring,
+		       json_u64_member(s->extra, "", "uring_requests"));
+	else if (*ring)
+		printf("requests over /dev/fuse: %s\n", ring);
 	if (*why)
 		printf("backing files %s (%s)\n",
 		       strstr(s->extra, "\"backing_direct\":true") ? "O_DIRECT" : "buffered", why);

@@ -586,7 +586,7 @@ out:
 	if (ret < 0) {
 		atomic_store(&fs->wire.uring, false);
 		snprintf(fs->uring_note, sizeof(fs->uring_note),
-			 "the ring could not be set up (%s)", strerror(-ret));
+			 "the ring could not be set up: %s", strerror(-ret));
 	}
 	return ret;
 }
@@ -606,8 +606,8 @@ int pfs_uring_enabled(char *why, size_t len)
 
 	if (fd < 0) {
 		snprintf(why, len,
-			 "the kernel has no FUSE over io_uring (Linux 6.14 or later, built with "
-			 "CONFIG_FUSE_IO_URING)");
+			 "the kernel has no FUSE over io_uring: it needs Linux 6.14 or later built "
+			 "with CONFIG_FUSE_IO_URING");
 		return 0;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);

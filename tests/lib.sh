@@ -98,11 +98,15 @@ doc_block() {
 		f == 4 { gsub(/\\-/, "-"); print }' "$1"
 }
 
+# PGIOFS_TEST_URING=yes|no (test_uring_suite.sh): the mounts of the two
+# helpers below get -o fuse.uring=VALUE before their own arguments.
+#
 # pgiofs_mount BACKING MNT [ARGS...] -- mount pgiofs (daemonized) and
 # register the mount for clean-up.  Fails the test if the mount fails.
 pgiofs_mount() {
 	local backing=$1 mnt=$2
 	shift 2
+	set -- ${PGIOFS_TEST_URING:+-o fuse.uring="$PGIOFS_TEST_URING"} "$@"
 	"$BIN/pgiofs" "$@" "$backing" "$mnt" || fail "pgiofs $* $backing $mnt failed"
 	_cleanup_mounts+=("$mnt")
 	is_mounted "$mnt" || fail "$mnt is not a mount point after pgiofs returned"
@@ -150,6 +154,7 @@ fuse_dev_open_to_all() {
 pgiofs_mount_fg() {
 	local log=$1 backing=$2 mnt=$3 i
 	shift 3
+	set -- ${PGIOFS_TEST_URING:+-o fuse.uring="$PGIOFS_TEST_URING"} "$@"
 	"$BIN/pgiofs" -f "$@" "$backing" "$mnt" 2>>"$log" &
 	PGIOFS_PID=$!
 	on_exit "pgiofs_kill $PGIOFS_PID"

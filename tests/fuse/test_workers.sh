@@ -8,7 +8,8 @@
 #   - fuse.clone_fd: with yes each worker reads from a /dev/fuse descriptor
 #     of its own (the daemon holds more than one), with no there is one;
 #     either way every byte written in parallel reads back.
-# Workers are the threads named "pgiofs-fuse".
+# Workers are the threads named "pgiofs-fuse" (fuse.uring = no: with FUSE
+# over io_uring, ring threads take the requests instead; test_uring.sh).
 source "$(dirname "$0")/../lib.sh"
 need_root
 
@@ -25,7 +26,7 @@ round() {
 	local clone=$1 i peak=0 n
 	# WAL direct: a WAL mount would be a session of its own, with its own
 	# workers and descriptor (test_walmount.sh)
-	pgiofs_mount "$B" "$M" -o clone_fd="$clone" -o max_threads=6 -o max_idle_threads=2 \
+	pgiofs_mount "$B" "$M" -o fuse.uring=no -o clone_fd="$clone" -o max_threads=6 -o max_idle_threads=2 \
 		-o wal_mode=direct
 	PID=$(pgrep -f "pgiofs .* $M\$" | head -1)
 	[ -n "$PID" ] || fail "cannot find the daemon of $M"

@@ -1,0 +1,151 @@
+#!/bin/bash
+# test_uring.sh -- fuse.uring (FUSE over io_uring):
+#   - yes where the kernel does not offer it (enable_uring = N) is refused
+#     by name before anything is mounted; auto then mounts over /dev/fuse
+#     and `pgiofs stat` says why;
+#   - with the kernel's switch on, yes and auto take requests over the
+#     rings: one pinned "pgiofs-ring" thread per CPU, `pgiofs stat` counts
+#     the requests served there, and data written in parallel (replies from
+#     the scheduler's threads) and through a WAL mount (a connection of its
+#     own) reads back; no keeps /dev/fuse;
+#   - unmount, SIGTERM and SIGKILL of the daemon with requests in flight
+#     end within seconds: no caller and no daemon hangs.
+# The test sets /sys/module/fuse/parameters/enable_uring itself and puts the
+# value it found back at exit.
+source "$(dirname "$0")/../lib.sh"
+need_root
+
+SW=/sys/module/fuse/parameters/enable_uring
+[ -e "$SW" ] || skip "the kernel has no FUSE over io_uring ($SW is missing)"
+old=$(cat "$SW")
+on_exit "echo $old >$SW"
+
+T=$(mktempdir)
+B=$T/b M=$T/m
+mkdir "$B" "$M"
+ncpu=$(getconf _NPROCESSORS_CONF)
+
+ring_threads() { grep -lx pgiofs-ring /proc/"$1"/task/*/comm 2>/dev/null | wc -l; }
+daemon_of() { pgrep -f "pgiofs .*$1\$" | head -n 1; }
+ring_requests() { "$BIN/pgiofs" stat "$1" --json | sed -n 's/.*"uring_requests":\([0-9]*\).*/\1/p'; }
+
+# 1. switch off: yes is refused before mounting, auto falls back and says so
+echo N >"$SW"
+if out=$("$BIN/pgiofs" -o fuse.uring=yes "$B" "$M" 2>&1); then
+	_cleanup_mounts+=("$M")
+	fail "fuse.uring=yes mounted with $SW = N"
+fi
+grep -q "cannot mount \"$M\" with fuse.uring = yes: .*enable_uring = Y" <<<"$out" ||
+	fail "the refusal does not say why: $out"
+assert_no_mount "$M"
+[ -z "$(daemon_of "$M")" ] || fail "a daemon is left after the refusal"
+echo "ok: fuse.uring=yes refused with the switch off ($out)"
+pgiofs_mount "$B" "$M"
+st=$("$BIN/pgiofs" stat "$M")
+grep -q "requests over /dev/fuse: .*enable_uring = Y" <<<"$st" ||
+	fail "auto with the switch off: pgiofs stat does not say why there is no ring: $st"
+[ "$(ring_threads "$(daemon_of "$M")")" -eq 0 ] || fail "ring threads with the switch off"
+pgiofs_umount "$M" || fail "unmount failed"
+echo "ok: auto with the switch off serves over /dev/fuse and says why"
+
+# 2. switch on: requests over the rings
+echo Y >"$SW"
+for mode in yes auto; do
+	pgiofs_mount "$B" "$M" -o fuse.uring=$mode
+	pid=$(daemon_of "$M")
+	st=$("$BIN/pgiofs" stat "$M")
+	grep -q "requests over io_uring ($ncpu queues x 1 threads x 8 entries)" <<<"$st" ||
+		fail "fuse.uring=$mode: pgiofs stat does not show the rings: $st"
+	[ "$(ring_threads "$pid")" -eq "$ncpu" ] ||
+		fail "fuse.uring=$mode: $(ring_threads "$pid") ring threads, $ncpu CPUs"
+	before=$(ring_requests "$M")
+	python3 -c 'import os, sys
+for i in range(2000): os.statvfs(sys.argv[1])' "$M"
+	after=$(ring_requests "$M")
+	[ $((after - before)) -ge 2000 ] ||
+		fail "fuse.uring=$mode: 2000 statfs, the rings served $((after - before)) requests"
+	# parallel writers, fsync, reads: replies come from the scheduler's
+	# threads as well as from the ring threads
+	for i in 1 2 3 4; do
+		head -c $((3000000 + i * 4096)) /dev/urandom >"$T/src$i"
+		dd if="$T/src$i" of="$M/f$i" bs=64k conv=fsync status=none &
+	done
+	wait
+	for i in 1 2 3 4; do
+		cmp -s "$T/src$i" "$M/f$i" || fail "fuse.uring=$mode: f$i reads back different bytes"
+		dd if="$M/f$i" of=/dev/null bs=1M iflag=direct status=none ||
+			fail "fuse.uring=$mode: O_DIRECT read of f$i failed"
+	done
+	pgiofs_umount "$M" || fail "unmount failed"
+	echo "ok: fuse.uring=$mode: $ncpu ring threads, $((after - before)) requests over the rings for 2000 statfs, parallel writes read back"
+done
+
+# a WAL mount (a connection of its own, over the pg_wal directory of a
+# data directory) gets a ring of its own: its requests are counted too
+mkdir -p "$B/pg/pg_wal"
+echo 15 >"$B/pg/PG_VERSION"
+pgiofs_mount "$B" "$M" -o fuse.uring=yes
+is_mounted "$M/pg/pg_wal" || fail "no WAL mount over $M/pg/pg_wal"
+pid=$(daemon_of "$M")
+[ "$(ring_threads "$pid")" -eq $((2 * ncpu)) ] ||
+	fail "$(ring_threads "$pid") ring threads for the mount and its WAL mount, $ncpu CPUs"
+head -c 1048576 /dev/urandom >"$T/wal"
+dd if="$T/wal" of="$M/pg/pg_wal/000000010000000000000001" bs=8k oflag=dsync status=none ||
+	fail "a write through the WAL mount failed"
+cmp -s "$T/wal" "$M/pg/pg_wal/000000010000000000000001" || fail "WAL reads back different bytes"
+pgiofs_umount "$M" || fail "unmount failed"
+rm -rf "${B:?}/pg"
+echo "ok: the WAL mount has a ring of its own; WAL written through it reads back"
+
+# 3. fuse.uring=no keeps /dev/fuse
+pgiofs_mount "$B" "$M" -o fuse.uring=no
+st=$("$BIN/pgiofs" stat "$M")
+grep -q "requests over /dev/fuse: fuse.uring = no" <<<"$st" || fail "fuse.uring=no: $st"
+[ "$(ring_threads "$(daemon_of "$M")")" -eq 0 ] || fail "ring threads with fuse.uring=no"
+pgiofs_umount "$M" || fail "unmount failed"
+echo "ok: fuse.uring=no serves over /dev/fuse"
+
+# 4. requests in flight when the mount or the daemon goes: nobody hangs
+# busy -- writers and statfs callers on the mount, each until a call fails
+# or $M is no longer the mount (after a lazy unmount a path reaches the
+# directory below)
+busy() {
+	local i dev
+	dev=$(stat -c %d "$M")
+	for i in 1 2 3 4; do
+		(while [ "$(stat -c %d "$M" 2>/dev/null)" = "$dev" ] &&
+			dd if=/dev/zero of="$M/busy$i" bs=1M count=8 conv=fsync status=none 2>/dev/null; do :; done) &
+		(python3 -c 'import os, sys
+dev = int(sys.argv[2])
+while os.stat(sys.argv[1]).st_dev == dev: os.statvfs(sys.argv[1])' "$M" "$dev" 2>/dev/null) &
+	done
+	sleep 1
+}
+# ends_within SECONDS -- every job of the test shell and the daemon $pid end
+ends_within() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		[ -z "$(jobs -pr)" ] && ! kill -0 "$pid" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	jobs -pr | xargs -r kill -9 2>/dev/null
+	return 1
+}
+for how in umount TERM KILL; do
+	pgiofs_mount "$B" "$M" -o fuse.uring=yes
+	pid=$(daemon_of "$M")
+	busy
+	case $how in
+	umount) umount -l "$M" ;;
+	TERM) kill -TERM "$pid" ;;
+	KILL) kill -KILL "$pid" && umount -l "$M" ;;
+	esac
+	# (SIGTERM on a busy mount waits until requests stop for 0.5 s, 30 s
+	# at most, as over /dev/fuse)
+	ends_within 60 || fail "$how with requests in flight: callers or the daemon still run after 60 s"
+	wait
+	assert_no_mount "$M"
+	rm -f "$M"/busy* # a writer may have reached the directory below
+	echo "ok: $how with requests in flight over the rings: callers and daemon ended"
+done
+rm -f "$B"/busy*
