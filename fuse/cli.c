@@ -966,6 +966,7 @@ static int run(struct cli *c, struct pfs *fs)
 	}
 
 	ret = pfs_loop(se, &fs->set) < 0 ? 1 : 0;
+	pfs_uring_stop(fs);
 	atomic_store(&sc.loop_done, true);
 	pthread_mutex_lock(&sc.wm_lock); /* a signal thread walking them is done */
 	sc.wm_gone = true;

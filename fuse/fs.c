@@ -1402,12 +1402,12 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		 * write first waits for room in the write cache. */
 		bool take = (!direct || (uintptr_t)buf % DIO_ALIGN == 0) && size > WRITE_COPY_MAX;
 
+		if (take) /* not from a ring entry (uring.c): copied */
+			c->buf = pfs_loop_take_buffer(buf);
 		if (early && queued) {
-			c->held = take ? pfs_loop_buffer_bytes() : size;
+			c->held = c->buf ? pfs_loop_buffer_bytes() : size;
 			pfs_wb_begin(fs, fh->inode, c->held, off + (off_t)size);
 		}
-		if (take)
-			c->buf = pfs_loop_take_buffer(buf);
 		if (c->buf) {
 			rw_data(c, (void *)buf, size, off);
 		} else if (posix_memalign(&c->buf, DIO_ALIGN, size) != 0) {

@@ -91,6 +91,18 @@ static char *buffer_new(void)
 	return p;
 }
 
+char *pfs_loop_buffer(size_t hdr)
+{
+	if (!tls_base || tls_taken) {
+		tls_base = buffer_new();
+		tls_size = RECV_SIZE + ALIGN;
+		tls_taken = false;
+		if (!tls_base)
+			return NULL;
+	}
+	return tls_base + ALIGN - hdr;
+}
+
 size_t pfs_loop_buffer_bytes(void)
 {
 	return RECV_SIZE + ALIGN;
@@ -178,19 +190,14 @@ static void *worker(void *arg)
 	while (!fuse_session_exited(l->se)) {
 		bool more;
 
-		if (!tls_base || tls_taken) {
-			tls_base = buffer_new();
-			tls_size = RECV_SIZE + ALIGN;
-			tls_taken = false;
-			if (!tls_base) {
-				res = -ENOMEM;
-				ended = true;
-				break;
-			}
-		}
 		memset(&fbuf, 0, sizeof(fbuf));
-		fbuf.mem = tls_base + ALIGN - WRITE_HDR;
+		fbuf.mem = pfs_loop_buffer(WRITE_HDR);
 		fbuf.size = RECV_SIZE;
+		if (!fbuf.mem) {
+			res = -ENOMEM;
+			ended = true;
+			break;
+		}
 		pthread_mutex_lock(&l->lock);
 		l->nidle++;
 		pthread_mutex_unlock(&l->lock);

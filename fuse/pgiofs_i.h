@@ -188,6 +188,12 @@ int pfs_loop_init(struct fuse_session *se);
  * buffer, hand that buffer over: returns its base, to free() when done;
  * NULL otherwise (the caller must copy). */
 void *pfs_loop_take_buffer(const void *data);
+/* pfs_loop_buffer() -- the calling thread's receive buffer (a new one if
+ * its last was taken), as a worker reads into it: a request whose headers
+ * take @hdr bytes, put at the address returned, has its payload page
+ * aligned, and 1 MiB of payload fits.  NULL if out of memory.  For the
+ * ring threads (uring.c), which copy requests there. */
+char *pfs_loop_buffer(size_t hdr);
 /* pfs_loop_buffer_bytes() -- the size of a receive buffer. */
 size_t pfs_loop_buffer_bytes(void);
 /* pfs_loop_requests() -- requests the session loops have handled so far. */
@@ -232,6 +238,10 @@ int pfs_uring_start(struct pfs *fs);
  * answers a request taken from a ring of @u, put it there and return 1
  * (committed by the entry's thread); else 0. */
 int pfs_uring_reply(struct pfs_uring *u, const struct iovec *iov, int count);
+/* pfs_uring_stop() -- once the session loop has ended: wait for the
+ * requests being served, serve no more (a connection still up after the
+ * loop ended gets no answer from the rings, as from /dev/fuse). */
+void pfs_uring_stop(struct pfs *fs);
 /* pfs_uring_requests() -- requests served over the rings so far. */
 unsigned long pfs_uring_requests(struct pfs *fs);
 /* pfs_uring_enabled() -- 1 if the kernel offers FUSE over io_uring to new

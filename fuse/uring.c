@@ -15,15 +15,17 @@
  *
  * Requests still go through libfuse (fuse_session_process_buf()), so every
  * handler, wire.c's INIT and OPEN patching and the request accounting work
- * as for /dev/fuse; a request is rebuilt as /dev/fuse would give it (the
- * in header, the op header, then the payload) in front of the payload, or
- * copied into the thread's buffer when it is small.  A reply reaches
- * wire.c's writev hook, which hands it here (pfs_uring_reply()): it is
- * copied into its entry, and the entry's thread commits it -- at once if
- * that thread is the one replying, else after an eventfd wakes it (the
- * scheduler's threads complete queued requests).  Only a ring's own thread
- * submits to it: the next request of an entry is delivered as task work
- * of the thread that submitted the entry's last command.
+ * as for /dev/fuse; a request is copied, as /dev/fuse would give it (the
+ * in header, the op header, then the payload), into the thread's receive
+ * buffer (loop.c's, laid out the same way: a queued large write takes it).
+ * A reply reaches wire.c's writev hook, which hands it here
+ * (pfs_uring_reply()): it is copied into its entry, and the entry's thread
+ * commits it -- at once if that thread is the one replying (a handler may
+ * go on working after its reply, as an early acknowledged write does),
+ * else after an eventfd wakes it (the scheduler's threads complete queued
+ * requests).  Only a ring's own thread submits to it: the next request of
+ * an entry is delivered as task work of the thread that submitted the
+ * entry's last command.
  *
  * /dev/fuse stays read by loop.c's workers: the kernel sends FORGET and
  * INTERRUPT there, and every request before the ring is ready (the kernel
@@ -32,11 +34,10 @@
  * Notifications are written to /dev/fuse as before.
  *
  * What must stay true: an entry is committed exactly once per request,
- * by its own thread, after its reply is in its buffers; a reply never
- * overwrites request data a handler may still read (a request served from
- * its payload gets its reply staged aside until the handler returned);
- * threads, entries and buffers live as long as the process, because a
- * late reply may still look an entry up.
+ * by its own thread, after its reply is in its buffers; a handler reads
+ * its request from a copy, never from the entry (whose buffers take the
+ * reply, and the next request once committed); threads, entries and buffers live as long as the
+ * process, because a late reply may still look an entry up.
  */
 #include "pgiofs_i.h"
 
@@ -80,12 +81,9 @@ struct ring_cmd { /* in the SQE's 80 command bytes */
 };
 enum { RING_CMD_REGISTER = 1, RING_CMD_COMMIT_AND_FETCH = 2 };
 
-#define ALIGN	4096u
-#define IN_HDR	sizeof(struct fuse_in_header)
-#define OUT_HDR sizeof(struct fuse_out_header)
-/* requests with at most this much payload are served from a copy, so that
- * their replies can be written straight into the entry */
-#define COPY_MAX     8192u
+#define ALIGN	     4096u
+#define IN_HDR	     sizeof(struct fuse_in_header)
+#define OUT_HDR	     sizeof(struct fuse_out_header)
 #define EVENTFD_TAG  UINT64_MAX /* user_data of the eventfd read */
 #define ENABLE_URING "/sys/module/fuse/parameters/enable_uring"
 
@@ -97,11 +95,9 @@ struct ring_ent {
 	char *payload; /* ALIGN bytes after the start of its allocation */
 	struct iovec iov[2];
 	_Atomic uint64_t unique; /* the request it holds, 0 if none */
-	bool in_place;		 /* served from the payload itself */
 	bool dead;		 /* the kernel ended it */
-	void *staged;		 /* a reply kept aside (in_place), malloc()ed */
-	size_t staged_len;
-	struct ring_ent *next; /* on the thread's list of replied entries */
+	bool again;		 /* registered again after a refused commit */
+	struct ring_ent *next;	 /* on the thread's list of replied entries */
 };
 
 struct ring_thread {
@@ -112,10 +108,11 @@ struct ring_thread {
 	uint64_t ebuf; /* the eventfd read's buffer */
 	struct ring_ent *ents;
 	unsigned nents, live;
-	char *copy; /* a small request, rebuilt */
 	pthread_mutex_t lock;
-	struct ring_ent *replied; /* under lock: to commit */
-	int started;		  /* under u->lock: 0 starting, 1 ready, -errno */
+	struct ring_ent *replied;   /* under lock: to commit */
+	pthread_mutex_t serve_lock; /* held while serving a request */
+	bool stopped;		    /* under serve_lock: serve no more */
+	int started;		    /* under u->lock: 0 starting, 1 ready, -errno */
 };
 
 struct pfs_uring {
@@ -129,9 +126,8 @@ struct pfs_uring {
 	atomic_ulong requests; /* served over the ring */
 };
 
-/* the entry this thread is serving, and whether its reply is in */
+/* the entry this thread is serving, until its reply is committed */
 static __thread struct ring_ent *tls_ent;
-static __thread bool tls_replied;
 
 /* ---- entries --------------------------------------------------------- */
 
@@ -176,50 +172,34 @@ static void arm_eventfd(struct ring_thread *t)
 	sqe->user_data = EVENTFD_TAG;
 }
 
-/* put_reply() -- the reply @iov into entry @e's buffers (or aside, if its
- * request may still be read); false if it does not fit. */
+/* put_reply() -- the reply @iov into entry @e's buffers: its out header,
+ * then the rest into the payload; false if it does not fit. */
 static bool put_reply(struct ring_ent *e, const struct iovec *iov, int count)
 {
 	size_t total = 0, at = 0;
-	char *dst = NULL;
 	int i;
 
 	for (i = 0; i < count; i++)
 		total += iov[i].iov_len;
 	if (total < OUT_HDR || total - OUT_HDR > e->t->u->payload)
 		return false;
-	if (e->in_place) {
-		dst = malloc(total);
-		if (!dst)
-			return false;
-		e->staged = dst;
-		e->staged_len = total;
-	}
 	for (i = 0; i < count; i++) {
 		const char *src = iov[i].iov_base;
 		size_t len = iov[i].iov_len;
 
-		if (e->in_place) {
-			memcpy(dst + at, src, len);
-		} else {
-			/* the out header, then the rest into the payload */
-			while (len) {
-				size_t n;
+		while (len) {
+			size_t n = len;
 
-				if (at < OUT_HDR) {
-					n = len < OUT_HDR - at ? len : OUT_HDR - at;
-					memcpy(e->h->in_out + at, src, n);
-				} else {
-					n = len;
-					memcpy(e->payload + (at - OUT_HDR), src, n);
-				}
-				src += n;
-				len -= n;
-				at += n;
+			if (at < OUT_HDR) {
+				n = len < OUT_HDR - at ? len : OUT_HDR - at;
+				memcpy(e->h->in_out + at, src, n);
+			} else {
+				memcpy(e->payload + (at - OUT_HDR), src, n);
 			}
-			continue;
+			src += n;
+			len -= n;
+			at += n;
 		}
-		at += len;
 	}
 	e->h->ent.payload_sz = (uint32_t)(total - OUT_HDR);
 	return true;
@@ -231,12 +211,6 @@ static void commit(struct ring_thread *t, struct ring_ent *e)
 {
 	uint64_t unique = atomic_load(&e->unique);
 
-	if (e->staged) {
-		memcpy(e->h->in_out, e->staged, OUT_HDR);
-		memcpy(e->payload, (char *)e->staged + OUT_HDR, e->staged_len - OUT_HDR);
-		free(e->staged);
-		e->staged = NULL;
-	}
 	atomic_store(&e->unique, 0);
 	prep_cmd(t, e, RING_CMD_COMMIT_AND_FETCH, unique);
 }
@@ -258,6 +232,15 @@ static struct ring_ent *find(struct pfs_uring *u, uint64_t unique)
 	return NULL;
 }
 
+/* answer_err() -- reply @err (< 0) to request @unique in entry @e. */
+static void answer_err(struct ring_ent *e, uint64_t unique, int err)
+{
+	struct fuse_out_header eh = {.len = OUT_HDR, .error = err, .unique = unique};
+	struct iovec iov = {&eh, sizeof(eh)};
+
+	put_reply(e, &iov, 1);
+}
+
 int pfs_uring_reply(struct pfs_uring *u, const struct iovec *iov, int count)
 {
 	const struct fuse_out_header *out = iov[0].iov_base;
@@ -269,23 +252,23 @@ int pfs_uring_reply(struct pfs_uring *u, const struct iovec *iov, int count)
 		return 0;
 	if (!put_reply(e, iov, count)) {
 		static atomic_bool said;
-		struct iovec err[1];
-		struct fuse_out_header eh = {.len = OUT_HDR, .error = -EIO, .unique = out->unique};
 
 		if (!atomic_exchange(&said, true))
 			pfs_log(LOG_ERR,
-				"fuse.uring: a reply of %u bytes does not fit its ring "
-				"entry; answered EIO",
+				"fuse.uring: a reply of %u bytes does not fit its ring entry; "
+				"answered EIO",
 				out->len);
-		err[0] = (struct iovec){&eh, sizeof(eh)};
-		e->in_place = false;
-		put_reply(e, err, 1);
-	}
-	if (e == tls_ent) {
-		tls_replied = true; /* committed when the handler returns */
-		return 1;
+		answer_err(e, out->unique, -EIO);
 	}
 	t = e->t;
+	if (e == tls_ent) {
+		/* at once, as a writev would: the handler may go on working
+		 * (its request is a copy) */
+		tls_ent = NULL;
+		commit(t, e);
+		io_uring_submit(&t->ring);
+		return 1;
+	}
 	pthread_mutex_lock(&t->lock);
 	e->next = t->replied;
 	t->replied = e;
@@ -306,40 +289,35 @@ static void serve(struct ring_thread *t, struct ring_ent *e)
 	char *buf;
 
 	memcpy(&in, e->h->in_out, sizeof(in));
+	atomic_store(&e->unique, in.unique);
 	if (in.len < IN_HDR + psz || (op = in.len - IN_HDR - psz) > URING_OP_IN_SZ ||
 	    psz > u->payload) {
-		struct fuse_out_header eh = {.len = OUT_HDR, .error = -EIO, .unique = in.unique};
-		struct iovec iov = {&eh, sizeof(eh)};
-
 		pfs_log(LOG_ERR,
 			"fuse.uring: malformed request (opcode %u, %u bytes); answered EIO",
 			in.opcode, in.len);
-		e->in_place = false;
-		atomic_store(&e->unique, in.unique);
-		put_reply(e, &iov, 1);
+		answer_err(e, in.unique, -EIO);
 		commit(t, e);
 		return;
 	}
-	e->in_place = psz > COPY_MAX;
-	buf = e->in_place ? e->payload - IN_HDR - op : t->copy;
+	/* laid out as a worker reads it: a WRITE's data page aligned */
+	buf = pfs_loop_buffer(IN_HDR + op);
+	if (!buf) {
+		answer_err(e, in.unique, -ENOMEM);
+		commit(t, e);
+		return;
+	}
 	memcpy(buf, &in, IN_HDR);
 	memcpy(buf + IN_HDR, e->h->op_in, op);
-	if (!e->in_place)
-		memcpy(buf + IN_HDR + op, e->payload, psz);
+	memcpy(buf + IN_HDR + op, e->payload, psz);
 	memset(&fbuf, 0, sizeof(fbuf));
 	fbuf.mem = buf;
 	fbuf.size = in.len;
 	pfs_wire_note(u->fs, buf, in.len);
 	tls_ent = e;
-	tls_replied = false;
-	atomic_store(&e->unique, in.unique);
 	fuse_session_process_buf(u->fs->se, &fbuf);
-	tls_ent = NULL;
+	tls_ent = NULL; /* replied (committed) or not: from another thread */
 	atomic_fetch_add_explicit(&u->requests, 1, memory_order_relaxed);
 	pfs_loop_count_request();
-	if (tls_replied)
-		commit(t, e);
-	/* else a reply from another thread comes through t->replied */
 }
 
 /* take_replied() -- commit what other threads replied to. */
@@ -361,6 +339,31 @@ static void take_replied(struct ring_thread *t)
 }
 
 /* ---- threads ----------------------------------------------------------- */
+
+/* ended() -- the kernel completed entry @e's command with @res < 0. */
+static void ended(struct ring_thread *t, struct ring_ent *e, int res)
+{
+	atomic_store(&e->unique, 0);
+	/* a commit the kernel refused on a live connection (its request was
+	 * gone): the entry is out of the kernel's hands, register it again,
+	 * once, or its queue would lose it */
+	if (res != -ENOTCONN && res != -ECANCELED && res != -ECONNABORTED && !e->again &&
+	    !e->dead) {
+		pfs_log(LOG_WARNING,
+			"fuse.uring: queue %u: a commit failed (%s); entry registered again",
+			t->qid, strerror(-res));
+		e->again = true;
+		prep_cmd(t, e, RING_CMD_REGISTER, 0);
+		return;
+	}
+	if (res != -ENOTCONN && res != -ECANCELED && res != -ECONNABORTED)
+		pfs_log(LOG_ERR, "fuse.uring: queue %u: an entry ended: %s", t->qid,
+			strerror(-res));
+	if (!e->dead) {
+		e->dead = true;
+		t->live--;
+	}
+}
 
 static void set_started(struct ring_thread *t, int v)
 {
@@ -422,6 +425,8 @@ static void *ring_main(void *arg)
 		}
 		io_uring_for_each_cqe(&t->ring, head, cqe)
 		{
+			struct ring_ent *e;
+
 			n++;
 			if (cqe->user_data == EVENTFD_TAG) {
 				arm_eventfd(t);
@@ -429,22 +434,16 @@ static void *ring_main(void *arg)
 			}
 			if (cqe->user_data >= t->nents)
 				continue;
+			e = &t->ents[cqe->user_data];
 			if (cqe->res < 0) {
-				struct ring_ent *e = &t->ents[cqe->user_data];
-
-				/* the connection ended (ENOTCONN), or the kernel
-				 * refused a commit: the entry is gone */
-				if (cqe->res != -ENOTCONN && cqe->res != -ECANCELED)
-					pfs_log(LOG_ERR, "fuse.uring: queue %u: %s", t->qid,
-						strerror(-cqe->res));
-				if (!e->dead) {
-					e->dead = true;
-					atomic_store(&e->unique, 0);
-					t->live--;
-				}
+				ended(t, e, cqe->res);
 				continue;
 			}
-			serve(t, &t->ents[cqe->user_data]);
+			e->again = false;
+			pthread_mutex_lock(&t->serve_lock);
+			if (!t->stopped)
+				serve(t, e);
+			pthread_mutex_unlock(&t->serve_lock);
 		}
 		io_uring_cq_advance(&t->ring, n);
 		take_replied(t);
@@ -517,10 +516,10 @@ static struct pfs_uring *uring_create(struct pfs *fs)
 		t->qid = i / u->per_queue;
 		t->nents = (unsigned)fs->set.uring_depth;
 		pthread_mutex_init(&t->lock, NULL);
+		pthread_mutex_init(&t->serve_lock, NULL);
 		t->efd = eventfd(0, EFD_CLOEXEC);
 		t->ents = calloc(t->nents, sizeof(*t->ents));
-		t->copy = malloc(IN_HDR + URING_OP_IN_SZ + COPY_MAX);
-		if (t->efd < 0 || !t->ents || !t->copy)
+		if (t->efd < 0 || !t->ents)
 			return NULL;
 		for (j = 0; j < t->nents; j++) {
 			struct ring_ent *e = &t->ents[j];
@@ -585,10 +584,22 @@ int pfs_uring_start(struct pfs *fs)
 out:
 	if (ret < 0) {
 		atomic_store(&fs->wire.uring, false);
-		snprintf(fs->uring_note, sizeof(fs->uring_note),
-			 "the ring could not be set up: %s", strerror(-ret));
+		snprintf(fs->uring_note, sizeof(fs->uring_note), "the ring could not be set up: %s",
+			 strerror(-ret));
 	}
 	return ret;
+}
+
+void pfs_uring_stop(struct pfs *fs)
+{
+	struct pfs_uring *u = atomic_load(&fs->uring);
+	unsigned i;
+
+	for (i = 0; u && i < u->nthreads; i++) {
+		pthread_mutex_lock(&u->threads[i].serve_lock);
+		u->threads[i].stopped = true;
+		pthread_mutex_unlock(&u->threads[i].serve_lock);
+	}
 }
 
 unsigned long pfs_uring_requests(struct pfs *fs)

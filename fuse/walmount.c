@@ -260,6 +260,7 @@ static void *wal_thread(void *arg)
 		pgiofs_wal_mode_names[m->fs.wal_mode]);
 	settled(m);
 	ret = pfs_loop(m->se, &m->fs.set);
+	pfs_uring_stop(&m->fs);
 	atomic_store(&m->state, WM_ENDED);
 	pfs_log(LOG_INFO, "WAL mount over \"%s\" ended%s", m->point,
 		atomic_load(&m->wm->stopping) ? ""

@@ -38,8 +38,14 @@
  * there, whichever thread replies (the scheduler's dispatcher completes
  * queued requests).
  *
+ * With FUSE over io_uring (fuse.uring, uring.c) the INIT reply also gets
+ * FUSE_OVER_IO_URING when the kernel offered it and the setting allows; a
+ * request taken from a ring entry is noted here like one read from
+ * /dev/fuse (pfs_wire_note()), and its reply, patched like any other, is
+ * handed to the ring instead of being written to a descriptor.
+ *
  * What must stay true: any other reply is written unchanged, to the
- * descriptor its request was read from; a flag is offered to the kernel
+ * descriptor its request was read from (or to its ring entry); a flag is offered to the kernel
  * only when the kernel offered it; an armed reply is patched only if it
  * answers the request this thread is processing, without error, and is
  * disarmed whatever happens.

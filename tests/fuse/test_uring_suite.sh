@@ -1,0 +1,37 @@
+#!/bin/bash
+# test_uring_suite.sh -- a representative part of the fuse/ tests run again
+# with FUSE over io_uring: POSIX behaviour (syscalls), the differential
+# test against the backing filesystem, PostgreSQL on the mount, a disk
+# filled to ENOSPC, crashes of the postmaster, and WAL mounts.  The kernel's
+# switch (/sys/module/fuse/parameters/enable_uring) is set for the run and
+# put back at exit; the mounts the tests make with lib.sh's helpers get
+# -o fuse.uring=yes (so a mount without a ring fails), the others (pgload's)
+# take the default, auto, which uses the ring the switch offers.
+source "$(dirname "$0")/../lib.sh"
+need_root
+
+SW=/sys/module/fuse/parameters/enable_uring
+[ -e "$SW" ] || skip "the kernel has no FUSE over io_uring ($SW is missing)"
+old=$(cat "$SW")
+on_exit "echo $old >$SW"
+echo Y >"$SW"
+
+export PGIOFS_TEST_URING=yes
+dir=$(dirname "$0")
+failed=()
+for t in test_syscalls.sh test_differential.sh test_postgres.sh test_fill.sh test_crash.sh \
+	test_walmount.sh; do
+	start=$SECONDS
+	if out=$(bash "$dir/$t" 2>&1); then
+		echo "ok: $t with fuse.uring=yes ($((SECONDS - start)) s)"
+	else
+		rc=$?
+		echo "$out" | tail -n 20 | sed "s/^/    $t: /"
+		[ $rc -eq 77 ] && [ "${CI:-}" != true ] && {
+			echo "skipped: $t: $(tail -n 1 <<<"$out")"
+			continue
+		}
+		failed+=("$t")
+	fi
+done
+[ ${#failed[@]} -eq 0 ] || fail "with fuse.uring=yes: ${failed[*]}"
