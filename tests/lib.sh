@@ -98,6 +98,19 @@ doc_block() {
 		f == 4 { gsub(/\\-/, "-"); print }' "$1"
 }
 
+# uring_switch Y|N -- set the kernel's FUSE over io_uring switch (system
+# wide: new mounts only), putting the value found back at exit; skips the
+# test on a kernel without FUSE over io_uring.
+URING_SWITCH=/sys/module/fuse/parameters/enable_uring
+uring_switch() {
+	[ -e "$URING_SWITCH" ] || skip "the kernel has no FUSE over io_uring ($URING_SWITCH is missing)"
+	if [ -z "${_uring_old:-}" ]; then
+		_uring_old=$(cat "$URING_SWITCH")
+		on_exit "echo $_uring_old >$URING_SWITCH"
+	fi
+	echo "$1" >"$URING_SWITCH"
+}
+
 # PGIOFS_TEST_URING=yes|no (test_uring_suite.sh): the mounts of the two
 # helpers below get -o fuse.uring=VALUE before their own arguments.
 #

@@ -15,11 +15,6 @@
 source "$(dirname "$0")/../lib.sh"
 need_root
 
-SW=/sys/module/fuse/parameters/enable_uring
-[ -e "$SW" ] || skip "the kernel has no FUSE over io_uring ($SW is missing)"
-old=$(cat "$SW")
-on_exit "echo $old >$SW"
-
 T=$(mktempdir)
 B=$T/b M=$T/m
 mkdir "$B" "$M"
@@ -30,10 +25,10 @@ daemon_of() { pgrep -f "pgiofs .*$1\$" | head -n 1; }
 ring_requests() { "$BIN/pgiofs" stat "$1" --json | sed -n 's/.*"uring_requests":\([0-9]*\).*/\1/p'; }
 
 # 1. switch off: yes is refused before mounting, auto falls back and says so
-echo N >"$SW"
+uring_switch N
 if out=$("$BIN/pgiofs" -o fuse.uring=yes "$B" "$M" 2>&1); then
 	_cleanup_mounts+=("$M")
-	fail "fuse.uring=yes mounted with $SW = N"
+	fail "fuse.uring=yes mounted with $URING_SWITCH = N"
 fi
 grep -q "cannot mount \"$M\" with fuse.uring = yes: .*enable_uring = Y" <<<"$out" ||
 	fail "the refusal does not say why: $out"
@@ -49,7 +44,7 @@ pgiofs_umount "$M" || fail "unmount failed"
 echo "ok: auto with the switch off serves over /dev/fuse and says why"
 
 # 2. switch on: requests over the rings
-echo Y >"$SW"
+uring_switch Y
 for mode in yes auto; do
 	pgiofs_mount "$B" "$M" -o fuse.uring=$mode
 	pid=$(daemon_of "$M")

@@ -10,11 +10,7 @@
 source "$(dirname "$0")/../lib.sh"
 need_root
 
-SW=/sys/module/fuse/parameters/enable_uring
-[ -e "$SW" ] || skip "the kernel has no FUSE over io_uring ($SW is missing)"
-old=$(cat "$SW")
-on_exit "echo $old >$SW"
-echo Y >"$SW"
+uring_switch Y
 
 export PGIOFS_TEST_URING=yes
 dir=$(dirname "$0")
