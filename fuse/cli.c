@@ -876,13 +876,6 @@ static int run(struct cli *c, struct pfs *fs)
 		goto out_unmount;
 	if (!c->foreground)
 		pfs_log_to_syslog();
-	/* at once: the kernel holds every request from the INIT reply until
-	 * the ring is ready (threads do not survive the fork, so not before) */
-	if (pfs_uring_start(fs) < 0 && fs->set.uring == PGIOFS_URING_YES) {
-		pfs_log(LOG_ERR, "cannot serve \"%s\" with fuse.uring = yes: %s", c->mountpoint,
-			fs->uring_note);
-		goto out_unmount;
-	}
 	pfs_describe(fs, c->profile, &fs->set);
 	notify_status("serving %s on %s: profile %s, policy %s, WAL %s", c->backing, c->mountpoint,
 		      c->profile ? c->profile : "none", ios_policy_names[fs->set.ios.policy],
@@ -933,6 +926,15 @@ static int run(struct cli *c, struct pfs *fs)
 	fs->ios = pfs_sched_create(fs, &fs->set);
 	if (!fs->ios) {
 		pfs_log(LOG_ERR, "cannot start the I/O scheduler: %s", strerror(errno));
+		goto out_unmount;
+	}
+	/* the rings serve requests at once, so after the scheduler; and as
+	 * soon as can be: the kernel holds every request from the INIT reply
+	 * until the rings are ready (threads do not survive the fork, so not
+	 * before it); nothing of the daemon touches the mount until then */
+	if (pfs_uring_start(fs) < 0 && fs->set.uring == PGIOFS_URING_YES) {
+		pfs_log(LOG_ERR, "cannot serve \"%s\" with fuse.uring = yes: %s", c->mountpoint,
+			fs->uring_note);
 		goto out_unmount;
 	}
 

@@ -228,6 +228,21 @@ bool pfs_wire_disarm(void);
  * asks that a reply must know; for requests taken from a ring. */
 void pfs_wire_note(struct pfs *fs, const void *buf, size_t len);
 
+/* The kernel lets a request follow only what it was told before (a FORGET
+ * after the reply that made the inode's last use), but a thread sanitizer
+ * sees that order only through read(2) and write(2) on a descriptor, not
+ * through io_uring: requests taken from and replies put into the rings
+ * (uring.c), and those on /dev/fuse (wire.c), are marked by hand on the
+ * connection's struct pfs_wire. */
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define pfs_kernel_release(w) __tsan_release(w)
+#define pfs_kernel_acquire(w) __tsan_acquire(w)
+#else
+#define pfs_kernel_release(w) ((void)(w))
+#define pfs_kernel_acquire(w) ((void)(w))
+#endif
+
 /* uring.c: FUSE over io_uring (see there) */
 /* pfs_uring_start() -- after the INIT reply put FUSE_OVER_IO_URING in
  * (fs->wire.uring): the ring threads, every entry registered.  0 (also

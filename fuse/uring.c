@@ -212,6 +212,7 @@ static void commit(struct ring_thread *t, struct ring_ent *e)
 	uint64_t unique = atomic_load(&e->unique);
 
 	atomic_store(&e->unique, 0);
+	pfs_kernel_release(&t->u->fs->wire);
 	prep_cmd(t, e, RING_CMD_COMMIT_AND_FETCH, unique);
 }
 
@@ -288,6 +289,7 @@ static void serve(struct ring_thread *t, struct ring_ent *e)
 	size_t op;
 	char *buf;
 
+	pfs_kernel_acquire(&u->fs->wire);
 	memcpy(&in, e->h->in_out, sizeof(in));
 	atomic_store(&e->unique, in.unique);
 	if (in.len < IN_HDR + psz || (op = in.len - IN_HDR - psz) > URING_OP_IN_SZ ||

@@ -279,8 +279,10 @@ static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 	int from = tls_read_fd >= 0 ? tls_read_fd : fd;
 	ssize_t n = read(from, buf, len);
 
-	if (n > 0)
+	if (n > 0) {
+		pfs_kernel_acquire(&((struct pfs *)userdata)->wire);
 		pfs_wire_note(userdata, buf, (size_t)n);
+	}
 	if (from != fd && n >= (ssize_t)sizeof(struct fuse_in_header)) {
 		const struct fuse_in_header *in = buf;
 
@@ -398,6 +400,7 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 		if (out->unique != 0) /* 0: a notification */
 			fd = route_take(out->unique, fd);
 	}
+	pfs_kernel_release(&fs->wire);
 	return writev(fd, iov, count);
 }
 
