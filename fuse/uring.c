@@ -92,7 +92,7 @@ struct ring_thread;
 struct ring_ent {
 	struct ring_thread *t;
 	struct ring_header *h;
-	char *payload; /* ALIGN bytes after the start of its allocation */
+	char *payload; /* u->payload bytes */
 	struct iovec iov[2];
 	_Atomic uint64_t unique; /* the request it holds, 0 if none */
 	bool dead;		 /* the kernel ended it */
@@ -528,11 +528,11 @@ static struct pfs_uring *uring_create(struct pfs *fs)
 			void *h = NULL, *p = NULL;
 
 			if (posix_memalign(&h, 64, sizeof(*e->h)) != 0 ||
-			    posix_memalign(&p, ALIGN, ALIGN + u->payload) != 0)
+			    posix_memalign(&p, ALIGN, u->payload) != 0)
 				return NULL;
 			e->t = t;
 			e->h = h;
-			e->payload = (char *)p + ALIGN; /* room to rebuild headers */
+			e->payload = p;
 			e->iov[0] = (struct iovec){e->h, sizeof(*e->h)};
 			e->iov[1] = (struct iovec){e->payload, u->payload};
 		}
