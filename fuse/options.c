@@ -152,6 +152,9 @@ static const struct conf_tunable fault_rows[] = {
     {"fault", "no_passthrough", CONF_BOOL, "", "no", 0, 0, NULL, F(fault_no_passthrough),
      "Fault injection: act as if the kernel did not offer FUSE passthrough (tests the "
      "fallback of files.wal_mode = passthrough)."},
+    {"fault", "uring_refused", CONF_BOOL, "", "no", 0, 0, NULL, F(fault_uring_refused),
+     "Fault injection: after FUSE over io_uring went into the INIT reply, act as if the "
+     "kernel refused the ring entries (tests the fallback of fuse.uring to /dev/fuse)."},
 };
 
 #define NROWS	   (sizeof(rows) / sizeof(rows[0]))
@@ -191,7 +194,7 @@ const struct conf_table *pgiofs_conf(void)
 
 bool pgiofs_fault_configured(const struct pgiofs_settings *s)
 {
-	return ios_fault_configured(&s->ios) || s->fault_no_passthrough;
+	return ios_fault_configured(&s->ios) || s->fault_no_passthrough || s->fault_uring_refused;
 }
 
 void pgiofs_settings_changed(const struct pgiofs_settings *s, char *out, size_t len)

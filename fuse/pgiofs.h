@@ -80,6 +80,7 @@ struct pgiofs_settings {
 	bool stats_enabled; /* account every request for `pgiofs stat` */
 	/* [fault] of pgiofs itself (tests; needs --allow-faults) */
 	bool fault_no_passthrough; /* act as if the kernel had no passthrough */
+	bool fault_uring_refused;  /* act as if the kernel refused the rings */
 	/* [iosched], [device] */
 	struct ios_settings ios;
 };

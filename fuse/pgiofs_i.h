@@ -259,6 +259,11 @@ int pfs_uring_reply(struct pfs_uring *u, const struct iovec *iov, int count);
 void pfs_uring_stop(struct pfs *fs);
 /* pfs_uring_requests() -- requests served over the rings so far. */
 unsigned long pfs_uring_requests(struct pfs *fs);
+/* pfs_uring_usable() -- whether this process can make the rings, asked
+ * before FUSE_OVER_IO_URING goes into the INIT reply: once it has, only a
+ * ring can release the kernel's requests.  Else false, and why in
+ * fs->uring_note. */
+bool pfs_uring_usable(struct pfs *fs);
 /* pfs_uring_enabled() -- 1 if the kernel offers FUSE over io_uring to new
  * mounts; else 0 and why in @why. */
 int pfs_uring_enabled(char *why, size_t len);

@@ -549,6 +549,11 @@ int pfs_uring_start(struct pfs *fs)
 
 	if (!atomic_load(&fs->wire.uring))
 		return 0;
+	if (fs->set.fault_uring_refused) {
+		ret = -ECONNREFUSED;
+		turn_off(fuse_session_fd(fs->se));
+		goto out;
+	}
 	u = uring_create(fs);
 	if (!u) {
 		ret = -ENOMEM;
@@ -609,6 +614,22 @@ unsigned long pfs_uring_requests(struct pfs *fs)
 	struct pfs_uring *u = atomic_load(&fs->uring);
 
 	return u ? atomic_load(&u->requests) : 0;
+}
+
+bool pfs_uring_usable(struct pfs *fs)
+{
+	struct io_uring_params p = {.flags = IORING_SETUP_SQE128};
+	struct io_uring ring;
+	int ret = io_uring_queue_init_params(2, &ring, &p);
+
+	if (ret < 0) {
+		snprintf(fs->uring_note, sizeof(fs->uring_note),
+			 "io_uring with 128-byte entries is not available here: %s",
+			 strerror(-ret));
+		return false;
+	}
+	io_uring_queue_exit(&ring);
+	return true;
 }
 
 int pfs_uring_enabled(char *why, size_t len)

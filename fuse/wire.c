@@ -340,7 +340,7 @@ static void patch_init(struct pfs *fs, struct iovec *iov, int count, size_t tota
 		set_u32(flags2, get_u32(flags2) | (uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32));
 	}
 	if (fs->set.uring != PGIOFS_URING_NO && atomic_load(&fs->wire.offered_uring) && flags2 &&
-	    total >= hdr + offsetof(struct fuse_init_out, flags2) + 4) {
+	    total >= hdr + offsetof(struct fuse_init_out, flags2) + 4 && pfs_uring_usable(fs)) {
 		f |= FUSE_INIT_EXT;
 		set_u32(flags2, get_u32(flags2) | (uint32_t)(FUSE_OVER_IO_URING >> 32));
 		atomic_store(&fs->wire.uring, true);

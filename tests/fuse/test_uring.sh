@@ -8,6 +8,9 @@
 #     the requests served there, and data written in parallel (replies from
 #     the scheduler's threads) and through a WAL mount (a connection of its
 #     own) reads back; no keeps /dev/fuse;
+#   - when the kernel refuses the entries after INIT offered the ring
+#     (simulated), the requests it holds are released to /dev/fuse: auto
+#     serves there, yes fails leaving nothing mounted;
 #   - unmount, SIGTERM and SIGKILL of the daemon with requests in flight
 #     end within seconds: no caller and no daemon hangs.
 # The test sets /sys/module/fuse/parameters/enable_uring itself and puts the
@@ -91,6 +94,27 @@ cmp -s "$T/wal" "$M/pg/pg_wal/000000010000000000000001" || fail "WAL reads back 
 pgiofs_umount "$M" || fail "unmount failed"
 rm -rf "${B:?}/pg"
 echo "ok: the WAL mount has a ring of its own; WAL written through it reads back"
+
+# 2b. the kernel refuses the entries after INIT promised a ring (simulated,
+# [fault] uring_refused): pgiofs makes it release the requests it holds to
+# /dev/fuse; auto serves there and says why, yes fails and leaves nothing
+pgiofs_mount "$B" "$M" --allow-faults -o fuse.uring=auto -o fault.uring_refused=yes
+timeout 20 python3 -c 'import os, sys
+for i in range(100): os.statvfs(sys.argv[1])' "$M" || fail "auto with the rings refused: requests hang"
+echo x >"$M/refused" && [ "$(cat "$M/refused")" = x ] || fail "auto with the rings refused: no I/O"
+st=$("$BIN/pgiofs" stat "$M")
+grep -q "requests over /dev/fuse: the ring could not be set up" <<<"$st" ||
+	fail "auto with the rings refused: pgiofs stat does not say why: $st"
+pgiofs_umount "$M" || fail "unmount failed"
+rm -f "$B/refused"
+if out=$(timeout 20 "$BIN/pgiofs" -f --allow-faults -o fuse.uring=yes -o fault.uring_refused=yes \
+	"$B" "$M" 2>&1); then
+	fail "fuse.uring=yes served with the rings refused"
+fi
+grep -q "cannot serve \"$M\" with fuse.uring = yes: the ring could not be set up" <<<"$out" ||
+	fail "yes with the rings refused: the message does not say why: $out"
+assert_no_mount "$M"
+echo "ok: the rings refused after INIT: auto serves over /dev/fuse, yes fails and leaves no mount"
 
 # 3. fuse.uring=no keeps /dev/fuse
 pgiofs_mount "$B" "$M" -o fuse.uring=no
