@@ -835,6 +835,7 @@ static int run(struct cli *c, struct pfs *fs)
 	}
 	/* INIT now, while there is a terminal: what the kernel offers decides
 	 * how WAL is opened, and a fallback is said where the user sees it */
+	pfs_uring_prepare(fs);
 	ret = pfs_loop_init(se);
 	if (ret < 0) {
 		fprintf(stderr, "pgiofs: the kernel's INIT request for \"%s\" failed: %s\n",

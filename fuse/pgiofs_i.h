@@ -65,13 +65,21 @@ enum pfs_open_mode {
 	PFS_OPEN_PASSTHROUGH, /* FOPEN_PASSTHROUGH: reads and writes bypass us */
 };
 
+struct pfs;
+struct iovec;
+typedef int (*pfs_ring_reply_fn)(struct pfs *fs, const struct iovec *iov, int count);
+
 /* wire.c's state of the connection (atomics: every worker reads them). */
 struct pfs_wire {
 	_Atomic uint64_t init_unique; /* the INIT request, UINT64_MAX once answered */
 	atomic_bool offered_killpriv_v2, offered_passthrough, offered_dio_mmap; /* in INIT */
 	atomic_bool passthrough;   /* put into the INIT reply */
 	atomic_bool offered_uring; /* FUSE_OVER_IO_URING in INIT */
+	atomic_bool allow_uring;   /* may be put into the INIT reply */
 	atomic_bool uring;	   /* put into the INIT reply, and registered */
+	/* takes the reply to a request that came over a ring (uring.c): 1, or
+	 * 0 if it is not one of those */
+	_Atomic(pfs_ring_reply_fn) ring_reply;
 };
 
 struct pfs_uring;
@@ -249,21 +257,18 @@ void pfs_wire_note(struct pfs *fs, const void *buf, size_t len);
  * when there is nothing to start), or -errno: then fs->wire.uring is false
  * and the kernel sends every request to /dev/fuse. */
 int pfs_uring_start(struct pfs *fs);
-/* pfs_uring_reply() -- from wire.c's writev hook: if the reply in @iov
- * answers a request taken from a ring of @u, put it there and return 1
- * (committed by the entry's thread); else 0. */
-int pfs_uring_reply(struct pfs_uring *u, const struct iovec *iov, int count);
 /* pfs_uring_stop() -- once the session loop has ended: wait for the
  * requests being served, serve no more (a connection still up after the
  * loop ended gets no answer from the rings, as from /dev/fuse). */
 void pfs_uring_stop(struct pfs *fs);
 /* pfs_uring_requests() -- requests served over the rings so far. */
 unsigned long pfs_uring_requests(struct pfs *fs);
-/* pfs_uring_usable() -- whether this process can make the rings, asked
- * before FUSE_OVER_IO_URING goes into the INIT reply: once it has, only a
- * ring can release the kernel's requests.  Else false, and why in
- * fs->uring_note. */
-bool pfs_uring_usable(struct pfs *fs);
+/* pfs_uring_prepare() -- before INIT: whether FUSE_OVER_IO_URING may go
+ * into the INIT reply (fs->wire.allow_uring): fuse.uring is not no and this
+ * process can make rings (once the flag is in, only a ring, or a refused
+ * registration, releases the requests the kernel then holds).  Else why
+ * in fs->uring_note. */
+void pfs_uring_prepare(struct pfs *fs);
 /* pfs_uring_enabled() -- 1 if the kernel offers FUSE over io_uring to new
  * mounts; else 0 and why in @why. */
 int pfs_uring_enabled(char *why, size_t len);

@@ -19,7 +19,7 @@
  * in header, the op header, then the payload), into the thread's receive
  * buffer (loop.c's, laid out the same way: a queued large write takes it).
  * A reply reaches wire.c's writev hook, which hands it here
- * (pfs_uring_reply()): it is copied into its entry, and the entry's thread
+ * (ring_reply()): it is copied into its entry, and the entry's thread
  * commits it -- at once if that thread is the one replying (a handler may
  * go on working after its reply, as an early acknowledged write does),
  * else after an eventfd wakes it (the scheduler's threads complete queued
@@ -242,8 +242,12 @@ static void answer_err(struct ring_ent *e, uint64_t unique, int err)
 	put_reply(e, &iov, 1);
 }
 
-int pfs_uring_reply(struct pfs_uring *u, const struct iovec *iov, int count)
+/* ring_reply() -- wire.c's writev hook hands every reply here
+ * (fs->wire.ring_reply): if it answers a request taken from a ring, put it
+ * into its entry and return 1 (committed by the entry's thread); else 0. */
+static int ring_reply(struct pfs *fs, const struct iovec *iov, int count)
 {
+	struct pfs_uring *u = atomic_load(&fs->uring);
 	const struct fuse_out_header *out = iov[0].iov_base;
 	struct ring_ent *e;
 	struct ring_thread *t;
@@ -562,6 +566,7 @@ int pfs_uring_start(struct pfs *fs)
 	}
 	/* replies look the threads up from now on */
 	atomic_store(&fs->uring, u);
+	atomic_store(&fs->wire.ring_reply, ring_reply);
 	/* the threads take no signals (they are the signal thread's) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -616,20 +621,23 @@ unsigned long pfs_uring_requests(struct pfs *fs)
 	return u ? atomic_load(&u->requests) : 0;
 }
 
-bool pfs_uring_usable(struct pfs *fs)
+void pfs_uring_prepare(struct pfs *fs)
 {
 	struct io_uring_params p = {.flags = IORING_SETUP_SQE128};
 	struct io_uring ring;
-	int ret = io_uring_queue_init_params(2, &ring, &p);
+	int ret;
 
+	if (fs->set.uring == PGIOFS_URING_NO)
+		return;
+	ret = io_uring_queue_init_params(2, &ring, &p);
 	if (ret < 0) {
 		snprintf(fs->uring_note, sizeof(fs->uring_note),
 			 "io_uring with 128-byte entries is not available here: %s",
 			 strerror(-ret));
-		return false;
+		return;
 	}
 	io_uring_queue_exit(&ring);
-	return true;
+	atomic_store(&fs->wire.allow_uring, true);
 }
 
 int pfs_uring_enabled(char *why, size_t len)

@@ -240,6 +240,7 @@ static void *wal_thread(void *arg)
 		fail(m, "%s", "the mount was refused");
 		goto out_session;
 	}
+	pfs_uring_prepare(&m->fs);
 	if (pfs_wire_attach(&m->fs) < 0 || (ret = pfs_loop_init(m->se)) < 0) {
 		fail(m, "%s", "the kernel's INIT request failed");
 		fuse_session_unmount(m->se);

@@ -339,8 +339,8 @@ static void patch_init(struct pfs *fs, struct iovec *iov, int count, size_t tota
 		f |= FUSE_INIT_EXT;
 		set_u32(flags2, get_u32(flags2) | (uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32));
 	}
-	if (fs->set.uring != PGIOFS_URING_NO && atomic_load(&fs->wire.offered_uring) && flags2 &&
-	    total >= hdr + offsetof(struct fuse_init_out, flags2) + 4 && pfs_uring_usable(fs)) {
+	if (atomic_load(&fs->wire.allow_uring) && atomic_load(&fs->wire.offered_uring) && flags2 &&
+	    total >= hdr + offsetof(struct fuse_init_out, flags2) + 4) {
 		f |= FUSE_INIT_EXT;
 		set_u32(flags2, get_u32(flags2) | (uint32_t)(FUSE_OVER_IO_URING >> 32));
 		atomic_store(&fs->wire.uring, true);
@@ -385,7 +385,7 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 
 	if (count > 0 && iov[0].iov_len >= sizeof(struct fuse_out_header)) {
 		const struct fuse_out_header *out = iov[0].iov_base;
-		struct pfs_uring *u = atomic_load(&fs->uring);
+		pfs_ring_reply_fn ring_reply = atomic_load(&fs->wire.ring_reply);
 
 		if (out->unique == atomic_load(&fs->wire.init_unique) && out->error == 0 &&
 		    out->len >= sizeof(*out) + offsetof(struct fuse_init_out, max_write)) {
@@ -395,7 +395,7 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 			patch_open(iov, count);
 		}
 		/* a request that came over the ring is answered there */
-		if (u && pfs_uring_reply(u, iov, count))
+		if (ring_reply && ring_reply(fs, iov, count))
 			return (ssize_t)out->len;
 		if (out->unique != 0) /* 0: a notification */
 			fd = route_take(out->unique, fd);
