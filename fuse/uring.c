@@ -384,8 +384,8 @@ static int setup(struct ring_thread *t)
 {
 	struct io_uring_params p = {.flags = IORING_SETUP_SQE128};
 	struct io_uring_cqe *cqe;
-	unsigned i;
-	int ret;
+	unsigned i, head;
+	int ret, err = 0;
 
 	ret = io_uring_queue_init_params(t->nents + 2, &t->ring, &p);
 	if (ret < 0)
@@ -396,12 +396,20 @@ static int setup(struct ring_thread *t)
 	ret = io_uring_submit(&t->ring);
 	if (ret < 0)
 		return ret;
-	/* a registration the kernel refuses completes at once */
-	if (io_uring_peek_cqe(&t->ring, &cqe) == 0) {
-		ret = cqe->res < 0 ? cqe->res : -EPROTO;
-		return ret;
+	/* a registration the kernel refuses completes at once, with an
+	 * error; an entry may also already hold a request (the ring became
+	 * ready and requests were waiting): then the loop must run, and
+	 * takes the errors as ended entries */
+	io_uring_for_each_cqe(&t->ring, head, cqe)
+	{
+		if (cqe->user_data == EVENTFD_TAG)
+			continue;
+		if (cqe->res >= 0)
+			return 0;
+		if (!err)
+			err = cqe->res;
 	}
-	return 0;
+	return err;
 }
 
 static void *ring_main(void *arg)
