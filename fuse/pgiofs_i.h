@@ -257,6 +257,9 @@ void pfs_wire_note(struct pfs *fs, const void *buf, size_t len);
  * when there is nothing to start), or -errno: then fs->wire.uring is false
  * and the kernel sends every request to /dev/fuse. */
 int pfs_uring_start(struct pfs *fs);
+/* pfs_uring_unpin() -- the calling thread may run on every CPU the daemon
+ * may (a thread started from a ring thread inherits its one CPU). */
+void pfs_uring_unpin(void);
 /* pfs_uring_stop() -- once the session loop has ended: wait for the
  * requests being served, serve no more (a connection still up after the
  * loop ended gets no answer from the rings, as from /dev/fuse). */

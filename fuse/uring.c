@@ -629,6 +629,16 @@ unsigned long pfs_uring_requests(struct pfs *fs)
 	return u ? atomic_load(&u->requests) : 0;
 }
 
+/* the CPUs the daemon may run on, as before any ring thread pinned itself */
+static cpu_set_t process_cpus;
+static atomic_bool have_process_cpus;
+
+void pfs_uring_unpin(void)
+{
+	if (atomic_load(&have_process_cpus))
+		pthread_setaffinity_np(pthread_self(), sizeof(process_cpus), &process_cpus);
+}
+
 void pfs_uring_prepare(struct pfs *fs)
 {
 	struct io_uring_params p = {.flags = IORING_SETUP_SQE128};
@@ -637,6 +647,10 @@ void pfs_uring_prepare(struct pfs *fs)
 
 	if (fs->set.uring == PGIOFS_URING_NO)
 		return;
+	/* the mount's, from the main thread: before any ring thread exists */
+	if (!atomic_load(&have_process_cpus) &&
+	    sched_getaffinity(0, sizeof(process_cpus), &process_cpus) == 0)
+		atomic_store(&have_process_cpus, true);
 	ret = io_uring_queue_init_params(2, &ring, &p);
 	if (ret < 0) {
 		snprintf(fs->uring_note, sizeof(fs->uring_note),

@@ -202,6 +202,9 @@ static void *wal_thread(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_setname_np(pthread_self(), "pgiofs-walmnt");
+	/* started by a handler, maybe in a ring thread pinned to its CPU:
+	 * neither this thread nor its workers stay there */
+	pfs_uring_unpin();
 	m->fs.core = core;
 	m->fs.root.fd = -1;
 	pthread_rwlock_rdlock(&core->ios_lock); /* a reload writes the settings */

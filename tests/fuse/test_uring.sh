@@ -91,9 +91,21 @@ head -c 1048576 /dev/urandom >"$T/wal"
 dd if="$T/wal" of="$M/pg/pg_wal/000000010000000000000001" bs=8k oflag=dsync status=none ||
 	fail "a write through the WAL mount failed"
 cmp -s "$T/wal" "$M/pg/pg_wal/000000010000000000000001" || fail "WAL reads back different bytes"
+# a pg_wal made through the mount gets its WAL mount from a handler, in a
+# ring thread pinned to one CPU: the WAL mount's threads must not inherit it
+mkdir "$M/pg2" && echo 15 >"$M/pg2/PG_VERSION" && mkdir "$M/pg2/pg_wal"
+for ((i = 0; i < 100; i++)); do is_mounted "$M/pg2/pg_wal" && break; sleep 0.1; done
+is_mounted "$M/pg2/pg_wal" || fail "no WAL mount over $M/pg2/pg_wal made through the mount"
+all=$(awk '/^Cpus_allowed_list/ { print $2 }' /proc/"$pid"/status)
+for t in /proc/"$pid"/task/*; do
+	case $(cat "$t/comm") in pgiofs-walmnt | pgiofs-fuse)
+		[ "$(awk '/^Cpus_allowed_list/ { print $2 }' "$t/status")" = "$all" ] ||
+			fail "$(cat "$t/comm") thread $(basename "$t") runs on CPUs $(awk '/^Cpus_allowed_list/ { print $2 }' "$t/status") only, the daemon on $all" ;;
+	esac
+done
 pgiofs_umount "$M" || fail "unmount failed"
-rm -rf "${B:?}/pg"
-echo "ok: the WAL mount has a ring of its own; WAL written through it reads back"
+rm -rf "${B:?}/pg" "${B:?}/pg2"
+echo "ok: the WAL mounts have rings of their own, their threads are not pinned; WAL written through one reads back"
 
 # 2b. the kernel refuses the entries after INIT promised a ring (simulated,
 # [fault] uring_refused): pgiofs makes it release the requests it holds to
