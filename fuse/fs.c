@@ -184,7 +184,7 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 		return;
 	pthread_mutex_lock(&fs->lock);
 	if (n > in->nlookup) {
-		pfs_log(LOG_ERR, "forget of %" PRIu64 " on inode %ju with %" PRIu64 " lookups", n,
+		log_msg(LOG_ERR, "forget of %" PRIu64 " on inode %ju with %" PRIu64 " lookups", n,
 			(uintmax_t)in->ino, in->nlookup);
 		n = in->nlookup;
 	}
@@ -959,7 +959,7 @@ static bool reply_opened(bool armed, int ret)
 	bool patched = pfs_wire_disarm();
 
 	if (armed && !patched && ret == 0)
-		pfs_log(LOG_ERR, "an open reply could not be made passthrough");
+		log_msg(LOG_ERR, "an open reply could not be made passthrough");
 	return ret != -ENOENT;
 }
 

@@ -5,7 +5,8 @@
  * FUSE handler turns that into its reply at the boundary
  * (fuse_reply_err(req, -ret)); constructors follow iosched's (the object,
  * or NULL with errno set) and their destroy or stop functions accept NULL
- * or a channel that was never opened.  Messages go through pfs_log().
+ * or a channel that was never opened.  Messages go through log_msg()
+ * (common/log.h): stderr in the foreground, syslog once daemonized.
  */
 #ifndef PGIOFS_PGIOFS_I_H
 #define PGIOFS_PGIOFS_I_H
@@ -20,6 +21,7 @@
 #include <sys/types.h>
 
 #include "iosched.h"
+#include "log.h"
 #include "pgiofs.h"
 
 /* One backing inode the kernel knows about (it holds a lookup count). */
@@ -166,10 +168,6 @@ int pfs_init_root(struct pfs *fs, const char *backing);
 bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len);
 /* pfs_cleanup() -- close every inode descriptor and free the table. */
 void pfs_cleanup(struct pfs *fs);
-
-/* log.c: stderr in the foreground, syslog once daemonized. */
-void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void pfs_log_to_syslog(void);
 
 /* loop.c: the session loop (fuse.max_threads, max_idle_threads,
  * clone_fd); requests may keep their receive buffer.  One per session, in
