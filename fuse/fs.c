@@ -179,6 +179,7 @@ static struct pfs_inode *inode_find(struct pfs *fs, const struct stat *st)
 static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 {
 	struct pfs_inode **pp;
+	int ret;
 
 	if (in == &fs->root)
 		return;
@@ -200,6 +201,9 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 		}
 	fs->count--;
 	pthread_mutex_unlock(&fs->lock);
+	if ((ret = pfs_wb_apply_mtime(in)) < 0)
+		log_msg(LOG_WARNING, "cannot set the mtime of inode %ju: %s", (uintmax_t)in->ino,
+			strerror(-ret));
 	close(in->fd);
 	pfs_wb_inode_destroy(in);
 	pthread_mutex_destroy(&in->om_lock);
@@ -269,6 +273,7 @@ void pfs_cleanup(struct pfs *fs)
 		for (in = fs->tab[i]; in; in = next) {
 			next = in->hnext;
 			if (in != &fs->root) {
+				pfs_wb_apply_mtime(in); /* unmounted: no error to report */
 				close(in->fd);
 				free(in);
 			}
@@ -389,6 +394,7 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 
 		if (pending && stat_inode(in, &e->attr) == 0)
 			pfs_wb_fix_size(pending, &e->attr);
+		pfs_wb_fix_mtime(in, &e->attr);
 	}
 	note_relation(fs, parent, in, name);
 	if (kind == PGIOFS_DIR_WAL && fs->wal_dir_seen)
@@ -453,6 +459,7 @@ static void pfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		return;
 	}
 	pfs_wb_fix_size(pending, &st);
+	pfs_wb_fix_mtime(in, &st);
 	fuse_reply_attr(req, &st, pfs_of(req)->set.attr_timeout);
 }
 
@@ -501,6 +508,18 @@ static int set_times(struct pfs_inode *in, int fd, struct stat *attr, int valid)
 	return utimensat(AT_FDCWD, path, tv, 0) < 0 ? -errno : 0;
 }
 
+/* kernel_times() -- whether a SETATTR is the write-back cache's mtime (and
+ * ctime) of a file being written back before an fsync or at close
+ * (fuse_flush_times(): only those carry a file handle and no other change),
+ * which files.defer_times keeps for later (writebehind.c). */
+static bool kernel_times(const struct pfs *fs, const struct pfs_inode *in, int valid,
+			 const struct fuse_file_info *fi)
+{
+	return fs->set.defer_times && fs->writeback && fi && in->fmt == S_IFREG &&
+	       (valid & FUSE_SET_ATTR_MTIME) &&
+	       !(valid & ~(FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_CTIME));
+}
+
 static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			struct fuse_file_info *fi)
 {
@@ -511,6 +530,12 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	off_t pending;
 	int ret = 0;
 
+	if (kernel_times(pfs_of(req), in, valid, fi)) {
+		pfs_wb_keep_mtime(in, &attr->st_mtim);
+		valid = 0;
+	} else if ((ret = pfs_wb_apply_mtime(in)) < 0) { /* before what may set times */
+		goto out;
+	}
 	proc_path(path, sizeof(path), in->fd);
 	if (valid & FUSE_SET_ATTR_MODE) {
 		if (in->fmt == S_IFLNK)
@@ -554,8 +579,10 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	}
 	pending = pfs_wb_size(in);
 	ret = fd >= 0 ? (fstat(fd, &st) < 0 ? -errno : 0) : stat_inode(in, &st);
-	if (ret == 0)
+	if (ret == 0) {
 		pfs_wb_fix_size(pending, &st);
+		pfs_wb_fix_mtime(in, &st);
+	}
 out:
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
@@ -1069,7 +1096,10 @@ static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct pfs_inode *in = fh_of(fi)->inode;
 	int ret;
 
-	pfs_wb_wait(in); /* an acknowledged write may still use the fd */
+	pfs_wb_wait(in);	      /* an acknowledged write may still use the fd */
+	ret = pfs_wb_apply_mtime(in); /* sent at close: see writebehind.c */
+	if (ret < 0)
+		pfs_wb_note_error(in, -ret);
 	ret = fh_free(pfs_of(req), fh_of(fi));
 	if (ret < 0)
 		pfs_wb_note_error(in, -ret);
@@ -1290,6 +1320,12 @@ static void write_dsync_done(struct ios_req *r, ssize_t res)
 static void sync_done(struct ios_req *r, ssize_t res)
 {
 	struct rw_ctx *c = (struct rw_ctx *)r;
+	int ret;
+
+	/* the kernel's mtime, kept until the fsync had what it needed to
+	 * commit (writebehind.c): applied now, it is committed later */
+	if (c->in && (ret = pfs_wb_apply_mtime(c->in)) < 0 && res >= 0)
+		res = ret;
 
 	fuse_reply_err(c->req, res < 0 ? (int)-res : 0);
 	rw_free(c);

@@ -50,6 +50,10 @@ struct pfs_inode {
 	uint32_t wb_pending;
 	off_t wb_size; /* the file's size once they are written, or 0 */
 	int wb_err;
+	/* files.defer_times: the mtime the kernel sent, not yet applied to
+	 * the backing file (under wb_lock) */
+	bool wb_mtime_kept;
+	struct timespec wb_mtime;
 	/* how the file is open (passthrough.c), under om_lock: the kernel
 	 * refuses a page-cache open while a passthrough one is outstanding
 	 * and the other way round, and wants one backing id for all of them */
@@ -237,6 +241,18 @@ void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res,
 /* pfs_wb_note_error() -- keep @err (a positive errno) for the next fsync of
  * @in, unless an error is kept already. */
 void pfs_wb_note_error(struct pfs_inode *in, int err);
+/* pfs_wb_keep_mtime() -- files.defer_times: @mtime, the kernel's mtime of
+ * @in sent with the write-back cache (before an fsync or at close), is
+ * kept instead of being applied: setting it now would make the fsync that
+ * follows commit the backing file system's journal for that change alone.
+ * pfs_wb_apply_mtime() applies it after that fsync, at release, before any
+ * other change of @in's attributes and when @in is forgotten; until then
+ * pfs_wb_fix_mtime() shows it in every stat of @in. */
+void pfs_wb_keep_mtime(struct pfs_inode *in, const struct timespec *mtime);
+/* pfs_wb_apply_mtime() -- apply the kept mtime, if any, to the backing
+ * file: 0, or -errno (it is forgotten either way). */
+int pfs_wb_apply_mtime(struct pfs_inode *in);
+void pfs_wb_fix_mtime(struct pfs_inode *in, struct stat *st);
 /* pfs_wb_wait() -- until no acknowledged write to @in is left. */
 void pfs_wb_wait(struct pfs_inode *in);
 /* pfs_wb_take_error() -- pfs_wb_wait(), then the error kept (a positive
