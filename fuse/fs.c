@@ -1498,6 +1498,27 @@ static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync,
 	submit(pfs_of(req), &c->r);
 }
 
+/* sync_in_chunks() -- files.sync_chunk_kb: the dirty pages of a data file
+ * reached through the backing page cache written in chunks, each waited
+ * for, before its fsync: a WAL flush queued meanwhile waits behind one
+ * chunk, not the whole file.  The fsync that follows still writes what is
+ * left and reports every error (the kernel keeps writeback errors for it). */
+static void sync_in_chunks(const struct pfs *fs, const struct pfs_fh *fh)
+{
+	const unsigned flags =
+	    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+	off_t chunk = (off_t)fs->set.sync_chunk_kb << 10, off;
+	enum ios_class cls = fh_class(fh);
+	struct stat st;
+
+	if (!chunk || fh->dfd >= 0 || fh->how.mode != PFS_OPEN_CACHED || cls == IOS_CLASS_WAL ||
+	    cls == IOS_CLASS_XACT || fstat(fh->fd, &st) < 0 || st.st_size <= chunk)
+		return;
+	for (off = 0; off < st.st_size; off += chunk)
+		if (sync_file_range(fh->fd, off, chunk, flags) < 0)
+			return;
+}
+
 static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	int err;
@@ -1508,6 +1529,7 @@ static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 		fuse_reply_err(req, err);
 		return;
 	}
+	sync_in_chunks(pfs_of(req), fh_of(fi));
 	submit_sync(req, fh_of(fi), fh_fd(fi), datasync, false);
 }
 

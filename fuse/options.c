@@ -128,6 +128,15 @@ static const struct conf_tunable rows[] = {
      "commits, against 1 for PostgreSQL on the bare file system).  Data is as durable "
      "either way; after a crash a file's mtime may be the time pgiofs wrote its data "
      "rather than the time the writer did.  no: applied at once."},
+    {"files", "sync_chunk_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(sync_chunk_kb),
+     "Through the backing page cache (files.backing_direct), the fsync of a heap, index "
+     "or other data file writes all its dirty pages at once, and a commit's WAL flush "
+     "waits behind them on a disk that serves one request at a time.  With a size here, "
+     "pgiofs first writes them in chunks of that size, each waited for, so that a WAL "
+     "flush waits behind one chunk at most; then the fsync, which still reports every "
+     "error.  A chunk is never less than one folio of the backing page cache (up to a "
+     "few MiB, after the size of pgiofs's writes).  WAL and commit status are never "
+     "chunked.  0: off."},
     {"stats", "enabled", CONF_BOOL, "", "yes", 0, 0, NULL, F(stats_enabled),
      "Count every data request per class (operations, bytes, queue and service time, "
      "latency histograms) for `pgiofs stat`; costs two clock reads and a few atomic "

@@ -20,12 +20,7 @@ need_root
 T=$(mktempdir)
 B=$T/b M=$T/m
 mkdir "$B" "$M"
-truncate -s 64M "$T/fs.img"
-mkfs.ext4 -q -F "$T/fs.img" || fail "mkfs.ext4 failed"
-LOOP=$(losetup --find --show "$T/fs.img") || fail "losetup failed"
-on_exit "losetup -d '$LOOP'"
-mount "$LOOP" "$B" || fail "cannot mount $LOOP"
-on_exit "umount -l '$B'"
+ext4_on_loop "$B" 64
 INFO=/proc/fs/jbd2/${LOOP#/dev/}-8/info
 [ -r "$INFO" ] || fail "no journal statistics at $INFO"
 
