@@ -450,11 +450,11 @@ static void flush_mount(struct sigctx *c)
 
 	if (fd >= 0) {
 		if (syncfs(fd) < 0)
-			pfs_log(LOG_ERR, "syncfs of the mount failed: %s", strerror(errno));
+			log_msg(LOG_ERR, "syncfs of the mount failed: %s", strerror(errno));
 		close(fd);
 	}
 	if (syncfs(c->backing_fd) < 0)
-		pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
+		log_msg(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
 }
 
 /* reload() -- SIGHUP: read the profile, config file and overrides again;
@@ -469,7 +469,7 @@ static void reload(struct sigctx *c)
 	if (!ns)
 		return;
 	if (load_settings(c->cli, ns, err, sizeof(err)) < 0) {
-		pfs_log(LOG_ERR, "SIGHUP: %s; keeping the current settings", err);
+		log_msg(LOG_ERR, "SIGHUP: %s; keeping the current settings", err);
 		free(ns);
 		return;
 	}
@@ -481,19 +481,19 @@ static void reload(struct sigctx *c)
 		cur.ios = ns->ios;
 		cur.stats_enabled = ns->stats_enabled;
 		if (memcmp(&cur, ns, sizeof(cur)) != 0)
-			pfs_log(LOG_WARNING, "SIGHUP: [fuse], [files] and [bdi] settings take "
+			log_msg(LOG_WARNING, "SIGHUP: [fuse], [files] and [bdi] settings take "
 					     "effect at the next mount; [iosched], [device] and "
 					     "[stats] now");
 	}
 	ret = pfs_reload(c->fs, ns);
 	if (ret < 0)
-		pfs_log(LOG_ERR, "SIGHUP: cannot start the new scheduler: %s; keeping the old one",
+		log_msg(LOG_ERR, "SIGHUP: cannot start the new scheduler: %s; keeping the old one",
 			strerror(-ret));
 	else {
 		pfs_describe(c->fs, c->cli->profile, &c->fs->set); /* in effect now */
 		notify_status("serving %s: reloaded, policy %s", c->mountpoint,
 			      ios_policy_names[ns->ios.policy]);
-		pfs_log(LOG_INFO,
+		log_msg(LOG_INFO,
 			"SIGHUP: settings reloaded (policy %s; changed from the defaults: %s)",
 			ios_policy_names[ns->ios.policy],
 			c->fs->changed[0] ? c->fs->changed : "none");
@@ -518,7 +518,7 @@ static void wait_quiet(void)
 		last = now;
 	}
 	if (quiet < QUIET_MS / 50)
-		pfs_log(LOG_WARNING, "requests still arriving after %d s: detaching anyway",
+		log_msg(LOG_WARNING, "requests still arriving after %d s: detaching anyway",
 			QUIET_MAX_S);
 }
 
@@ -536,7 +536,7 @@ static void *signal_thread(void *arg)
 		}
 		break;
 	}
-	pfs_log(LOG_INFO, "signal %d: unmounting %s", sig, c->mountpoint);
+	log_msg(LOG_INFO, "signal %d: unmounting %s", sig, c->mountpoint);
 	notify_status("unmounting %s: writing everything through", c->mountpoint);
 	/* A plain unmount writes everything back through us, then ends the
 	 * connection, and the session loop returns.  WAL mounts first: the
@@ -552,14 +552,14 @@ static void *signal_thread(void *arg)
 	 * QUIET_MAX_S), drain the scheduler (pfs_drain(): a new one takes
 	 * over once the old one completed everything it holds) and sync the
 	 * backing store before the session ends. */
-	pfs_log(LOG_WARNING, "%s is busy: flushing and detaching it", c->mountpoint);
+	log_msg(LOG_WARNING, "%s is busy: flushing and detaching it", c->mountpoint);
 	flush_mount(c);
 	wait_quiet();
 	ret = pfs_drain(c->fs);
 	if (ret < 0)
-		pfs_log(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
+		log_msg(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
 	if (syncfs(c->backing_fd) < 0)
-		pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
+		log_msg(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
 	unmount_walmounts(c, true);
 	if (c->is_root)
 		umount2(c->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
@@ -572,12 +572,12 @@ static void *signal_thread(void *arg)
 		/* files still open on the detached mount keep the connection up:
 		 * complete what the scheduler holds, take no more (the write
 		 * lock is never released), sync, and leave */
-		pfs_log(LOG_WARNING, "exiting with files still open on the detached mount");
+		log_msg(LOG_WARNING, "exiting with files still open on the detached mount");
 		pthread_rwlock_wrlock(&c->fs->ios_lock);
 		ios_destroy(c->fs->ios);
 		c->fs->ios = NULL;
 		if (syncfs(c->backing_fd) < 0)
-			pfs_log(LOG_ERR, "syncfs of the backing filesystem failed: %s",
+			log_msg(LOG_ERR, "syncfs of the backing filesystem failed: %s",
 				strerror(errno));
 		_exit(0);
 	}
@@ -724,9 +724,9 @@ static void close_trace(struct pfs *fs, const char *path)
 	ret = ios_trace_writer_close(fs->trace, &st);
 	fs->trace = NULL;
 	if (ret < 0)
-		pfs_log(LOG_ERR, "trace \"%s\": %s; it is incomplete", path, strerror(-ret));
+		log_msg(LOG_ERR, "trace \"%s\": %s; it is incomplete", path, strerror(-ret));
 	if (st.dropped)
-		pfs_log(LOG_WARNING,
+		log_msg(LOG_WARNING,
 			"trace \"%s\": %" PRIu64 " of %" PRIu64
 			" records dropped (the writer fell behind or failed)",
 			path, st.dropped, st.records + st.dropped);
@@ -876,7 +876,7 @@ static int run(struct cli *c, struct pfs *fs)
 	if (daemonize(c->foreground, &ready_fd) != 0)
 		goto out_unmount;
 	if (!c->foreground)
-		pfs_log_to_syslog();
+		log_to_syslog();
 	pfs_describe(fs, c->profile, &fs->set);
 	notify_status("serving %s on %s: profile %s, policy %s, WAL %s", c->backing, c->mountpoint,
 		      c->profile ? c->profile : "none", ios_policy_names[fs->set.ios.policy],
@@ -888,7 +888,7 @@ static int run(struct cli *c, struct pfs *fs)
 		char ring[256];
 
 		pfs_uring_describe(fs, ring, sizeof(ring));
-		pfs_log(LOG_INFO,
+		log_msg(LOG_INFO,
 			"mounted %s on %s: profile %s, policy %s, WAL %s, backing files %s (%s), "
 			"requests over %s (%s); tunables changed from their defaults: %s",
 			c->backing, c->mountpoint, c->profile ? c->profile : "none",
@@ -910,7 +910,7 @@ static int run(struct cli *c, struct pfs *fs)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		trace_fd = -1; /* the writer's now, or closed */
 		if (!fs->trace) {
-			pfs_log(LOG_ERR, "cannot start the trace \"%s\": %s", c->trace,
+			log_msg(LOG_ERR, "cannot start the trace \"%s\": %s", c->trace,
 				strerror(-e));
 			unlink(c->trace);
 			goto out_unmount;
@@ -926,7 +926,7 @@ static int run(struct cli *c, struct pfs *fs)
 	pthread_sigmask(SIG_BLOCK, &sc.set, NULL);
 	fs->ios = pfs_sched_create(fs, &fs->set);
 	if (!fs->ios) {
-		pfs_log(LOG_ERR, "cannot start the I/O scheduler: %s", strerror(errno));
+		log_msg(LOG_ERR, "cannot start the I/O scheduler: %s", strerror(errno));
 		goto out_unmount;
 	}
 	/* the rings serve requests at once, so after the scheduler; and as
@@ -934,7 +934,7 @@ static int run(struct cli *c, struct pfs *fs)
 	 * until the rings are ready (threads do not survive the fork, so not
 	 * before it); nothing of the daemon touches the mount until then */
 	if (pfs_uring_start(fs) < 0 && fs->set.uring == PGIOFS_URING_YES) {
-		pfs_log(LOG_ERR, "cannot serve \"%s\" with fuse.uring = yes: %s", c->mountpoint,
+		log_msg(LOG_ERR, "cannot serve \"%s\" with fuse.uring = yes: %s", c->mountpoint,
 			fs->uring_note);
 		goto out_unmount;
 	}
@@ -950,7 +950,7 @@ static int run(struct cli *c, struct pfs *fs)
 		sc.backing_fd = fs->root.fd;
 	signal(SIGPIPE, SIG_IGN);
 	if (pthread_create(&sigthr, NULL, signal_thread, &sc) != 0) {
-		pfs_log(LOG_ERR, "cannot start the signal thread");
+		log_msg(LOG_ERR, "cannot start the signal thread");
 		goto out_backing;
 	}
 	pthread_detach(sigthr);
@@ -961,7 +961,7 @@ static int run(struct cli *c, struct pfs *fs)
 	ready_fd = -1; /* theirs */
 	/* after the signal mask: only the signal thread takes those signals */
 	if (fs->control && (ret = pfs_control_start(fs)) < 0) {
-		pfs_log(LOG_WARNING,
+		log_msg(LOG_WARNING,
 			"cannot start the control thread: %s; `pgiofs stat` will not work for "
 			"this mount",
 			strerror(-ret));
@@ -1002,6 +1002,7 @@ int pgiofs_main(int argc, char **argv)
 	struct pfs fs;
 	int ret;
 
+	log_init("pgiofs");
 	if (argc >= 2 && strcmp(argv[1], "stat") == 0)
 		return pfs_stat_main(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "trace") == 0)

@@ -364,7 +364,7 @@ static void serve(struct pfs_control *c, int fd)
 	}
 	ret = authorize(c, fd, &cr, why, sizeof(why));
 	if (ret < 0) {
-		pfs_log(LOG_NOTICE, "control: refused pid %d: %s", (int)cr.pid, why);
+		log_msg(LOG_NOTICE, "control: refused pid %d: %s", (int)cr.pid, why);
 		reply_error(fd, -ret, why);
 		return;
 	}
@@ -410,7 +410,7 @@ static void *control_thread(void *arg)
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			pfs_log(LOG_ERR, "control: poll: %s", strerror(errno));
+			log_msg(LOG_ERR, "control: poll: %s", strerror(errno));
 			break;
 		}
 		if (pfd[1].revents)

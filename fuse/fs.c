@@ -179,12 +179,13 @@ static struct pfs_inode *inode_find(struct pfs *fs, const struct stat *st)
 static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 {
 	struct pfs_inode **pp;
+	int ret;
 
 	if (in == &fs->root)
 		return;
 	pthread_mutex_lock(&fs->lock);
 	if (n > in->nlookup) {
-		pfs_log(LOG_ERR, "forget of %" PRIu64 " on inode %ju with %" PRIu64 " lookups", n,
+		log_msg(LOG_ERR, "forget of %" PRIu64 " on inode %ju with %" PRIu64 " lookups", n,
 			(uintmax_t)in->ino, in->nlookup);
 		n = in->nlookup;
 	}
@@ -200,6 +201,9 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 		}
 	fs->count--;
 	pthread_mutex_unlock(&fs->lock);
+	if ((ret = pfs_wb_apply_mtime(in)) < 0)
+		log_msg(LOG_WARNING, "cannot set the mtime of inode %ju: %s", (uintmax_t)in->ino,
+			strerror(-ret));
 	close(in->fd);
 	pfs_wb_inode_destroy(in);
 	pthread_mutex_destroy(&in->om_lock);
@@ -269,6 +273,7 @@ void pfs_cleanup(struct pfs *fs)
 		for (in = fs->tab[i]; in; in = next) {
 			next = in->hnext;
 			if (in != &fs->root) {
+				pfs_wb_apply_mtime(in); /* unmounted: no error to report */
 				close(in->fd);
 				free(in);
 			}
@@ -389,6 +394,7 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 
 		if (pending && stat_inode(in, &e->attr) == 0)
 			pfs_wb_fix_size(pending, &e->attr);
+		pfs_wb_fix_mtime(in, &e->attr);
 	}
 	note_relation(fs, parent, in, name);
 	if (kind == PGIOFS_DIR_WAL && fs->wal_dir_seen)
@@ -453,6 +459,7 @@ static void pfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		return;
 	}
 	pfs_wb_fix_size(pending, &st);
+	pfs_wb_fix_mtime(in, &st);
 	fuse_reply_attr(req, &st, pfs_of(req)->set.attr_timeout);
 }
 
@@ -501,6 +508,18 @@ static int set_times(struct pfs_inode *in, int fd, struct stat *attr, int valid)
 	return utimensat(AT_FDCWD, path, tv, 0) < 0 ? -errno : 0;
 }
 
+/* kernel_times() -- whether a SETATTR is the write-back cache's mtime (and
+ * ctime) of a file being written back before an fsync or at close
+ * (fuse_flush_times(): only those carry a file handle and no other change),
+ * which files.defer_times keeps for later (writebehind.c). */
+static bool kernel_times(const struct pfs *fs, const struct pfs_inode *in, int valid,
+			 const struct fuse_file_info *fi)
+{
+	return fs->set.defer_times && fs->writeback && fi && in->fmt == S_IFREG &&
+	       (valid & FUSE_SET_ATTR_MTIME) &&
+	       !(valid & ~(FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_CTIME));
+}
+
 static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			struct fuse_file_info *fi)
 {
@@ -511,6 +530,12 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	off_t pending;
 	int ret = 0;
 
+	if (kernel_times(pfs_of(req), in, valid, fi)) {
+		pfs_wb_keep_mtime(in, &attr->st_mtim);
+		valid = 0;
+	} else if ((ret = pfs_wb_apply_mtime(in)) < 0) { /* before what may set times */
+		goto out;
+	}
 	proc_path(path, sizeof(path), in->fd);
 	if (valid & FUSE_SET_ATTR_MODE) {
 		if (in->fmt == S_IFLNK)
@@ -554,8 +579,10 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	}
 	pending = pfs_wb_size(in);
 	ret = fd >= 0 ? (fstat(fd, &st) < 0 ? -errno : 0) : stat_inode(in, &st);
-	if (ret == 0)
+	if (ret == 0) {
 		pfs_wb_fix_size(pending, &st);
+		pfs_wb_fix_mtime(in, &st);
+	}
 out:
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
@@ -959,7 +986,7 @@ static bool reply_opened(bool armed, int ret)
 	bool patched = pfs_wire_disarm();
 
 	if (armed && !patched && ret == 0)
-		pfs_log(LOG_ERR, "an open reply could not be made passthrough");
+		log_msg(LOG_ERR, "an open reply could not be made passthrough");
 	return ret != -ENOENT;
 }
 
@@ -1069,7 +1096,10 @@ static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct pfs_inode *in = fh_of(fi)->inode;
 	int ret;
 
-	pfs_wb_wait(in); /* an acknowledged write may still use the fd */
+	pfs_wb_wait(in);	      /* an acknowledged write may still use the fd */
+	ret = pfs_wb_apply_mtime(in); /* sent at close: see writebehind.c */
+	if (ret < 0)
+		pfs_wb_note_error(in, -ret);
 	ret = fh_free(pfs_of(req), fh_of(fi));
 	if (ret < 0)
 		pfs_wb_note_error(in, -ret);
@@ -1290,6 +1320,12 @@ static void write_dsync_done(struct ios_req *r, ssize_t res)
 static void sync_done(struct ios_req *r, ssize_t res)
 {
 	struct rw_ctx *c = (struct rw_ctx *)r;
+	int ret;
+
+	/* the kernel's mtime, kept until the fsync had what it needed to
+	 * commit (writebehind.c): applied now, it is committed later */
+	if (c->in && (ret = pfs_wb_apply_mtime(c->in)) < 0 && res >= 0)
+		res = ret;
 
 	fuse_reply_err(c->req, res < 0 ? (int)-res : 0);
 	rw_free(c);
@@ -1462,6 +1498,27 @@ static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync,
 	submit(pfs_of(req), &c->r);
 }
 
+/* sync_in_chunks() -- files.sync_chunk_kb: the dirty pages of a data file
+ * reached through the backing page cache written in chunks, each waited
+ * for, before its fsync: a WAL flush queued meanwhile waits behind one
+ * chunk, not the whole file.  The fsync that follows still writes what is
+ * left and reports every error (the kernel keeps writeback errors for it). */
+static void sync_in_chunks(const struct pfs *fs, const struct pfs_fh *fh)
+{
+	const unsigned flags =
+	    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+	off_t chunk = (off_t)fs->set.sync_chunk_kb << 10, off;
+	enum ios_class cls = fh_class(fh);
+	struct stat st;
+
+	if (!chunk || fh->dfd >= 0 || fh->how.mode != PFS_OPEN_CACHED || cls == IOS_CLASS_WAL ||
+	    cls == IOS_CLASS_XACT || fstat(fh->fd, &st) < 0 || st.st_size <= chunk)
+		return;
+	for (off = 0; off < st.st_size; off += chunk)
+		if (sync_file_range(fh->fd, off, chunk, flags) < 0)
+			return;
+}
+
 static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	int err;
@@ -1472,6 +1529,7 @@ static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 		fuse_reply_err(req, err);
 		return;
 	}
+	sync_in_chunks(pfs_of(req), fh_of(fi));
 	submit_sync(req, fh_of(fi), fh_fd(fi), datasync, false);
 }
 

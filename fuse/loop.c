@@ -135,7 +135,7 @@ static int clone_fd__(struct loop *l)
 	}
 	if (fd < 0 && !l->clone_failed) {
 		l->clone_failed = true;
-		pfs_log(LOG_WARNING,
+		log_msg(LOG_WARNING,
 			"fuse.clone_fd: cannot clone the /dev/fuse descriptor (%s); workers "
 			"share one",
 			strerror(errno));

@@ -160,7 +160,7 @@ static void write_bdi(unsigned maj, unsigned min, const char *knob, int64_t valu
 	n = snprintf(val, sizeof(val), "%lld\n", (long long)value);
 	fd = open(path, O_WRONLY);
 	if (fd < 0 || write(fd, val, (size_t)n) != n)
-		pfs_log(LOG_WARNING, "cannot set %s to %lld: %s", path, (long long)value,
+		log_msg(LOG_WARNING, "cannot set %s to %lld: %s", path, (long long)value,
 			strerror(errno));
 	if (fd >= 0)
 		close(fd);
@@ -173,7 +173,7 @@ void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint)
 	if (!fs->is_root)
 		return;
 	if (pfs_mount_dev(mountpoint, &maj, &min) < 0) {
-		pfs_log(LOG_WARNING, "cannot find the mount of \"%s\" in mountinfo; bdi left as is",
+		log_msg(LOG_WARNING, "cannot find the mount of \"%s\" in mountinfo; bdi left as is",
 			mountpoint);
 		return;
 	}

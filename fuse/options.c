@@ -140,6 +140,25 @@ static const struct conf_tunable rows[] = {
      "it does for PostgreSQL on a bare disk: on a rotating disk that halves the seeks "
      "and the commit latency under a bulk import.  auto: no when the backing "
      "directory's block device says it is rotational (queue/rotational), else yes."},
+    {"files", "defer_times", CONF_BOOL, "", "yes", 0, 0, NULL, F(defer_times),
+     "With the write-back cache the kernel keeps a file's mtime itself and sends it "
+     "before each fsync of a file written since (and at close).  yes: pgiofs keeps that "
+     "time and applies it to the backing file after the fsync (or at the last close, or "
+     "before any other change of the file's attributes), so that an fsync does not find "
+     "the backing inode just changed: on ext4 every fsync of a data file otherwise "
+     "forces a journal commit of its own (a checkpoint that fsyncs 200 files: 200 "
+     "commits, against 1 for PostgreSQL on the bare file system).  Data is as durable "
+     "either way; after a crash a file's mtime may be the time pgiofs wrote its data "
+     "rather than the time the writer did.  no: applied at once."},
+    {"files", "sync_chunk_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(sync_chunk_kb),
+     "Through the backing page cache (files.backing_direct), the fsync of a heap, index "
+     "or other data file writes all its dirty pages at once, and a commit's WAL flush "
+     "waits behind them on a disk that serves one request at a time.  With a size here, "
+     "pgiofs first writes them in chunks of that size, each waited for, so that a WAL "
+     "flush waits behind one chunk at most; then the fsync, which still reports every "
+     "error.  A chunk is never less than one folio of the backing page cache (up to a "
+     "few MiB, after the size of pgiofs's writes).  WAL and commit status are never "
+     "chunked.  0: off."},
     {"stats", "enabled", CONF_BOOL, "", "yes", 0, 0, NULL, F(stats_enabled),
      "Count every data request per class (operations, bytes, queue and service time, "
      "latency histograms) for `pgiofs stat`; costs two clock reads and a few atomic "

@@ -127,7 +127,7 @@ static int register_backing__(struct pfs *fs, struct pfs_inode *in)
 	id = pfs_wire_backing_open(fs, in->fd);
 	if (id < 0) {
 		if (!atomic_exchange(&warned, true))
-			pfs_log(LOG_WARNING,
+			log_msg(LOG_WARNING,
 				"cannot register a backing file for passthrough (%s): such files "
 				"are opened direct instead",
 				strerror(-id));

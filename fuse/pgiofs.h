@@ -76,6 +76,8 @@ struct pgiofs_settings {
 	int wal_mode;		/* enum pgiofs_wal_mode */
 	int64_t write_cache_mb; /* acknowledged writes held at most (no write-back cache) */
 	int backing_direct;	/* enum pgiofs_backing_direct */
+	bool defer_times;	/* the kernel's mtime applied after the next fsync */
+	int64_t sync_chunk_kb;	/* a data file's fsync writes in chunks this large */
 	/* [stats] */
 	bool stats_enabled; /* account every request for `pgiofs stat` */
 	/* [fault] of pgiofs itself (tests; needs --allow-faults) */

@@ -5,7 +5,8 @@
  * FUSE handler turns that into its reply at the boundary
  * (fuse_reply_err(req, -ret)); constructors follow iosched's (the object,
  * or NULL with errno set) and their destroy or stop functions accept NULL
- * or a channel that was never opened.  Messages go through pfs_log().
+ * or a channel that was never opened.  Messages go through log_msg()
+ * (common/log.h): stderr in the foreground, syslog once daemonized.
  */
 #ifndef PGIOFS_PGIOFS_I_H
 #define PGIOFS_PGIOFS_I_H
@@ -20,6 +21,7 @@
 #include <sys/types.h>
 
 #include "iosched.h"
+#include "log.h"
 #include "pgiofs.h"
 
 /* One backing inode the kernel knows about (it holds a lookup count). */
@@ -48,6 +50,10 @@ struct pfs_inode {
 	uint32_t wb_pending;
 	off_t wb_size; /* the file's size once they are written, or 0 */
 	int wb_err;
+	/* files.defer_times: the mtime the kernel sent, not yet applied to
+	 * the backing file (under wb_lock) */
+	bool wb_mtime_kept;
+	struct timespec wb_mtime;
 	/* how the file is open (passthrough.c), under om_lock: the kernel
 	 * refuses a page-cache open while a passthrough one is outstanding
 	 * and the other way round, and wants one backing id for all of them */
@@ -181,10 +187,6 @@ bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len);
 /* pfs_cleanup() -- close every inode descriptor and free the table. */
 void pfs_cleanup(struct pfs *fs);
 
-/* log.c: stderr in the foreground, syslog once daemonized. */
-void pfs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void pfs_log_to_syslog(void);
-
 /* loop.c: the session loop (fuse.max_threads, max_idle_threads,
  * clone_fd); requests may keep their receive buffer.  One per session, in
  * any thread (a WAL mount runs its own).  0 or -errno. */
@@ -310,6 +312,18 @@ void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res,
 /* pfs_wb_note_error() -- keep @err (a positive errno) for the next fsync of
  * @in, unless an error is kept already. */
 void pfs_wb_note_error(struct pfs_inode *in, int err);
+/* pfs_wb_keep_mtime() -- files.defer_times: @mtime, the kernel's mtime of
+ * @in sent with the write-back cache (before an fsync or at close), is
+ * kept instead of being applied: setting it now would make the fsync that
+ * follows commit the backing file system's journal for that change alone.
+ * pfs_wb_apply_mtime() applies it after that fsync, at release, before any
+ * other change of @in's attributes and when @in is forgotten; until then
+ * pfs_wb_fix_mtime() shows it in every stat of @in. */
+void pfs_wb_keep_mtime(struct pfs_inode *in, const struct timespec *mtime);
+/* pfs_wb_apply_mtime() -- apply the kept mtime, if any, to the backing
+ * file: 0, or -errno (it is forgotten either way). */
+int pfs_wb_apply_mtime(struct pfs_inode *in);
+void pfs_wb_fix_mtime(struct pfs_inode *in, struct stat *st);
 /* pfs_wb_wait() -- until no acknowledged write to @in is left. */
 void pfs_wb_wait(struct pfs_inode *in);
 /* pfs_wb_take_error() -- pfs_wb_wait(), then the error kept (a positive

@@ -140,7 +140,7 @@ static void prep_cmd(struct ring_thread *t, struct ring_ent *e, uint32_t op, uin
 		io_uring_submit(&t->ring);
 		sqe = io_uring_get_sqe(&t->ring);
 		if (!sqe) {
-			pfs_log(LOG_ERR, "fuse.uring: queue %u: no room to submit", t->qid);
+			log_msg(LOG_ERR, "fuse.uring: queue %u: no room to submit", t->qid);
 			return;
 		}
 	}
@@ -164,7 +164,7 @@ static void arm_eventfd(struct ring_thread *t)
 		io_uring_submit(&t->ring);
 		sqe = io_uring_get_sqe(&t->ring);
 		if (!sqe) {
-			pfs_log(LOG_ERR, "fuse.uring: queue %u: no room to submit", t->qid);
+			log_msg(LOG_ERR, "fuse.uring: queue %u: no room to submit", t->qid);
 			return;
 		}
 	}
@@ -259,7 +259,7 @@ static int ring_reply(struct pfs *fs, const struct iovec *iov, int count)
 		static atomic_bool said;
 
 		if (!atomic_exchange(&said, true))
-			pfs_log(LOG_ERR,
+			log_msg(LOG_ERR,
 				"fuse.uring: a reply of %u bytes does not fit its ring entry; "
 				"answered EIO",
 				out->len);
@@ -279,7 +279,7 @@ static int ring_reply(struct pfs *fs, const struct iovec *iov, int count)
 	t->replied = e;
 	pthread_mutex_unlock(&t->lock);
 	if (write(t->efd, &one, sizeof(one)) < 0)
-		pfs_log(LOG_ERR, "fuse.uring: cannot wake a ring thread: %s", strerror(errno));
+		log_msg(LOG_ERR, "fuse.uring: cannot wake a ring thread: %s", strerror(errno));
 	return 1;
 }
 
@@ -298,7 +298,7 @@ static void serve(struct ring_thread *t, struct ring_ent *e)
 	atomic_store(&e->unique, in.unique);
 	if (in.len < IN_HDR + psz || (op = in.len - IN_HDR - psz) > URING_OP_IN_SZ ||
 	    psz > u->payload) {
-		pfs_log(LOG_ERR,
+		log_msg(LOG_ERR,
 			"fuse.uring: malformed request (opcode %u, %u bytes); answered EIO",
 			in.opcode, in.len);
 		answer_err(e, in.unique, -EIO);
@@ -355,7 +355,7 @@ static void ended(struct ring_thread *t, struct ring_ent *e, int res)
 	 * once, or its queue would lose it */
 	if (res != -ENOTCONN && res != -ECANCELED && res != -ECONNABORTED && !e->again &&
 	    !e->dead) {
-		pfs_log(LOG_WARNING,
+		log_msg(LOG_WARNING,
 			"fuse.uring: queue %u: a commit failed (%s); entry registered again",
 			t->qid, strerror(-res));
 		e->again = true;
@@ -363,7 +363,7 @@ static void ended(struct ring_thread *t, struct ring_ent *e, int res)
 		return;
 	}
 	if (res != -ENOTCONN && res != -ECANCELED && res != -ECONNABORTED)
-		pfs_log(LOG_ERR, "fuse.uring: queue %u: an entry ended: %s", t->qid,
+		log_msg(LOG_ERR, "fuse.uring: queue %u: an entry ended: %s", t->qid,
 			strerror(-res));
 	if (!e->dead) {
 		e->dead = true;
@@ -434,7 +434,7 @@ static void *ring_main(void *arg)
 
 		ret = io_uring_submit_and_wait(&t->ring, 1);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
-			pfs_log(LOG_ERR, "fuse.uring: queue %u: %s", t->qid, strerror(-ret));
+			log_msg(LOG_ERR, "fuse.uring: queue %u: %s", t->qid, strerror(-ret));
 			break;
 		}
 		io_uring_for_each_cqe(&t->ring, head, cqe)
@@ -485,7 +485,7 @@ static void turn_off(int fd)
 	struct io_uring_cqe *cqe;
 
 	if (io_uring_queue_init_params(2, &ring, &p) < 0) {
-		pfs_log(LOG_ERR, "fuse.uring: cannot turn the ring off: requests may hang");
+		log_msg(LOG_ERR, "fuse.uring: cannot turn the ring off: requests may hang");
 		return;
 	}
 	sqe = io_uring_get_sqe(&ring);

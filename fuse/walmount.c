@@ -113,7 +113,7 @@ static void tell_ready(int fd)
 	if (fd < 0)
 		return;
 	if (write(fd, "1", 1) < 0)
-		pfs_log(LOG_WARNING, "cannot tell the command the mount is ready: %s",
+		log_msg(LOG_WARNING, "cannot tell the command the mount is ready: %s",
 			strerror(errno));
 	close(fd);
 }
@@ -137,7 +137,7 @@ static void settled(struct walmount *m)
 static void fail(struct walmount *m, const char *fmt, const char *arg)
 {
 	snprintf(m->why, sizeof(m->why), fmt, arg);
-	pfs_log(LOG_WARNING,
+	log_msg(LOG_WARNING,
 		"WAL mount over \"%s\": %s; WAL there is opened direct through the mount instead",
 		m->point, m->why);
 	atomic_store(&m->state, WM_FAILED);
@@ -250,23 +250,23 @@ static void *wal_thread(void *arg)
 		goto out_session;
 	}
 	if (m->fs.wal_note[0])
-		pfs_log(LOG_WARNING, "WAL mount over \"%s\": %s", m->point, m->fs.wal_note);
+		log_msg(LOG_WARNING, "WAL mount over \"%s\": %s", m->point, m->fs.wal_note);
 	/* a connection of its own: a ring of its own (or /dev/fuse) */
 	pfs_uring_start(&m->fs);
 	pfs_uring_explain(&m->fs);
 	if (m->fs.set.uring != PGIOFS_URING_NO && !atomic_load(&m->fs.wire.uring))
-		pfs_log(LOG_WARNING, "WAL mount over \"%s\": requests over /dev/fuse: %s", m->point,
+		log_msg(LOG_WARNING, "WAL mount over \"%s\": requests over /dev/fuse: %s", m->point,
 			m->fs.uring_note);
 	if (pfs_mount_dev(m->point, &m->major, &m->minor) < 0)
 		m->major = m->minor = 0;
 	atomic_store(&m->state, WM_MOUNTED);
-	pfs_log(LOG_INFO, "WAL mount over \"%s\" (%s)", m->point,
+	log_msg(LOG_INFO, "WAL mount over \"%s\" (%s)", m->point,
 		pgiofs_wal_mode_names[m->fs.wal_mode]);
 	settled(m);
 	ret = pfs_loop(m->se, &m->fs.set);
 	pfs_uring_stop(&m->fs);
 	atomic_store(&m->state, WM_ENDED);
-	pfs_log(LOG_INFO, "WAL mount over \"%s\" ended%s", m->point,
+	log_msg(LOG_INFO, "WAL mount over \"%s\" ended%s", m->point,
 		atomic_load(&m->wm->stopping) ? ""
 					      : ": WAL there is opened direct through the mount");
 	fuse_session_unmount(m->se); /* nothing if the connection ended */
@@ -274,7 +274,7 @@ static void *wal_thread(void *arg)
 	 * scheduler: they complete before the session goes */
 	ret = pfs_drain(core);
 	if (ret < 0)
-		pfs_log(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
+		log_msg(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
 out_session:
 	fuse_session_destroy(m->se);
 	m->se = NULL;
@@ -309,7 +309,7 @@ static void start__(struct pfs_walmounts *wm, const char *rel, dev_t dev, ino_t 
 			return;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
-		pfs_log(LOG_ERR, "out of memory: no WAL mount over %s/pg_wal", rel);
+		log_msg(LOG_ERR, "out of memory: no WAL mount over %s/pg_wal", rel);
 		return;
 	}
 	m->wm = wm;
@@ -356,7 +356,7 @@ static void scan(struct pfs_walmounts *wm, int fd, const char *rel, int depth, i
 			start__(wm, rel, st.st_dev, st.st_ino, true);
 			pthread_mutex_unlock(&wm->lock);
 		} else if (S_ISLNK(st.st_mode)) {
-			pfs_log(LOG_INFO,
+			log_msg(LOG_INFO,
 				"%s/%s/pg_wal is a symbolic link (initdb --waldir): its WAL is not "
 				"on this mount, pgiofs does not serve it",
 				wm->mountpoint, rel);
@@ -479,7 +479,7 @@ static void abort_connection(const struct walmount *m)
 	if (fd < 0)
 		return;
 	if (write(fd, "1", 1) < 0)
-		pfs_log(LOG_WARNING, "cannot abort the WAL mount over \"%s\": %s", m->point,
+		log_msg(LOG_WARNING, "cannot abort the WAL mount over \"%s\": %s", m->point,
 			strerror(errno));
 	close(fd);
 }

@@ -141,7 +141,7 @@ void pfs_wire_backing_close(const struct pfs *fs, int backing_id)
 	uint32_t id = (uint32_t)backing_id;
 
 	if (ioctl(fuse_session_fd(fs->se), PFS_DEV_IOC_BACKING_CLOSE, &id) < 0)
-		pfs_log(LOG_ERR, "cannot close passthrough backing id %d: %s", backing_id,
+		log_msg(LOG_ERR, "cannot close passthrough backing id %d: %s", backing_id,
 			strerror(errno));
 }
 
@@ -232,7 +232,7 @@ static void route_add(uint64_t unique, int session_fd, int fd)
 
 	if (!r) {
 		if (!atomic_exchange(&said, true))
-			pfs_log(LOG_ERR, "out of memory: a reply may not reach the kernel");
+			log_msg(LOG_ERR, "out of memory: a reply may not reach the kernel");
 		return;
 	}
 	r->unique = unique;

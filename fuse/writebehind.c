@@ -34,11 +34,29 @@
  * their errors); the cache never holds more than its limit, except for one
  * write larger than the whole cache, which goes alone.  A WAL mount
  * (walmount.c) shares its mount's cache (fs->core).
+ *
+ * Timestamps acknowledged before they are on the backing store
+ * (files.defer_times): with the write-back cache the kernel keeps a
+ * written file's mtime itself and sends it in a SETATTR (mtime and ctime,
+ * with the file handle) before every fsync of the file and at close.
+ * Applied then, it changes the backing inode just before the fsync, and
+ * on ext4 an fsync whose inode changed in the running transaction commits
+ * the journal: one commit per file fsynced, where PostgreSQL on the bare
+ * file system, whose inodes changed when their data was written, shares
+ * one commit among all the files of a checkpoint.  So that mtime is kept
+ * in the inode and applied after the fsync.  What must stay true: every
+ * stat through pgiofs shows the kept mtime; it reaches the backing file
+ * after the next fsync of the file, at every RELEASE, before any other
+ * change of the file's attributes (which may set times of its own), when
+ * the inode is forgotten and when the file system is unmounted; the data
+ * is as durable as without it (only the mtime committed by that fsync is
+ * the time pgiofs wrote the data, not the time the writer did).
  */
 #include "pgiofs_i.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 int pfs_wb_reserve(int fd, off_t off, size_t len)
@@ -149,6 +167,40 @@ void pfs_wb_fix_size(off_t size, struct stat *st)
 {
 	if (S_ISREG(st->st_mode) && size > st->st_size)
 		st->st_size = size;
+}
+
+void pfs_wb_keep_mtime(struct pfs_inode *in, const struct timespec *mtime)
+{
+	pthread_mutex_lock(&in->wb_lock);
+	in->wb_mtime = *mtime;
+	in->wb_mtime_kept = true;
+	pthread_mutex_unlock(&in->wb_lock);
+}
+
+int pfs_wb_apply_mtime(struct pfs_inode *in)
+{
+	struct timespec tv[2] = {{0, UTIME_OMIT}, {0, 0}};
+	char path[64];
+	int ret = 0;
+
+	pthread_mutex_lock(&in->wb_lock);
+	if (in->wb_mtime_kept) { /* under the lock: a newer one waits for it */
+		in->wb_mtime_kept = false;
+		tv[1] = in->wb_mtime;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", in->fd);
+		if (utimensat(AT_FDCWD, path, tv, 0) < 0)
+			ret = -errno;
+	}
+	pthread_mutex_unlock(&in->wb_lock);
+	return ret;
+}
+
+void pfs_wb_fix_mtime(struct pfs_inode *in, struct stat *st)
+{
+	pthread_mutex_lock(&in->wb_lock);
+	if (in->wb_mtime_kept)
+		st->st_mtim = in->wb_mtime;
+	pthread_mutex_unlock(&in->wb_lock);
 }
 
 void pfs_wb_wait(struct pfs_inode *in)

@@ -238,6 +238,7 @@ uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k);
  * pgl_cmp_ratio_word() -- what ratio R (a figure over the reference's)
  * with standard deviation SD says: "within noise" if R ± SD covers 1, else
  * "faster" or "slower" (LOWER_BETTER: below 1 is faster, as for a time).
+ * R and SD are judged as the reports print them, to two decimals.
  */
 const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better);
 

@@ -97,7 +97,11 @@ const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better)
 {
 	if (r <= 0)
 		return "";
-	if (sd > 0 && fabs(r - 1) <= sd)
+	/* Judged on the two decimals the reports print, so that a printed
+	 * "1.12 ± 0.12" never reads "slower". */
+	r = round(r * 100) / 100;
+	sd = round(sd * 100) / 100;
+	if (sd > 0 && fabs(r - 1) <= sd + 1e-9)
 		return "within noise";
 	return (r < 1) == lower_better ? "faster" : "slower";
 }

@@ -65,6 +65,21 @@ mktempdir() {
 	echo "$d"
 }
 
+# ext4_on_loop DIR MB -- a fresh ext4 of MB MiB on a loop device (its
+# image in a fresh temporary directory), mounted on DIR; the device is in
+# $LOOP.  Unmounted and detached at exit.  Not in a subshell: it registers
+# its clean-up.
+ext4_on_loop() {
+	local img
+	img=$(mktempdir)/fs.img
+	truncate -s "$2M" "$img" || fail "cannot make a $2 MiB image"
+	mkfs.ext4 -q -F "$img" || fail "mkfs.ext4 failed"
+	LOOP=$(losetup --find --show "$img") || fail "losetup failed"
+	on_exit "losetup -d '$LOOP'"
+	mount "$LOOP" "$1" || fail "cannot mount $LOOP"
+	on_exit "umount -l '$1'"
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }

@@ -18,12 +18,7 @@ command -v fincore >/dev/null || fail "fincore (util-linux) is missing"
 T=$(mktempdir)
 B=$T/b M=$T/m
 mkdir "$B" "$M"
-truncate -s 64M "$T/fs.img"
-mkfs.ext4 -q -F "$T/fs.img" || fail "mkfs.ext4 failed"
-LOOP=$(losetup --find --show "$T/fs.img") || fail "losetup failed"
-on_exit "losetup -d '$LOOP'"
-mount "$LOOP" "$B" || fail "cannot mount $LOOP"
-on_exit "umount -l '$B'"
+ext4_on_loop "$B" 64
 mkdir -p "$B/base/1"
 DEV=${LOOP#/dev/}
 head -c $((4 << 20)) /dev/urandom >"$T/data"

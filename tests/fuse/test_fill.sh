@@ -19,7 +19,7 @@
 # write gets the error); and WAL write-behind (files.wal_mode = direct: the
 # next fsync gets it); relation and WAL files written through the backing
 # page cache (files.backing_direct = no), with and without the write-back
-# cache.
+# cache, and with the fsync written in chunks (files.sync_chunk_kb).
 source "$(dirname "$0")/../lib.sh"
 need_root
 
@@ -109,4 +109,6 @@ round "buffered backing" base/1/16384 --set files.backing_direct=no
 round "buffered backing" pg_wal/000000010000000000000001 --set files.backing_direct=no
 round "buffered backing, no write-back cache" base/1/16384 --set files.backing_direct=no \
 	--set fuse.writeback_cache=no
+round "buffered backing, fsync in chunks" base/1/16384 --set files.backing_direct=no \
+	--set files.sync_chunk_kb=64
 echo ok

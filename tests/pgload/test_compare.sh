@@ -44,7 +44,7 @@ for l in open(sys.argv[1]):
     m = re.match(r".* took ([0-9.]+) ± ([0-9.]+) times the import time of .*: (.*)$", l)
     if m:
         r, sd, word = float(m[1]), float(m[2]), m[3]
-        want = "within noise" if sd > 0 and abs(r - 1) <= sd else "faster" if r < 1 else "slower"
+        want = "within noise" if sd > 0 and abs(r - 1) <= sd + 1e-9 else "faster" if r < 1 else "slower"
         assert word == want, l
 PY
 grep -q '^Backend/profile  *class  *ops  *Avg ms  *p99 ms  *Max ms  *Lat%>2s Lat%>10s$' "$W/stdout" ||
