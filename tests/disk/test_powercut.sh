@@ -270,8 +270,7 @@ check_cut() {
 		cleanup_cluster_dir
 		return 1
 	fi
-	pgfile head -n 1 "$PGDATA/postmaster.pid" >"$RUN/postmaster.pid"
-	PMPID=$(cat "$RUN/postmaster.pid")
+	record_server
 	r=$(pgc psql -X -q -At -h "$RUN" -p "$PORT" -d postgres \
 		-c "CREATE TEMP TABLE acked (id bigint); CREATE TEMP TABLE acked_b (batch int)" \
 		-c "\\copy acked FROM '$W/acked'" -c "\\copy acked_b FROM '$W/acked_batches'" \

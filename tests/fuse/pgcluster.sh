@@ -125,22 +125,58 @@ wait_group_gone() {
 	return 1
 }
 
+# server_pids [RUN] -- every process of the cluster started from RUN
+# ($RUN by default) still running: the postmaster and its backends and
+# auxiliary processes.  Those make themselves session leaders, so they are
+# not in the postmaster's process group, and they outlive a killed
+# postmaster; they are found by their working directory, the data
+# directory (start_server records the postmaster's in RUN/pgdata.cwd).
+server_pids() {
+	local run=${1:-$RUN} cwd p
+	cwd=$(cat "$run/pgdata.cwd" 2>/dev/null) || return 0
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/exe" 2>/dev/null)" = "$PGBIN/postgres" ] || continue
+		[ "$(readlink "$p/cwd" 2>/dev/null)" = "$cwd" ] && echo "${p#/proc/}"
+	done
+}
+
+# kill_server [RUN] -- SIGKILL every process of the cluster at once.
+kill_server() {
+	local pids
+	pids=$(server_pids "$@")
+	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null
+}
+
+# wait_server_gone SECS [RUN] -- wait until no process of the cluster is
+# left, the postmaster not even as a zombie (its pid would still make the
+# next start refuse postmaster.pid).
+wait_server_gone() {
+	local i secs=$1 pm
+	shift
+	pm=$(cat "${1:-$RUN}/postmaster.pid" 2>/dev/null)
+	for ((i = 0; i < secs * 10; i++)); do
+		if [ -z "$(server_pids "$@")" ] && { [ -z "$pm" ] || [ ! -e "/proc/$pm" ]; }; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
 # cleanup_cluster RUN -- at exit: kill the clients and the server recorded
-# in RUN (pg_ctl put the postmaster in its own session, so its pid is the
-# process group of all its backends).
+# in RUN.
 cleanup_cluster() {
 	local run=$1 pid
 	for pid in $(cat "$run/clients.pids" 2>/dev/null); do
 		kill_group "$pid"
 	done
 	pid=$(cat "$run/postmaster.pid" 2>/dev/null)
-	[ -n "$pid" ] || return 0
-	if kill -0 "$pid" 2>/dev/null; then
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 		kill -QUIT "$pid" 2>/dev/null # immediate shutdown
-		wait_group_gone "$pid" 10
+		wait_server_gone 10 "$run"
 	fi
-	kill_group "$pid"
-	wait_group_gone "$pid" 10
+	kill_server "$run"
+	wait_server_gone 10 "$run"
 }
 
 # start_server -- start the cluster in $PGDATA and record its postmaster.
@@ -155,17 +191,24 @@ start_server() {
 	timeout -k 5 "$CMD_TIMEOUT" runuser -u postgres -- env "${SERVER_ENV[@]}" \
 		"$PGBIN/pg_ctl" -D "$PGDATA" -l "$SERVER_LOG" -w -t 120 start >"$RUN/pg_ctl.out" 2>&1 ||
 		fail_log "$LABEL: pg_ctl start failed" "$SERVER_LOG"
+	record_server
+}
+
+# record_server -- after a start: the postmaster in $RUN/postmaster.pid and
+# $PMPID, its working directory (which server_pids looks for) in
+# $RUN/pgdata.cwd.
+record_server() {
 	pgfile head -n 1 "$PGDATA/postmaster.pid" >"$RUN/postmaster.pid" ||
 		fail "$LABEL: cannot read $PGDATA/postmaster.pid"
 	PMPID=$(cat "$RUN/postmaster.pid")
-	[ "$(ps -o pgid= -p "$PMPID" | tr -d ' ')" = "$PMPID" ] ||
-		fail "$LABEL: postmaster $PMPID is not a process group leader"
+	readlink "/proc/$PMPID/cwd" >"$RUN/pgdata.cwd" ||
+		fail "$LABEL: cannot read the working directory of postmaster $PMPID"
 }
 
 stop_server() {
 	pgc pg_ctl -D "$PGDATA" -w -t 120 -m fast stop >>"$RUN/pg_ctl.out" 2>&1 ||
 		fail_log "$LABEL: pg_ctl stop failed" "$SERVER_LOG"
-	wait_group_gone "$PMPID" 20 || fail "$LABEL: postgres processes left after stop"
+	wait_server_gone 20 || fail "$LABEL: postgres processes left after stop"
 	rm -f "$RUN/postmaster.pid"
 }
 
@@ -277,13 +320,15 @@ init_cluster() {
 	} | pgfile tee -a "$PGDATA/postgresql.conf" >/dev/null || fail "$LABEL: cannot write postgresql.conf"
 }
 
-# kill_postgres SECS -- SIGKILL the postmaster and every backend; the
+# kill_postgres SECS -- SIGKILL the postmaster and every backend and
+# auxiliary process at once (a backend left behind by a killed postmaster
+# can wait forever for a lock a dead backend held, with its client); the
 # clients in $RUN/clients.pids must notice and exit within SECS seconds.
+# A process stuck in the kernel on a FUSE request survives SIGKILL.
 kill_postgres() {
 	local pid
-	kill -KILL "$PMPID" 2>/dev/null
-	kill_group "$PMPID"
-	wait_group_gone "$PMPID" 20 || fail "$LABEL: postgres processes survive SIGKILL"
+	kill_server
+	wait_server_gone 20 || fail "$LABEL: postgres processes survive SIGKILL: $(server_pids | tr '\n' ' ')"
 	for pid in $(cat "$RUN/clients.pids"); do
 		wait_group_gone "$pid" "$1" || { kill_group "$pid"; fail "$LABEL: client $pid did not notice the crash within $1 s"; }
 	done

@@ -34,10 +34,10 @@ for ((i = 1; i <= ITER; i++)); do
 	for pid in $(cat "$RUN/clients.pids"); do
 		wait_group_gone "$pid" 10 || fail "$LABEL: client $pid still runs 10 s after pgiofs died"
 	done
-	if wait_group_gone "$PMPID" 10; then
+	if wait_server_gone 10; then
 		log "$LABEL: clients failed and exited; postgres shut itself down"
 	else
-		log "$LABEL: clients failed and exited; postgres still up: $(pgrep -g "$PMPID" | wc -l) processes"
+		log "$LABEL: clients failed and exited; postgres still up: $(server_pids | wc -l) processes"
 	fi
 	grep -h "PANIC\|FATAL" "$RUN"/server.*.log | tail -n 3 | sed 's/^/    /'
 	kill_postgres 10

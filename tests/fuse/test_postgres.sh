@@ -11,7 +11,7 @@
 # each while two ledger clients insert sequential ids one committed
 # transaction at a time (writing an id to a file only after the server
 # acknowledged its commit) beside a pgbench tpcb load:
-#   1. the postmaster is killed with SIGKILL (then the rest of its group);
+#   1. the postmaster and every backend are killed with SIGKILL;
 #   2. the FUSE connection is aborted, then postgres killed and the backing
 #      directory mounted again: as if pgiofs had died, the kernel drops the
 #      dirty pages it had not sent yet and pgiofs loses whatever it held;
@@ -66,11 +66,11 @@ crash() {
 	if [ "$what" = fuse ]; then
 		conn=$(fuse_conn "$MNT")
 		[ -n "$conn" ] || fail "$LABEL: no fuse connection for $MNT"
-		log "$LABEL: abort fuse connection $conn, kill -9 postmaster $PMPID (ledger: $(wc -l <"$RUN/ledger.$a") + $(wc -l <"$RUN/ledger.$b") ids acknowledged)"
+		log "$LABEL: abort fuse connection $conn, kill -9 postgres (ledger: $(wc -l <"$RUN/ledger.$a") + $(wc -l <"$RUN/ledger.$b") ids acknowledged)"
 		fuse_abort "$MNT"
 		! pgfile stat "$MNT/." >/dev/null 2>&1 || fail "$LABEL: fuse connection $conn still answers after the abort"
 	else
-		log "$LABEL: kill -9 postmaster $PMPID (ledger: $(wc -l <"$RUN/ledger.$a") + $(wc -l <"$RUN/ledger.$b") ids acknowledged)"
+		log "$LABEL: kill -9 postgres (ledger: $(wc -l <"$RUN/ledger.$a") + $(wc -l <"$RUN/ledger.$b") ids acknowledged)"
 	fi
 	# the clients must notice, not hang: 60 s bounds that after an abort,
 	# where a loaded two-CPU machine once took over 20 s
