@@ -140,9 +140,12 @@ server_pids() {
 	done
 }
 
-# kill_server [RUN] -- SIGKILL every process of the cluster at once.
+# kill_server [RUN] -- SIGKILL every process of the cluster: the
+# postmaster first, so that it starts no backend the list would miss.
 kill_server() {
-	local pids
+	local pm pids
+	pm=$(cat "${1:-$RUN}/postmaster.pid" 2>/dev/null)
+	[ -z "$pm" ] || ! is_ours "$pm" || kill -KILL "$pm" 2>/dev/null
 	pids=$(server_pids "$@")
 	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null
 }
