@@ -1206,13 +1206,17 @@ void pfs_describe(struct pfs *fs, const char *profile, const struct pgiofs_setti
 
 int pfs_drain(struct pfs *fs)
 {
-	struct pgiofs_settings direct;
+	struct pgiofs_settings cur;
 
-	if (pfs_reload(fs, &fs->set) == 0)
+	/* a copy taken under the lock a reload writes them under: two WAL
+	 * mounts may end, and drain, at once */
+	pthread_rwlock_rdlock(&fs->core->ios_lock);
+	cur = fs->set;
+	pthread_rwlock_unlock(&fs->core->ios_lock);
+	if (pfs_reload(fs, &cur) == 0)
 		return 0;
-	direct = fs->set; /* needs no thread or descriptor */
-	direct.ios.policy = IOS_POLICY_DIRECT;
-	return pfs_reload(fs, &direct);
+	cur.ios.policy = IOS_POLICY_DIRECT; /* needs no thread or descriptor */
+	return pfs_reload(fs, &cur);
 }
 
 /* refine_class() -- a relation main fork's name cannot tell a table from
