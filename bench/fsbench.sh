@@ -106,6 +106,15 @@ for p in "${PROFILES[@]}"; do
 		die "--profile $p: $(cat "$DIR/.fsbench.err.$$"; rm -f "$DIR/.fsbench.err.$$")"
 done
 rm -f "$DIR/.fsbench.err.$$"
+# pgiofs holds a descriptor for every file the kernel knows: bonnie++'s
+# files must fit the open-files limit the daemon will have (fs.nr_open
+# where root may raise its hard limit, else the hard limit)
+if [[ " $ONLY " == *" bonnie "* ]]; then
+	nofile=$(cat /proc/sys/fs/nr_open)
+	prlimit --nofile="$nofile:$nofile" true 2>/dev/null || nofile=$(ulimit -Hn)
+	[ "$nofile" = unlimited ] || [ $((NFILES * 1024 + 1024)) -le "$nofile" ] ||
+		die "--files $NFILES: bonnie++ would create $((NFILES * 1024)) files, and pgiofs holds a descriptor for each; its open-files limit here is $nofile (the hard limit, which this process may not raise): use --files $(((nofile - 1024) / 1024)) or less"
+fi
 free=$(df -Pm "$DIR" | awk 'NR == 2 { print $4 }')
 [ "$free" -gt $((SIZE * 3 + 512)) ] ||
 	die "--dir $DIR has $free MB free; --size $SIZE needs about $((SIZE * 3 + 512))"

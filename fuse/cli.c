@@ -399,11 +399,31 @@ static int check_dev_fuse(void)
 	return 1;
 }
 
+/* raise_nofile() -- pgiofs holds a descriptor for every file the kernel
+ * knows (until its FORGET) and for every open file, so a data directory of
+ * many relations, or bonnie++'s 64 Ki files, needs tens of thousands:
+ * as many as the system lets a process have (fs.nr_open) where the daemon
+ * may raise its hard limit (root), else its hard limit. */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
+	unsigned long long nr_open = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+	if (f) {
+		if (fscanf(f, "%llu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (nr_open > rl.rlim_max) {
+		struct rlimit up = {(rlim_t)nr_open, (rlim_t)nr_open};
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}

@@ -28,15 +28,18 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/fsuid.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
@@ -309,6 +312,30 @@ static void proc_path(char *buf, size_t len, int fd)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
+/* out_of_fds() -- ERR (an errno) is EMFILE or ENFILE: say once a minute
+ * why, since the caller only sees "Too many open files".  pgiofs holds a
+ * descriptor for every file the kernel knows (until its FORGET) and every
+ * open file. */
+static void out_of_fds(int err)
+{
+	static _Atomic time_t said;
+	time_t now = time(NULL), last = atomic_load(&said);
+	struct rlimit rl;
+
+	if ((err != EMFILE && err != ENFILE) || now - last < 60 ||
+	    !atomic_compare_exchange_strong(&said, &last, now))
+		return;
+	if (err == ENFILE || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_msg(LOG_ERR, "out of file descriptors: %s (the system's limit, fs.file-max)",
+			strerror(err));
+	else
+		log_msg(LOG_ERR,
+			"out of file descriptors: %s (the daemon's limit is %llu; pgiofs holds one "
+			"per file the kernel knows and per open file: start it as root, which "
+			"raises the limit to fs.nr_open, or with a higher hard limit)",
+			strerror(err), (unsigned long long)rl.rlim_cur);
+}
+
 /* ------------------------------------------------------------------------ */
 /* lookup and attributes */
 
@@ -375,8 +402,11 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 	if (parent == &fs->root && strcmp(name, "..") == 0)
 		name = ".";
 	fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		ret = -errno;
+		out_of_fds(-ret);
+		return ret;
+	}
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 		ret = -errno;
 		close(fd);
@@ -1007,7 +1037,10 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fd < 0 && errno == EACCES && widened)
 		fd = open(path, (flags & ~O_ACCMODE) | O_WRONLY);
 	if (fd < 0) {
-		fuse_reply_err(req, errno);
+		int err = errno;
+
+		out_of_fds(err);
+		fuse_reply_err(req, err);
 		return;
 	}
 	if (flags & O_TRUNC) {
@@ -1075,8 +1108,14 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 			inode_forget(fs, inode_of(req, e.ino), 1);
 	}
 	if (ret < 0) {
-		if (fd >= 0)
+		out_of_fds(-ret);
+		if (fd >= 0) {
 			close(fd);
+			/* created here (O_EXCL), so not left behind for a
+			 * caller who was told it failed */
+			if (flags & O_EXCL)
+				unlinkat(dir->fd, name, 0);
+		}
 		fuse_reply_err(req, -ret);
 		return;
 	}
