@@ -45,10 +45,10 @@
  * handed to the ring instead of being written to a descriptor.
  *
  * What must stay true: any other reply is written unchanged, to the
- * descriptor its request was read from (or to its ring entry); a flag is offered to the kernel
- * only when the kernel offered it; an armed reply is patched only if it
- * answers the request this thread is processing, without error, and is
- * disarmed whatever happens.
+ * descriptor its request was read from (or to its ring entry); a flag is
+ * offered to the kernel only when the kernel offered it; an armed reply is
+ * patched only if it answers the request this thread is processing,
+ * without error, and is disarmed whatever happens.
  */
 #include "pgiofs_i.h"
 
