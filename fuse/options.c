@@ -26,6 +26,13 @@ const char *const pgiofs_backing_direct_names[] = {
     NULL,
 };
 
+const char *const pgiofs_io_class_names[] = {
+    [PGIOFS_IO_INHERIT] = "inherit",
+    [PGIOFS_IO_REALTIME] = "realtime",
+    [PGIOFS_IO_BEST_EFFORT] = "best-effort",
+    NULL,
+};
+
 const char *const pgiofs_uring_names[] = {
     [PGIOFS_URING_NO] = "no",
     [PGIOFS_URING_YES] = "yes",
@@ -159,6 +166,24 @@ static const struct conf_tunable rows[] = {
      "error.  A chunk is never less than one folio of the backing page cache (up to a "
      "few MiB, after the size of pgiofs's writes).  WAL and commit status are never "
      "chunked.  0: off."},
+    {"files", "wal_nice", CONF_INT, "", "-10", -20, 19, NULL, F(wal_nice),
+     "CPU priority (nice value) of the threads that serve the WAL mounts "
+     "(files.wal_mode = passthrough with the write-back cache).  A commit's fdatasync "
+     "is a request to one of them: on a busy machine the thread that answers it waits "
+     "for a CPU twice (woken by the request, then by the disk) behind the clients, the "
+     "import and its traffic through the daemon.  Those threads only open, close and "
+     "sync WAL, so a high priority costs others little.  Negative values need "
+     "CAP_SYS_NICE (pgiofs says so when it cannot have them); 0: the daemon's own.  "
+     "Applied when a WAL mount starts."},
+    {"files", "wal_io_class", CONF_ENUM, "", "realtime", 0, 0, pgiofs_io_class_names,
+     F(wal_io_class),
+     "I/O priority class of the same threads, which the backing device's elevator "
+     "honours (mq-deadline, with aging, and bfq; not none or kyber): realtime "
+     "(IOPRIO_CLASS_RT, needs CAP_SYS_ADMIN or CAP_SYS_NICE) has a commit's WAL written "
+     "and flushed ahead of the backing page cache's writeback of heap and index data, "
+     "which natively is in the same class; best-effort; or inherit the daemon's.  Only "
+     "what those threads write is in that class: the WAL their fsyncs write back; the "
+     "kernel's flusher writes the rest as before.  Applied when a WAL mount starts."},
     {"stats", "enabled", CONF_BOOL, "", "yes", 0, 0, NULL, F(stats_enabled),
      "Count every data request per class (operations, bytes, queue and service time, "
      "latency histograms) for `pgiofs stat`; costs two clock reads and a few atomic "

@@ -48,6 +48,15 @@ enum pgiofs_uring {
 };
 extern const char *const pgiofs_uring_names[]; /* NULL-terminated */
 
+/* The I/O priority class of the threads that serve WAL mounts
+ * (files.wal_io_class). */
+enum pgiofs_io_class {
+	PGIOFS_IO_INHERIT,     /* the daemon's own */
+	PGIOFS_IO_REALTIME,    /* IOPRIO_CLASS_RT: served before best-effort I/O */
+	PGIOFS_IO_BEST_EFFORT, /* IOPRIO_CLASS_BE */
+};
+extern const char *const pgiofs_io_class_names[]; /* NULL-terminated */
+
 /* The tunables of pgiofs itself (see config/pgiofs.conf). */
 struct pgiofs_settings {
 	/* [fuse] */
@@ -78,6 +87,8 @@ struct pgiofs_settings {
 	int backing_direct;	/* enum pgiofs_backing_direct */
 	bool defer_times;	/* the kernel's mtime applied after the next fsync */
 	int64_t sync_chunk_kb;	/* a data file's fsync writes in chunks this large */
+	int64_t wal_nice;	/* nice value of the WAL mounts' threads */
+	int wal_io_class;	/* enum pgiofs_io_class of the WAL mounts' threads */
 	/* [stats] */
 	bool stats_enabled; /* account every request for `pgiofs stat` */
 	/* [fault] of pgiofs itself (tests; needs --allow-faults) */

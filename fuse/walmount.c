@@ -39,7 +39,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/ioprio.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
@@ -189,6 +192,35 @@ static int wait_visible(const struct walmount *m)
 	}
 }
 
+/* prioritize() -- give this thread, and so every thread it starts (the
+ * session's workers and ring threads inherit both), the CPU and I/O
+ * priority of files.wal_nice and files.wal_io_class; say so where it
+ * cannot be had. */
+static void prioritize(const struct walmount *m)
+{
+	pid_t tid = gettid();
+	int io;
+
+	if (m->fs.set.wal_nice != 0 &&
+	    setpriority(PRIO_PROCESS, (id_t)tid, (int)m->fs.set.wal_nice) < 0)
+		log_msg(LOG_WARNING, "WAL mount over \"%s\": cannot set files.wal_nice = %lld: %s",
+			m->point, (long long)m->fs.set.wal_nice, strerror(errno));
+	switch (m->fs.set.wal_io_class) {
+	case PGIOFS_IO_REALTIME:
+		io = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 4);
+		break;
+	case PGIOFS_IO_BEST_EFFORT:
+		io = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 4);
+		break;
+	default:
+		return;
+	}
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, (int)tid, io) < 0)
+		log_msg(LOG_WARNING,
+			"WAL mount over \"%s\": cannot set files.wal_io_class = %s: %s", m->point,
+			pgiofs_io_class_names[m->fs.set.wal_io_class], strerror(errno));
+}
+
 /* wal_thread() -- mount @m, serve it until it is unmounted, then let its
  * requests complete and free its session. */
 static void *wal_thread(void *arg)
@@ -212,6 +244,7 @@ static void *wal_thread(void *arg)
 	pthread_rwlock_unlock(&core->ios_lock);
 	m->fs.set.wal_mode = PGIOFS_WAL_PASSTHROUGH;
 	m->fs.set.writeback_cache = false; /* which passthrough needs */
+	prioritize(m);
 	m->fs.is_root = core->is_root;
 	m->fs.foreground = core->foreground;
 	m->fs.stats = core->stats;

@@ -23,6 +23,10 @@
 #   d. `pgiofs stat` of a path in a WAL mount answers for the mount it is
 #      in, the list of mounts shows the WAL mount as such (not as a daemon
 #      that does not answer), and `pgiofs umount MOUNT` takes both down.
+#   e. files.wal_nice and files.wal_io_class (a checks their defaults,
+#      -10 and realtime): the WAL mount's threads (and
+#      only they) run at that nice value and I/O class; a daemon without
+#      CAP_SYS_NICE says it cannot have the nice value and still mounts.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
@@ -61,6 +65,14 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$T/stat.json" "$1" ||
 		fail "$LABEL: statistics: not ($1): $(cat "$T/stat.json")"
 }
 
+# threads PID -- "name nice ioprio" of each of PID's threads
+threads() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		echo "$(cat "$t/comm") $(awk '{ print $19 }' "$t/stat") $(ionice -p "${t##*/}" | tr -d ' ')"
+	done
+}
+
 # daemon_gone -- the daemon of $MNT exits within 10 s
 daemon_gone() {
 	wait_daemon_gone "$MNT" || fail "$LABEL: the daemon did not exit"
@@ -77,6 +89,9 @@ init_cluster
 wait_wal_mount "$PGDATA/pg_wal"
 stat_expect 's["wal_mode"] == "passthrough" and s["writeback_cache"] is True and s["wal_note"] == ""'
 stat_expect '"pg/data/pg_wal (passthrough)" in s["wal_mounts"]'
+# the WAL mount's thread has the defaults files.wal_nice = -10, wal_io_class = realtime
+threads "$PGIOFS_PID" | grep -qx "pgiofs-walmnt -10 realtime:prio4" ||
+	fail "a: the WAL mount's thread: $(threads "$PGIOFS_PID")"
 "$BIN/pgiofs" stat "$MNT" | grep -q "^WAL mounts: $PGDATA/pg_wal (passthrough)" ||
 	fail "a: pgiofs stat does not name the WAL mount"
 start_server
@@ -167,4 +182,37 @@ case "$(ps -o stat= -p "$PGIOFS_PID")" in # our child: a zombie until waited for
 *) fail "d: pgiofs umount returned before the daemon exited" ;;
 esac
 [ -z "$(grep " $T/" /proc/self/mountinfo)" ] || fail "d: left mounted: $(grep " $T/" /proc/self/mountinfo)"
+
+# ---- e: the WAL mounts' CPU and I/O priority ---------------------------------
+LABEL=e
+pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other \
+	-o files.wal_nice=-7 -o files.wal_io_class=realtime
+wait_wal_mount "$PGDATA/pg_wal"
+ls "$PGDATA/pg_wal/" >/dev/null # a request each way, so both have workers
+ls "$PGDATA/" >/dev/null
+threads "$PGIOFS_PID" >"$T/threads"
+grep -qx "pgiofs-walmnt -7 realtime:prio4" "$T/threads" ||
+	fail "e: the WAL mount's thread is not at nice -7, realtime: $(cat "$T/threads")"
+grep -qx "pgiofs-fuse -7 realtime:prio4" "$T/threads" ||
+	fail "e: no worker of the WAL mount at nice -7, realtime: $(cat "$T/threads")"
+grep -q "^pgiofs-fuse 0 " "$T/threads" ||
+	fail "e: no worker of the mount kept the daemon's priority: $(cat "$T/threads")"
+[ "$(grep -c -- " -7 " "$T/threads")" = "$(grep -c "realtime" "$T/threads")" ] &&
+	! grep -q "^pgiofs 0 realtime" "$T/threads" ||
+	fail "e: the I/O class went further than the WAL mount: $(cat "$T/threads")"
+"$BIN/pgiofs" umount "$MNT" || fail "e: pgiofs umount failed"
+# without CAP_SYS_NICE (CAP_SYS_ADMIN kept: passthrough and realtime I/O need it)
+: >"$T/nonice.log"
+setpriv --bounding-set -sys_nice "$BIN/pgiofs" -f -o allow_other -o files.wal_nice=-7 \
+	-o files.wal_io_class=realtime "$BACKING" "$MNT" 2>>"$T/nonice.log" &
+PGIOFS_PID=$!
+on_exit "pgiofs_kill $PGIOFS_PID"
+wait_wal_mount "$PGDATA/pg_wal"
+grep -q 'WAL mount over ".*pg_wal": cannot set files.wal_nice = -7: Permission denied' "$T/nonice.log" ||
+	fail "e: without CAP_SYS_NICE the daemon did not say it cannot set the nice value: $(cat "$T/nonice.log")"
+threads "$PGIOFS_PID" >"$T/threads"
+grep -qx "pgiofs-walmnt 0 realtime:prio4" "$T/threads" ||
+	fail "e: without CAP_SYS_NICE, the WAL mount's thread: $(cat "$T/threads")"
+"$BIN/pgiofs" umount "$MNT" || fail "e: pgiofs umount failed without CAP_SYS_NICE"
+[ -z "$(grep " $T/" /proc/self/mountinfo)" ] || fail "e: left mounted: $(grep " $T/" /proc/self/mountinfo)"
 log "all checks passed"
