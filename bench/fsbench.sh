@@ -20,8 +20,11 @@
 #                      (page cache dropped) with 1 MiB reads: MB/s
 #   hdparm             hdparm -t's measure on a file: cold sequential reads
 #                      of 2 MiB for 3 seconds: MB/s
-#   randread           cold random 8 KiB reads of that file (fio, 1 thread,
-#                      --time seconds): MB/s and IOPS
+#   randread           cold random 8 KiB reads of that file (fio, 1 thread):
+#                      a quarter of its blocks, each read once, in random
+#                      order (at most --time seconds), so that no read
+#                      finds a block an earlier read of the run brought into
+#                      a page cache: MB/s and IOPS
 # Cells alternate within each round (native, pgiofs, native, pgiofs, ...
 # when one profile), and the medians over the rounds and the ratio
 # pgiofs/native of each figure (higher is better for every rate) are
@@ -240,8 +243,10 @@ run_hdparm() { # CELL ROUND -- on dd's file
 
 run_randread() { # CELL ROUND -- on dd's file
 	drop_caches
+	# fio's random map reads each block once; looping over the file for
+	# --time seconds would read the later blocks from the page cache
 	fio_json --name=rr --filename="$TARGET/dd.bin" --rw=randread --bs=8k --runtime="$TIME" \
-		--time_based --size="${SIZE}m"
+		--size="${SIZE}m" --io_size="$((SIZE / 4))m"
 	python3 - "$W/fio.json" "$1" "$2" >>"$RES" <<-'PY' || die "cannot read fio's output"
 		import json, sys
 		r = json.load(open(sys.argv[1]))["jobs"][0]["read"]
