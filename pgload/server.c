@@ -15,7 +15,12 @@
  * private directory under its own work directory, and pass pgiofs options.
  *
  * What must stay true: after pgl_server_stop(), or after a failed
- * pgl_server_start(), no postmaster and none of those directories remain.
+ * pgl_server_start(), no postmaster and none of those directories remain,
+ * nor the shared memory of a postmaster that was killed (a clean shutdown
+ * removes its own; a killed one leaves its System V segment and its
+ * dynamic shared memory in /dev/shm, which only the next start on the same
+ * data directory would remove: note_shm() records them once the server
+ * runs, release_shm() removes them after it stopped).
  * The postmaster runs in its own session (a Ctrl-C at the terminal reaches
  * pgload, which shuts the server down in order) and gets SIGQUIT from the
  * kernel if pgload dies (PR_SET_PDEATHSIG).
@@ -25,11 +30,13 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,7 +66,109 @@ struct pgl_server {
 	/* --on-pgiofs */
 	char mnt[300], backing[1024];
 	bool mounted;
+	/* the running server's shared memory (note_shm()) */
+	int shm_id;	 /* System V segment, -1 if unknown */
+	char dsm[8][48]; /* /dev/shm/PostgreSQL.N the postmaster maps */
+	int ndsm;
 };
+
+/* note_shm() -- record the shared memory of the running postmaster: the
+ * System V segment postmaster.pid names (line 7: key and id) and the
+ * dynamic shared memory segments in its memory map. */
+static void note_shm(struct pgl_server *s)
+{
+	char path[600], line[512];
+	FILE *f;
+	int n = 0, key, id;
+
+	snprintf(path, sizeof(path), "%s/postmaster.pid", s->pgdata);
+	if ((f = fopen(path, "r"))) {
+		while (fgets(line, sizeof(line), f))
+			if (++n == 7 && sscanf(line, "%d %d", &key, &id) == 2)
+				s->shm_id = id;
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+	if (!(f = fopen(path, "r")))
+		return;
+	while (fgets(line, sizeof(line), f) && s->ndsm < 8) {
+		char *p = strstr(line, "/dev/shm/PostgreSQL.");
+		int i;
+
+		if (!p)
+			continue;
+		p[strcspn(p, " \n")] = '\0';
+		for (i = 0; i < s->ndsm && strcmp(s->dsm[i], p) != 0; i++)
+			;
+		if (i == s->ndsm && strlen(p) < sizeof(s->dsm[0]))
+			strcpy(s->dsm[s->ndsm++], p);
+	}
+	fclose(f);
+}
+
+/* PostgreSQL's dynamic shared memory control segment (storage/ipc/dsm.c):
+ * a header (magic, nitems, maxitems) and maxitems items, each beginning
+ * with the segment's handle and its reference count (0: gone); the
+ * segment is exactly that size, so the item size follows from it. */
+#define DSM_CONTROL_MAGIC 0x9a503d32u
+
+/* unlink_dsm_segments() -- remove the segments control segment @path
+ * lists, as the next postmaster start would; nothing if it is not one. */
+static void unlink_dsm_segments(const char *path)
+{
+	uint32_t hdr[3], *buf = NULL;
+	struct stat st;
+	size_t off, isz = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || st.st_size < 12 || st.st_size > (64 << 20) ||
+	    pread(fd, hdr, sizeof(hdr), 0) != sizeof(hdr) || hdr[0] != DSM_CONTROL_MAGIC ||
+	    hdr[2] == 0 || hdr[1] > hdr[2])
+		goto out;
+	for (off = 16; off >= 12; off -= 4) /* items 8-byte aligned, or 4 */
+		if (((size_t)st.st_size - off) % hdr[2] == 0 &&
+		    ((size_t)st.st_size - off) / hdr[2] >= 8) {
+			isz = ((size_t)st.st_size - off) / hdr[2];
+			break;
+		}
+	if (!isz || !(buf = malloc((size_t)st.st_size)) ||
+	    pread(fd, buf, (size_t)st.st_size, 0) != st.st_size)
+		goto out;
+	for (uint32_t i = 0; i < hdr[1]; i++) {
+		const uint32_t *item = (const uint32_t *)((const char *)buf + off + i * isz);
+		char seg[64];
+
+		if (item[1] == 0) /* refcnt: gone */
+			continue;
+		snprintf(seg, sizeof(seg), "/dev/shm/PostgreSQL.%u", item[0]);
+		unlink(seg); /* ENOENT for one in the main shared memory region */
+	}
+out:
+	free(buf);
+	close(fd);
+}
+
+/* release_shm() -- once the postmaster is gone: remove what note_shm()
+ * recorded and is still there (only a killed postmaster leaves it), with
+ * the dynamic shared memory segments its control segment lists.  The
+ * System V segment only if this postmaster created it (its id may have
+ * been reused since); a process still attached keeps its mapping either
+ * way. */
+static void release_shm(struct pgl_server *s)
+{
+	struct shmid_ds ds;
+
+	if (s->shm_id >= 0 && shmctl(s->shm_id, IPC_STAT, &ds) == 0 && ds.shm_cpid == s->pid)
+		shmctl(s->shm_id, IPC_RMID, NULL);
+	s->shm_id = -1;
+	for (int i = 0; i < s->ndsm; i++) {
+		unlink_dsm_segments(s->dsm[i]);
+		unlink(s->dsm[i]);
+	}
+	s->ndsm = 0;
+}
 
 /* find_bindir() -- --pgbin, `pg_config --bindir`, PATH, in that order. */
 static int find_bindir(const char *pgbin, char *out, size_t cap)
@@ -385,6 +494,7 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	s->shm_id = -1;
 	if ((ret = find_bindir(o->pgbin, s->bindir, sizeof(s->bindir))) < 0) {
 		free(s);
 		return ret;
@@ -547,6 +657,7 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 		}
 		usleep(20000);
 	}
+	note_shm(s);
 	if (!o->quiet)
 		fprintf(stderr, "pgload: server started (pid %d, socket %s, port %d)\n",
 			(int)s->pid, s->sockdir, s->port);
@@ -622,6 +733,8 @@ int pgl_server_stop(struct pgl_server *s)
 			wait_exit(s, 5.0);
 		}
 	}
+	if (s->pid > 0 && !pgl_server_alive(s))
+		release_shm(s);
 	if (s->mounted) {
 		/* the cluster goes with the backing directory */
 		umount_pgiofs(s);

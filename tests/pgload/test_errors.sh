@@ -72,7 +72,11 @@ expect 1 'syntax.sql:6: ERROR' "$PGLOAD" run -q --embedded --data "$W/syntax.sql
 assert_clean
 echo "ok: embedded server removed after an error"
 
-# server killed mid-run: exit 2, clear message, nothing left
+# server killed mid-run: exit 2, clear message, nothing left (its shared
+# memory neither: a killed postmaster leaves its System V segment and its
+# dynamic shared memory in /dev/shm)
+dsm_list() { ls /dev/shm | grep '^PostgreSQL\.' | sort || true; }
+dsm_before=$(dsm_list)
 "$PGLOAD" run -q --embedded --data "$W/sleep.sql" >"$W/out" 2>"$W/err" &
 pid=$!
 pm=""
@@ -83,10 +87,19 @@ for i in $(seq 100); do
 	sleep 0.1
 done
 [ -n "$pm" ] || { kill "$pid"; fail "embedded server not found"; }
+dsm_ours=$(comm -13 <(echo "$dsm_before") <(dsm_list))
+sysv_ours=$(ipcs -m -p | awk -v p="$pm" '$3 == p { print $1 }')
+[ -n "$dsm_ours" ] && [ -n "$sysv_ours" ] ||
+	{ kill "$pid"; fail "the server's shared memory not found: /dev/shm: $dsm_ours; System V: $sysv_ours"; }
 kill -9 "$pm"
 rc=0
 wait "$pid" || rc=$?
 [ "$rc" = 2 ] || { cat "$W/err"; fail "server killed: exit status $rc, want 2"; }
+for f in $dsm_ours; do
+	[ ! -e "/dev/shm/$f" ] || fail "the killed server's dynamic shared memory is left: /dev/shm/$f"
+done
+[ -z "$(ipcs -m -p | awk -v p="$pm" '$3 == p')" ] ||
+	fail "the killed server's System V segment is left: $(ipcs -m -p | awk -v p="$pm" '$3 == p')"
 grep -q 'sleep.sql:1: lost connection to the server' "$W/err" || { cat "$W/err"; fail "no lost-connection message"; }
 grep -q 'the server was killed by signal 9' "$W/err" || { cat "$W/err"; fail "server fate not reported"; }
 assert_clean
