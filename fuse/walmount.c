@@ -74,6 +74,7 @@ struct walmount {
 	unsigned major, minor; /* of the WAL mount, for aborting it */
 	atomic_int state;      /* enum wm_state */
 	char why[256];	       /* WM_FAILED: the reason */
+	char prio[64];	       /* its threads' priority in effect (prioritize()) */
 	bool at_start;	       /* started by pfs_walmounts_start() */
 };
 
@@ -192,13 +193,9 @@ static int wait_visible(const struct walmount *m)
 	}
 }
 
-/* prioritize() -- give this thread, and so every thread it starts (the
- * session's workers and ring threads inherit both), the CPU and I/O
- * priority of files.wal_nice and files.wal_io_class; say so where it
- * cannot be had. */
-static void prioritize(const struct walmount *m)
+/* set_priority() -- set thread @tid's priority from @m's settings. */
+static void set_priority(const struct walmount *m, pid_t tid)
 {
-	pid_t tid = gettid();
 	int io;
 
 	if (m->fs.set.wal_nice != 0 &&
@@ -219,6 +216,24 @@ static void prioritize(const struct walmount *m)
 		log_msg(LOG_WARNING,
 			"WAL mount over \"%s\": cannot set files.wal_io_class = %s: %s", m->point,
 			pgiofs_io_class_names[m->fs.set.wal_io_class], strerror(errno));
+}
+
+/* prioritize() -- give this thread, and so every thread it starts (the
+ * session's workers and ring threads inherit both), the CPU and I/O
+ * priority of files.wal_nice and files.wal_io_class; say so where it
+ * cannot be had, and note in m->prio what it has. */
+static void prioritize(struct walmount *m)
+{
+	static const char *const classes[] = {"the daemon's", "realtime", "best-effort", "idle"};
+	pid_t tid = gettid();
+	int io;
+
+	set_priority(m, tid);
+	io = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, (int)tid);
+	snprintf(m->prio, sizeof(m->prio), "nice %d, I/O %s", getpriority(PRIO_PROCESS, (id_t)tid),
+		 io >= 0 && IOPRIO_PRIO_CLASS(io) <= IOPRIO_CLASS_IDLE
+		     ? classes[IOPRIO_PRIO_CLASS(io)]
+		     : "unknown");
 }
 
 /* wal_thread() -- mount @m, serve it until it is unmounted, then let its
@@ -581,9 +596,10 @@ void pfs_walmounts_describe(struct pfs *fs, char *buf, size_t len)
 		int st = atomic_load(&m->state);
 
 		at += (size_t)snprintf(
-		    buf + at, len - at, "%s%s (%s%s%s)", at ? "; " : "", m->point,
+		    buf + at, len - at, "%s%s (%s%s%s)%s%s", at ? "; " : "", m->point,
 		    st == WM_MOUNTED ? pgiofs_wal_mode_names[m->fs.wal_mode] : states[st],
-		    st == WM_FAILED ? ": " : "", st == WM_FAILED ? m->why : "");
+		    st == WM_FAILED ? ": " : "", st == WM_FAILED ? m->why : "",
+		    st == WM_MOUNTED ? ", " : "", st == WM_MOUNTED ? m->prio : "");
 	}
 	if (!wm->list)
 		snprintf(buf, len,

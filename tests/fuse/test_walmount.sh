@@ -26,7 +26,8 @@
 #   e. files.wal_nice and files.wal_io_class (a checks their defaults,
 #      -10 and realtime): the WAL mount's threads (and
 #      only they) run at that nice value and I/O class; a daemon without
-#      CAP_SYS_NICE says it cannot have the nice value and still mounts.
+#      CAP_SYS_NICE says it cannot have the nice value and still mounts;
+#      `pgiofs stat` shows the priority the WAL mount has.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
@@ -92,6 +93,7 @@ stat_expect '"pg/data/pg_wal (passthrough)" in s["wal_mounts"]'
 # the WAL mount's thread has the defaults files.wal_nice = -10, wal_io_class = realtime
 threads "$PGIOFS_PID" | grep -qx "pgiofs-walmnt -10 realtime:prio4" ||
 	fail "a: the WAL mount's thread: $(threads "$PGIOFS_PID")"
+stat_expect '"pg/data/pg_wal (passthrough), nice -10, I/O realtime" in s["wal_mounts"]'
 "$BIN/pgiofs" stat "$MNT" | grep -q "^WAL mounts: $PGDATA/pg_wal (passthrough)" ||
 	fail "a: pgiofs stat does not name the WAL mount"
 start_server
@@ -213,6 +215,8 @@ grep -q 'WAL mount over ".*pg_wal": cannot set files.wal_nice = -7: Permission d
 threads "$PGIOFS_PID" >"$T/threads"
 grep -qx "pgiofs-walmnt 0 realtime:prio4" "$T/threads" ||
 	fail "e: without CAP_SYS_NICE, the WAL mount's thread: $(cat "$T/threads")"
+"$BIN/pgiofs" stat "$MNT" | grep -q "^WAL mounts: $PGDATA/pg_wal (passthrough), nice 0, I/O realtime" ||
+	fail "e: pgiofs stat without CAP_SYS_NICE: $("$BIN/pgiofs" stat "$MNT")"
 "$BIN/pgiofs" umount "$MNT" || fail "e: pgiofs umount failed without CAP_SYS_NICE"
 [ -z "$(grep " $T/" /proc/self/mountinfo)" ] || fail "e: left mounted: $(grep " $T/" /proc/self/mountinfo)"
 log "all checks passed"
