@@ -193,14 +193,15 @@ wait_wal_mount "$PGDATA/pg_wal"
 ls "$PGDATA/pg_wal/" >/dev/null # a request each way, so both have workers
 ls "$PGDATA/" >/dev/null
 threads "$PGIOFS_PID" >"$T/threads"
+own=$(awk '{ print $19 }' "/proc/$PGIOFS_PID/stat") # the daemon's nice value (ours)
 grep -qx "pgiofs-walmnt -7 realtime:prio4" "$T/threads" ||
 	fail "e: the WAL mount's thread is not at nice -7, realtime: $(cat "$T/threads")"
 grep -qx "pgiofs-fuse -7 realtime:prio4" "$T/threads" ||
 	fail "e: no worker of the WAL mount at nice -7, realtime: $(cat "$T/threads")"
-grep -q "^pgiofs-fuse 0 " "$T/threads" ||
+grep -q "^pgiofs-fuse $own " "$T/threads" ||
 	fail "e: no worker of the mount kept the daemon's priority: $(cat "$T/threads")"
 [ "$(grep -c -- " -7 " "$T/threads")" = "$(grep -c "realtime" "$T/threads")" ] &&
-	! grep -q "^pgiofs 0 realtime" "$T/threads" ||
+	! grep -q "^pgiofs $own realtime" "$T/threads" ||
 	fail "e: the I/O class went further than the WAL mount: $(cat "$T/threads")"
 "$BIN/pgiofs" umount "$MNT" || fail "e: pgiofs umount failed"
 # without CAP_SYS_NICE (CAP_SYS_ADMIN kept: passthrough and realtime I/O need it)
@@ -213,9 +214,9 @@ wait_wal_mount "$PGDATA/pg_wal"
 grep -q 'WAL mount over ".*pg_wal": cannot set files.wal_nice = -7: Permission denied' "$T/nonice.log" ||
 	fail "e: without CAP_SYS_NICE the daemon did not say it cannot set the nice value: $(cat "$T/nonice.log")"
 threads "$PGIOFS_PID" >"$T/threads"
-grep -qx "pgiofs-walmnt 0 realtime:prio4" "$T/threads" ||
+grep -qx "pgiofs-walmnt $own realtime:prio4" "$T/threads" ||
 	fail "e: without CAP_SYS_NICE, the WAL mount's thread: $(cat "$T/threads")"
-"$BIN/pgiofs" stat "$MNT" | grep -q "^WAL mounts: $PGDATA/pg_wal (passthrough), nice 0, I/O realtime" ||
+"$BIN/pgiofs" stat "$MNT" | grep -q "^WAL mounts: $PGDATA/pg_wal (passthrough), nice $own, I/O realtime" ||
 	fail "e: pgiofs stat without CAP_SYS_NICE: $("$BIN/pgiofs" stat "$MNT")"
 "$BIN/pgiofs" umount "$MNT" || fail "e: pgiofs umount failed without CAP_SYS_NICE"
 [ -z "$(grep " $T/" /proc/self/mountinfo)" ] || fail "e: left mounted: $(grep " $T/" /proc/self/mountinfo)"
