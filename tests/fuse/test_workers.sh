@@ -26,15 +26,19 @@ round() {
 	local clone=$1 i peak=0 n
 	# WAL direct: a WAL mount would be a session of its own, with its own
 	# workers and descriptor (test_walmount.sh)
+	# workers, every WAL write held 20 ms in the worker that runs it
+	# (fault.delay_ms): the parallel writers need more workers whatever
+	# the disk's speed (a fast disk once served them with two)
 	pgiofs_mount "$B" "$M" -o fuse.uring=no -o clone_fd="$clone" -o max_threads=6 -o max_idle_threads=2 \
-		-o wal_mode=direct
+		-o wal_mode=direct --allow-faults -o fault.class=wal -o fault.direction=write \
+		-o fault.nth=1 -o fault.count=0 -o fault.delay_ms=20
 	PID=$(pgrep -f "pgiofs .* $M\$" | head -1)
 	[ -n "$PID" ] || fail "cannot find the daemon of $M"
-	# 12 parallel writers of 4 MiB of WAL in O_DSYNC 64 KiB writes: each
-	# write and its fsync run inline in a worker, which waits for the disk
+	# 12 parallel writers of 1 MiB of WAL in O_DSYNC 64 KiB writes: each
+	# write and its fsync run inline in a worker, which waits
 	mkdir -p "$M/pg_wal"
 	for i in $(seq 12); do
-		[ -f "$T/src$i" ] || head -c $((4 << 20)) /dev/urandom >"$T/src$i"
+		[ -f "$T/src$i" ] || head -c $((1 << 20)) /dev/urandom >"$T/src$i"
 	done
 	for i in $(seq 12); do
 		dd if="$T/src$i" of="$M/pg_wal/f$i" bs=64k oflag=direct,dsync status=none &
