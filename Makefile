@@ -179,7 +179,8 @@ asan:
 tsan:
 	$(MAKE) VARIANT=tsan all
 
-# TESTS: substrings selecting tests (tests/run.sh), e.g. TESTS="fuse/ iosched/"
+# TESTS: substrings selecting tests (tests/run.sh), e.g. TESTS="fuse/ iosched/";
+# JOBS: how many tests run at once (default 2)
 check: deps
 	$(MAKE) all
 	@BUILD=$(BUILD) BIN=$(BIN) tests/run.sh $(TESTS)

@@ -168,12 +168,33 @@ as_user() {
 }
 
 # fuse_dev_open_to_all -- make /dev/fuse 0666 (Debian's usual mode) for the
-# rest of the test, so non-root users can mount; restored at exit.
+# rest of the test, so non-root users can mount.  Tests running side by side
+# share the change: the first saves the mode it found, each registers its
+# shell's pid, and the last to leave (or the next to come after one that was
+# killed) puts the saved mode back.  Under a lock in $DEVFUSE_STATE.
+DEVFUSE_STATE=/run/pgiofs-test-devfuse
+_devfuse() { # _devfuse enter|leave
+	mkdir -p "$DEVFUSE_STATE" || fail "cannot make $DEVFUSE_STATE"
+	(
+		flock -x 9 || exit 1
+		local f live=0
+		[ "$1" = leave ] && rm -f "$DEVFUSE_STATE/pid.$$"
+		for f in "$DEVFUSE_STATE"/pid.*; do
+			[ -e "$f" ] || continue
+			if kill -0 "${f##*.}" 2>/dev/null; then live=1; else rm -f "$f"; fi
+		done
+		if [ "$1" = enter ]; then
+			[ $live = 1 ] || [ -f "$DEVFUSE_STATE/mode" ] ||
+				stat -c %a /dev/fuse >"$DEVFUSE_STATE/mode" || exit 1
+			touch "$DEVFUSE_STATE/pid.$$" && chmod 0666 /dev/fuse
+		elif [ $live = 0 ] && [ -f "$DEVFUSE_STATE/mode" ]; then
+			chmod "$(cat "$DEVFUSE_STATE/mode")" /dev/fuse && rm -f "$DEVFUSE_STATE/mode"
+		fi
+	) 9>"$DEVFUSE_STATE/lock"
+}
 fuse_dev_open_to_all() {
-	local old
-	old=$(stat -c %a /dev/fuse)
-	chmod 0666 /dev/fuse
-	on_exit "chmod $old /dev/fuse"
+	_devfuse enter || fail "cannot make /dev/fuse usable by other users"
+	on_exit "_devfuse leave"
 }
 
 # pgiofs_mount_fg LOG BACKING MNT [ARGS...] -- pgiofs in the foreground in

@@ -8,6 +8,13 @@
 # fail.  With CI=true a skip counts as a failure: CI must run everything.
 # Arguments, if given, are substrings selecting which tests run.
 #
+# JOBS (default 2) tests run at once: each test makes its own temporary
+# directory, mounts, loop devices, servers and ports, and judges only what
+# it made, so tests do not see each other.  A script with a line
+# "# run alone: REASON" (it changes something system-wide, such as the
+# kernel's FUSE over io_uring switch) runs with no other test beside it;
+# those run first.  Lines are printed as tests finish.
+#
 # With a sanitizer build (BIN ending in asan or tsan: make check-asan,
 # check-tsan) every sanitizer report goes to a file of the test's own (a
 # daemon's stderr is gone once it daemonizes, and a report must not be
@@ -25,24 +32,31 @@ export TOP BUILD
 export BIN="$TOP/$BIN"
 export TESTBUILD="$TOP/$BUILD/tests"
 TIMEOUT=${TEST_TIMEOUT:-900}
+JOBS=${JOBS:-2}
+case "$JOBS" in '' | *[!0-9]* | 0) echo "run.sh: JOBS=$JOBS: not a positive number" >&2; exit 2 ;; esac
 case "$BUILD" in /*) LOGDIR="$BUILD/test-logs" ;; *) LOGDIR="$TOP/$BUILD/test-logs" ;; esac
 mkdir -p "$LOGDIR"
+RESULTS=$(mktemp -d "${TMPDIR:-/tmp}/run-results.XXXXXX") || exit 2
+trap 'rm -rf "$RESULTS"' EXIT
+# interrupted: each running test's timeout(1) (its own process group, out
+# of the terminal's reach) passes the signal on, and the test cleans up
+trap 'for p in $(jobs -p); do pkill -TERM -P "$p"; done 2>/dev/null; wait; exit 130' INT TERM
 
-tests=()
+all=()
 for t in "$BUILD"/tests/*/test_*; do
-	[ -x "$t" ] && [ -f "$t" ] && tests+=("$t")
+	[ -x "$t" ] && [ -f "$t" ] && all+=("$t")
 done
 for t in tests/*/test_*.sh; do
-	[ -f "$t" ] && tests+=("$t")
+	[ -f "$t" ] && all+=("$t")
 done
-IFS=$'\n' tests=($(printf '%s\n' "${tests[@]}" | sort -t/ -k3))
+IFS=$'\n' all=($(printf '%s\n' "${all[@]}" | sort -t/ -k3))
 unset IFS
 
 case "$BIN" in */asan | */tsan) SAN=1 ;; *) SAN=0 ;; esac
 
-pass=0 fail=0 skip=0
-failed=()
-for t in "${tests[@]}"; do
+# the selected tests, those that run alone first
+alone=() shared=()
+for t in "${all[@]}"; do
 	name=${t#"$BUILD"/tests/}
 	name=${name#tests/}
 	if [ $# -gt 0 ]; then
@@ -50,6 +64,17 @@ for t in "${tests[@]}"; do
 		for s in "$@"; do case "$name" in *"$s"*) sel=1 ;; esac; done
 		[ $sel = 1 ] || continue
 	fi
+	case "$t" in
+		*.sh) grep -q '^# run alone: ' "$t" && { alone+=("$t"); continue; } ;;
+	esac
+	shared+=("$t")
+done
+
+# run_one TEST -- run TEST, write its result (rc, seconds) to $RESULTS/NAME
+run_one() {
+	local t=$1 name log san rc start secs
+	name=${t#"$BUILD"/tests/}
+	name=${name#tests/}
 	log="$LOGDIR/${name//\//_}.log"
 	san="$LOGDIR/sanitizer/${name//\//_}"
 	if [ $SAN = 1 ]; then
@@ -75,21 +100,51 @@ for t in "${tests[@]}"; do
 		fi
 	fi
 	secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-	if [ $rc -eq 0 ]; then
+	echo "$rc $secs $log" >"$RESULTS/${name//\//_}"
+}
+
+pass=0 fail=0 skip=0
+failed=()
+declare -A running=() # pid -> test
+# report PID -- print the result of the finished test PID ran
+report() {
+	local t=${running[$1]} name rc secs log
+	unset "running[$1]"
+	name=${t#"$BUILD"/tests/}
+	name=${name#tests/}
+	read -r rc secs log <"$RESULTS/${name//\//_}" || { rc=1 secs=0 log="(no result)"; }
+	if [ "$rc" -eq 0 ]; then
 		pass=$((pass + 1))
 		printf 'PASS %-40s %6.1fs\n' "$name" "$secs"
-	elif [ $rc -eq 77 ] && [ "${CI:-}" != "true" ]; then
+	elif [ "$rc" -eq 77 ] && [ "${CI:-}" != "true" ]; then
 		skip=$((skip + 1))
 		printf 'SKIP %-40s %s\n' "$name" "$(tail -n 1 "$log")"
 	else
 		fail=$((fail + 1))
 		failed+=("$name")
-		[ $rc -eq 77 ] && echo "(skipped under CI=true, which counts as a failure)" >>"$log"
-		[ $rc -eq 124 ] && echo "(timed out after ${TIMEOUT}s)" >>"$log"
+		[ "$rc" -eq 77 ] && echo "(skipped under CI=true, which counts as a failure)" >>"$log"
+		[ "$rc" -eq 124 ] && echo "(timed out after ${TIMEOUT}s)" >>"$log"
 		printf 'FAIL %-40s %6.1fs (exit %d, log %s)\n' "$name" "$secs" "$rc" "$log"
 		tail -n 40 "$log" | sed 's/^/    | /'
 	fi
+}
+# wait_one -- wait for any running test and report it
+wait_one() {
+	local pid
+	wait -n -p pid "${!running[@]}"
+	report "$pid"
+}
+for t in "${alone[@]}"; do
+	run_one "$t" &
+	running[$!]=$t
+	wait_one
 done
+for t in "${shared[@]}"; do
+	while [ ${#running[@]} -ge "$JOBS" ]; do wait_one; done
+	run_one "$t" &
+	running[$!]=$t
+done
+while [ ${#running[@]} -gt 0 ]; do wait_one; done
 echo
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 echo "$pass passed, $fail failed, $skip skipped"

@@ -1,6 +1,8 @@
 #!/bin/bash
 # test_refusals.sh -- every set-up pgiofs must refuse gives a clear message
 # naming the input, a non-zero exit, and leaves nothing mounted.
+# run alone: it makes /dev/fuse 0600 for a while, which other tests' non-root
+# mounts would meet (tests/run.sh)
 source "$(dirname "$0")/../lib.sh"
 need_root
 

@@ -15,6 +15,8 @@
 #     end within seconds: no caller and no daemon hangs.
 # The test sets /sys/module/fuse/parameters/enable_uring itself and puts the
 # value it found back at exit.
+# run alone: it sets the kernel's FUSE over io_uring switch, which every
+# new mount on the machine follows (tests/run.sh)
 source "$(dirname "$0")/../lib.sh"
 need_root
 

@@ -9,12 +9,20 @@
 # put back at exit; the mounts the tests make with lib.sh's helpers get
 # -o fuse.uring=yes (so a mount without a ring fails), the others (pgload's)
 # take the default, auto, which uses the ring the switch offers.
+# run alone: it sets the kernel's FUSE over io_uring switch, which every
+# new mount on the machine follows (tests/run.sh)
 source "$(dirname "$0")/../lib.sh"
 need_root
 
 uring_switch Y
 
 export PGIOFS_TEST_URING=yes
+# the suite's own lengths: in make check one crash and 1500 operations per
+# differential seed (the transport is what differs: the tests themselves
+# run in full over /dev/fuse); in full with LONG=1
+if [ "${LONG:-0}" != 1 ]; then
+	export CRASH_ITERATIONS=${CRASH_ITERATIONS:-1} FSX_OPS=${FSX_OPS:-1500}
+fi
 dir=$(dirname "$0")
 failed=()
 for t in test_syscalls.sh test_differential.sh test_postgres.sh test_fill.sh test_crash.sh \

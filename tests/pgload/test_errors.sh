@@ -75,8 +75,14 @@ echo "ok: embedded server removed after an error"
 # server killed mid-run: exit 2, clear message, nothing left (its shared
 # memory neither: a killed postmaster leaves its System V segment and its
 # dynamic shared memory in /dev/shm)
-dsm_list() { ls /dev/shm | grep '^PostgreSQL\.' | sort || true; }
-dsm_before=$(dsm_list)
+# the segments PROCESS and its children have mapped (other tests' servers
+# may make theirs meanwhile)
+dsm_of() {
+	local p
+	for p in "$1" $(pgrep -P "$1"); do
+		sed -n 's|.* /dev/shm/\(PostgreSQL\.[0-9]*\).*|\1|p' "/proc/$p/maps" 2>/dev/null
+	done | sort -u
+}
 "$PGLOAD" run -q --embedded --data "$W/sleep.sql" >"$W/out" 2>"$W/err" &
 pid=$!
 pm=""
@@ -87,7 +93,7 @@ for i in $(seq 100); do
 	sleep 0.1
 done
 [ -n "$pm" ] || { kill "$pid"; fail "embedded server not found"; }
-dsm_ours=$(comm -13 <(echo "$dsm_before") <(dsm_list))
+dsm_ours=$(dsm_of "$pm")
 sysv_ours=$(ipcs -m -p | awk -v p="$pm" '$3 == p { print $1 }')
 [ -n "$dsm_ours" ] && [ -n "$sysv_ours" ] ||
 	{ kill "$pid"; fail "the server's shared memory not found: /dev/shm: $dsm_ours; System V: $sysv_ours"; }
@@ -108,9 +114,10 @@ echo "ok: server killed mid-run"
 # Ctrl-C (SIGINT) during a statement: exit 2, clean
 "$PGLOAD" run -q --embedded --data "$W/sleep.sql" >"$W/out" 2>"$W/err" &
 pid=$!
-for i in $(seq 100); do
-	pgrep -f "postgres: .* pgload .*SELECT" >/dev/null && break
-	pgrep -f "postgres -D $TMPDIR/pgload\." -P "$pid" >/dev/null && [ "$i" -gt 30 ] && break
+for i in $(seq 100); do # until our server's backend runs the statement
+	pm=$(pgrep -f "postgres -D $TMPDIR/pgload\." -P "$pid" || true)
+	[ -n "$pm" ] && pgrep -f "postgres: .*SELECT" -P "$pm" >/dev/null && break
+	[ -n "$pm" ] && [ "$i" -gt 30 ] && break
 	sleep 0.1
 done
 sleep 0.5
