@@ -140,10 +140,41 @@ server_pids() {
 	done
 }
 
+# note_server_shm [RUN] -- record the dynamic shared memory segments
+# (/dev/shm) the cluster's processes have mapped, for release_server_shm.
+note_server_shm() {
+	local run=${1:-$RUN} p
+	for p in $(cat "$run/postmaster.pid" 2>/dev/null) $(server_pids "$run"); do
+		sed -n 's|.* /dev/shm/\(PostgreSQL\.[0-9]*\).*|\1|p' "/proc/$p/maps" 2>/dev/null
+	done >>"$run/shm.dsm"
+}
+
+# release_server_shm RUN -- once the cluster's processes are gone: remove
+# the shared memory its killed servers left, as their next start would.  A
+# restart does it only on the same device and inode of the data directory,
+# and a remounted FUSE file system may have another device number (the
+# kernel's next free anonymous one), so after a crash and remount
+# PostgreSQL takes the old segments for another cluster's and leaves them.
+# A segment some process still maps is kept; a System V segment only if
+# the recorded postmaster created it and nothing is attached.
+release_server_shm() {
+	local run=$1 name pm id
+	for name in $(sort -u "$run/shm.dsm" 2>/dev/null); do
+		[ -e "/dev/shm/$name" ] || continue
+		grep -qsF "/dev/shm/$name" /proc/[0-9]*/maps || rm -f "/dev/shm/$name"
+	done
+	while read -r pm id; do
+		awk -v id="$id" -v pm="$pm" '$2 == id && $5 == pm && $7 == 0 { f = 1 } END { exit !f }' \
+			/proc/sysvipc/shm && ipcrm -m "$id" 2>/dev/null
+	done < <(cat "$run/shm.sysv" 2>/dev/null)
+	return 0
+}
+
 # kill_server [RUN] -- SIGKILL every process of the cluster: the
 # postmaster first, so that it starts no backend the list would miss.
 kill_server() {
 	local pm pids
+	note_server_shm "$@"
 	pm=$(cat "${1:-$RUN}/postmaster.pid" 2>/dev/null)
 	[ -z "$pm" ] || ! is_ours "$pm" || kill -KILL "$pm" 2>/dev/null
 	pids=$(server_pids "$@")
@@ -180,6 +211,7 @@ cleanup_cluster() {
 	fi
 	kill_server "$run"
 	wait_server_gone 10 "$run"
+	release_server_shm "$run"
 }
 
 # start_server -- start the cluster in $PGDATA and record its postmaster.
@@ -206,6 +238,9 @@ record_server() {
 	PMPID=$(cat "$RUN/postmaster.pid")
 	readlink "/proc/$PMPID/cwd" >"$RUN/pgdata.cwd" ||
 		fail "$LABEL: cannot read the working directory of postmaster $PMPID"
+	# postmaster.pid's 7th line: the System V segment's key and id
+	echo "$PMPID $(pgfile sed -n '7s/^ *[0-9]* *//p' "$PGDATA/postmaster.pid")" >>"$RUN/shm.sysv"
+	note_server_shm
 }
 
 stop_server() {

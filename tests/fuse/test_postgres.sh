@@ -111,6 +111,17 @@ scenario() {
 	HISTORY_COUNT=$(sql "SELECT count(*) FROM pgbench_history")
 	stop_server
 	log "$LABEL: server stopped"
+	# what the killed servers left in shared memory goes (a CI machine runs
+	# this suite many times)
+	release_server_shm "$RUN"
+	local name
+	for name in $(sort -u "$RUN/shm.dsm"); do
+		[ ! -e "/dev/shm/$name" ] || fail "$LABEL: a killed server's /dev/shm/$name is left"
+	done
+	awk 'NR == FNR { ids[$2] = 1; next } ($2 in ids) { exit 1 }' "$RUN/shm.sysv" /proc/sysvipc/shm ||
+		fail "$LABEL: a killed server's System V segment is left"
+	[ -s "$RUN/shm.sysv" ] && [ -s "$RUN/shm.dsm" ] || fail "$LABEL: no shared memory recorded (test broken)"
+	log "$LABEL: none left of the servers' $(sort -u "$RUN/shm.dsm" | wc -l) /dev/shm and $(wc -l <"$RUN/shm.sysv") System V segments"
 }
 
 # native_recheck LABEL PGDATA -- after unmounting: start the cluster

@@ -15,6 +15,8 @@ touch "$T/file" "$T/full/x"
 our_mounts() { awk -v t="$T/" '$3 ~ /^fuse/ && index($2, t) == 1' /proc/mounts; }
 
 mounts_before=$(our_mounts | wc -l)
+# a set-up wrongly accepted must not leave its mount when the test fails
+on_exit 'for m in $(our_mounts | awk "{ print \$2 }" | sort -r); do umount -l "$m"; done'
 
 # refuse EXPECTED_TEXT ARGS... -- pgiofs ARGS must fail saying EXPECTED_TEXT.
 refuse() {
