@@ -167,6 +167,15 @@ as_user() {
 	if [ "$(id -un)" = "$u" ]; then "$@"; else runuser -u "$u" -- "$@"; fi
 }
 
+# shm_mapped_by PID... -- the PostgreSQL dynamic shared memory segments
+# (names in /dev/shm) the processes PID... have mapped, one per line.
+shm_mapped_by() {
+	local p
+	for p in "$@"; do
+		sed -n 's|.* /dev/shm/\(PostgreSQL\.[0-9]*\).*|\1|p' "/proc/$p/maps" 2>/dev/null
+	done | sort -u
+}
+
 # fuse_dev_open_to_all -- make /dev/fuse 0666 (Debian's usual mode) for the
 # rest of the test, so non-root users can mount.  Tests running side by side
 # share the change: the first saves the mode it found, each registers its

@@ -54,11 +54,16 @@ unset IFS
 
 case "$BIN" in */asan | */tsan) SAN=1 ;; *) SAN=0 ;; esac
 
+# test_name VAR TEST -- set VAR to TEST's name, e.g. fuse/test_fill.sh
+test_name() {
+	local n=${2#"$BUILD"/tests/}
+	printf -v "$1" '%s' "${n#tests/}"
+}
+
 # the selected tests, those that run alone first
 alone=() shared=()
 for t in "${all[@]}"; do
-	name=${t#"$BUILD"/tests/}
-	name=${name#tests/}
+	test_name name "$t"
 	if [ $# -gt 0 ]; then
 		sel=0
 		for s in "$@"; do case "$name" in *"$s"*) sel=1 ;; esac; done
@@ -73,8 +78,7 @@ done
 # run_one TEST -- run TEST, write its result (rc, seconds) to $RESULTS/NAME
 run_one() {
 	local t=$1 name log san rc start secs
-	name=${t#"$BUILD"/tests/}
-	name=${name#tests/}
+	test_name name "$t"
 	log="$LOGDIR/${name//\//_}.log"
 	san="$LOGDIR/sanitizer/${name//\//_}"
 	if [ $SAN = 1 ]; then
@@ -108,10 +112,9 @@ failed=()
 declare -A running=() # pid -> test
 # report PID -- print the result of the finished test PID ran
 report() {
-	local t=${running[$1]} name rc secs log
+	local name rc secs log
+	test_name name "${running[$1]}"
 	unset "running[$1]"
-	name=${t#"$BUILD"/tests/}
-	name=${name#tests/}
 	read -r rc secs log <"$RESULTS/${name//\//_}" || { rc=1 secs=0 log="(no result)"; }
 	if [ "$rc" -eq 0 ]; then
 		pass=$((pass + 1))

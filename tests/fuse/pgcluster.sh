@@ -143,10 +143,9 @@ server_pids() {
 # note_server_shm [RUN] -- record the dynamic shared memory segments
 # (/dev/shm) the cluster's processes have mapped, for release_server_shm.
 note_server_shm() {
-	local run=${1:-$RUN} p
-	for p in $(cat "$run/postmaster.pid" 2>/dev/null) $(server_pids "$run"); do
-		sed -n 's|.* /dev/shm/\(PostgreSQL\.[0-9]*\).*|\1|p' "/proc/$p/maps" 2>/dev/null
-	done >>"$run/shm.dsm"
+	local run=${1:-$RUN}
+	# shellcheck disable=SC2046 # pids are words
+	shm_mapped_by $(cat "$run/postmaster.pid" 2>/dev/null) $(server_pids "$run") >>"$run/shm.dsm"
 }
 
 # release_server_shm RUN -- once the cluster's processes are gone: remove

@@ -75,14 +75,6 @@ echo "ok: embedded server removed after an error"
 # server killed mid-run: exit 2, clear message, nothing left (its shared
 # memory neither: a killed postmaster leaves its System V segment and its
 # dynamic shared memory in /dev/shm)
-# the segments PROCESS and its children have mapped (other tests' servers
-# may make theirs meanwhile)
-dsm_of() {
-	local p
-	for p in "$1" $(pgrep -P "$1"); do
-		sed -n 's|.* /dev/shm/\(PostgreSQL\.[0-9]*\).*|\1|p' "/proc/$p/maps" 2>/dev/null
-	done | sort -u
-}
 "$PGLOAD" run -q --embedded --data "$W/sleep.sql" >"$W/out" 2>"$W/err" &
 pid=$!
 pm=""
@@ -93,7 +85,10 @@ for i in $(seq 100); do
 	sleep 0.1
 done
 [ -n "$pm" ] || { kill "$pid"; fail "embedded server not found"; }
-dsm_ours=$(dsm_of "$pm")
+# the segments the server's processes map (other tests' servers may make
+# theirs meanwhile)
+# shellcheck disable=SC2046 # pids are words
+dsm_ours=$(shm_mapped_by "$pm" $(pgrep -P "$pm"))
 sysv_ours=$(ipcs -m -p | awk -v p="$pm" '$3 == p { print $1 }')
 [ -n "$dsm_ours" ] && [ -n "$sysv_ours" ] ||
 	{ kill "$pid"; fail "the server's shared memory not found: /dev/shm: $dsm_ours; System V: $sysv_ours"; }
