@@ -36,8 +36,9 @@
  * What must stay true: an entry is committed exactly once per request,
  * by its own thread, after its reply is in its buffers; a handler reads
  * its request from a copy, never from the entry (whose buffers take the
- * reply, and the next request once committed); threads, entries and buffers live as long as the
- * process, because a late reply may still look an entry up.
+ * reply, and the next request once committed); entries and buffers live
+ * as long as the process (on the list of rings), because a late reply may
+ * still look an entry up.
  */
 #include "pgiofs_i.h"
 
@@ -124,7 +125,14 @@ struct pfs_uring {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	atomic_ulong requests; /* served over the ring */
+	struct pfs_uring *next; /* in rings */
 };
+
+/* every ring the process made: they live as long as it does (a late reply
+ * may look an entry up), and stay reachable after their threads and the
+ * mount that made them are gone (a leak checker sees them kept, not lost) */
+static struct pfs_uring *rings;
+static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* the entry this thread is serving, until its reply is committed */
 static __thread struct ring_ent *tls_ent;
@@ -509,6 +517,10 @@ static struct pfs_uring *uring_create(struct pfs *fs)
 
 	if (!u)
 		return NULL;
+	pthread_mutex_lock(&rings_lock);
+	u->next = rings;
+	rings = u;
+	pthread_mutex_unlock(&rings_lock);
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->fs = fs;
