@@ -124,7 +124,7 @@ struct pfs_uring {
 	struct ring_thread *threads;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	atomic_ulong requests; /* served over the ring */
+	atomic_ulong requests;	/* served over the ring */
 	struct pfs_uring *next; /* in rings */
 };
 
