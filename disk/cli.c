@@ -13,6 +13,7 @@
  * only detached, and pgdisk serves on until its last user closes it.
  */
 #include "pgdisk_i.h"
+#include "sigthread.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -295,47 +296,37 @@ static int check_mountpoint(const char *path)
 /* ------------------------------------------------------------------------ */
 /* stopping on a signal */
 
-struct sigctx {
-	struct pgd *p;
-	sigset_t set;
-};
-
-static void *signal_thread(void *arg)
+/* on_signal() -- SIGHUP: nothing to reload; SIGTERM, SIGINT: unmount (the
+ * signal thread's handler, common/sigthread.h) */
+static void on_signal(int sig, void *arg)
 {
-	struct sigctx *c = arg;
-	int sig;
+	struct pgd *p = arg;
 
-	for (;;) {
-		if (sigwait(&c->set, &sig) != 0)
-			continue;
-		if (sig == SIGHUP) {
-			log_msg(LOG_INFO, "SIGHUP: nothing to reload (settings apply at start)");
-			continue;
-		}
-		log_msg(LOG_INFO, "signal %d: unmounting %s", sig, c->p->mountpoint);
-		/* unmounted, the kernel ends the session and the loop returns */
-		if (umount2(c->p->mountpoint, UMOUNT_NOFOLLOW) == 0)
-			continue;
-		if (errno == EINVAL) { /* detached already */
-			log_msg(LOG_INFO, "serving until the last user closes the disk");
-			continue;
-		}
-		if (errno != EBUSY) {
-			log_msg(LOG_ERR, "cannot unmount %s: %s", c->p->mountpoint,
-				strerror(errno));
-			continue;
-		}
-		/* the disk is open (a loop device on it): pulling it would fail
-		 * the file system on top; detach the mount and serve on until the
-		 * last user closes the disk, which ends the session */
-		log_msg(LOG_WARNING,
-			"%s/%s is in use (a loop device on it?): detached the mount; serving until "
-			"its last user closes it (losetup -d)",
-			c->p->mountpoint, PGDISK_DISK_NAME);
-		if (umount2(c->p->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
-			log_msg(LOG_ERR, "cannot detach %s: %s", c->p->mountpoint, strerror(errno));
+	if (sig == SIGHUP) {
+		log_msg(LOG_INFO, "SIGHUP: nothing to reload (settings apply at start)");
+		return;
 	}
-	return NULL;
+	log_msg(LOG_INFO, "signal %d: unmounting %s", sig, p->mountpoint);
+	/* unmounted, the kernel ends the session and the loop returns */
+	if (umount2(p->mountpoint, UMOUNT_NOFOLLOW) == 0)
+		return;
+	if (errno == EINVAL) { /* detached already */
+		log_msg(LOG_INFO, "serving until the last user closes the disk");
+		return;
+	}
+	if (errno != EBUSY) {
+		log_msg(LOG_ERR, "cannot unmount %s: %s", p->mountpoint, strerror(errno));
+		return;
+	}
+	/* the disk is open (a loop device on it): pulling it would fail the
+	 * file system on top; detach the mount and serve on until the last
+	 * user closes the disk, which ends the session */
+	log_msg(LOG_WARNING,
+		"%s/%s is in use (a loop device on it?): detached the mount; serving until its "
+		"last user closes it (losetup -d)",
+		p->mountpoint, PGDISK_DISK_NAME);
+	if (umount2(p->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+		log_msg(LOG_ERR, "cannot detach %s: %s", p->mountpoint, strerror(errno));
 }
 
 /* The rules of a block-device server: its allocations must not wait on
@@ -361,19 +352,6 @@ static void lock_memory(void)
 			strerror(errno));
 }
 
-/* start_thread() -- a thread with a small stack (all memory is locked). */
-static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	pthread_attr_t a;
-	int ret;
-
-	pthread_attr_init(&a);
-	pthread_attr_setstacksize(&a, PGD_STACK_SIZE);
-	ret = pthread_create(t, &a, fn, arg);
-	pthread_attr_destroy(&a);
-	return -ret;
-}
-
 /* serve() -- everything after the checks; the exit status. */
 static int serve(struct pgd *p)
 {
@@ -381,8 +359,7 @@ static int serve(struct pgd *p)
 	char *fargv[] = {"pgdisk", "-o", opts, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
 	struct fuse_session *se;
-	struct sigctx sc;
-	pthread_t sigthr;
+	sigset_t sigs;
 	int ret = 1;
 
 	/* commas would split the option: fsname is informational */
@@ -410,13 +387,11 @@ static int serve(struct pgd *p)
 	}
 	lock_memory();
 	/* only the signal thread takes these */
-	memset(&sc, 0, sizeof(sc));
-	sc.p = p;
-	sigemptyset(&sc.set);
-	sigaddset(&sc.set, SIGTERM);
-	sigaddset(&sc.set, SIGINT);
-	sigaddset(&sc.set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sc.set, NULL);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (p->log_fd >= 0) { /* its thread starts after the fork */
 		char err[PATH_MAX + 128];
@@ -430,16 +405,17 @@ static int serve(struct pgd *p)
 			goto out_stop;
 		}
 	}
-	if (pgd_dev_start(&p->dev) < 0 || start_thread(&sigthr, signal_thread, &sc) < 0) {
+	if (pgd_dev_start(&p->dev) < 0 ||
+	    sig_thread_start(&sigs, on_signal, p, PGD_STACK_SIZE) < 0) {
 		log_msg(LOG_ERR, "cannot start a thread");
 		goto out_stop;
 	}
-	pthread_detach(sigthr);
 	log_msg(LOG_INFO, "serving %s (%llu bytes) at %s/%s", p->image,
 		(unsigned long long)p->dev.size, p->mountpoint, PGDISK_DISK_NAME);
 	p->served = true;
 	ret = fuse_session_loop(se) < 0 ? 1 : 0;
 out_stop:
+	sig_thread_end(); /* p is freed after this returns */
 	pgd_dev_stop(&p->dev);
 out_unmount:
 	fuse_session_unmount(se);

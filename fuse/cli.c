@@ -8,6 +8,7 @@
  * the daemon to the backing store.
  */
 #include "pgiofs_i.h"
+#include "sigthread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -439,27 +440,9 @@ struct sigctx {
 	const char *mountpoint;
 	int backing_fd;
 	bool is_root;
-	sigset_t set;
+	bool unmounting; /* a SIGTERM or SIGINT came */
 	atomic_bool loop_done;
-	/* the WAL mounts' list is the main thread's to free once the loop has
-	 * ended: the signal thread walks it only under wm_lock, and not once
-	 * wm_gone is set */
-	pthread_mutex_t wm_lock;
-	bool wm_gone;
 };
-
-/* unmount_walmounts() -- pfs_walmounts_unmount(), unless the main thread
- * is done with the WAL mounts. */
-static int unmount_walmounts(struct sigctx *c, bool detach)
-{
-	int ret = 0;
-
-	pthread_mutex_lock(&c->wm_lock);
-	if (!c->wm_gone)
-		ret = pfs_walmounts_unmount(c->fs, detach);
-	pthread_mutex_unlock(&c->wm_lock);
-	return ret;
-}
 
 /* flush_mount() -- write every dirty page of the mount through the daemon
  * (syncfs on a FUSE mount writes back its page cache, whose WRITE requests
@@ -542,29 +525,31 @@ static void wait_quiet(void)
 			QUIET_MAX_S);
 }
 
-static void *signal_thread(void *arg)
+/* on_signal() -- the signal thread's handler (common/sigthread.h): SIGHUP
+ * reloads, SIGTERM and SIGINT unmount.  The main thread ends the handling
+ * (sig_thread_end()) once the loop has returned, before it tears down
+ * what a handler uses (the WAL mounts' list, the scheduler, this context). */
+static void on_signal(int sig, void *arg)
 {
 	struct sigctx *c = arg;
-	int sig, i, ret;
+	int i, ret;
 
-	for (;;) {
-		if (sigwait(&c->set, &sig) != 0)
-			continue;
-		if (sig == SIGHUP) {
-			reload(c);
-			continue;
-		}
-		break;
+	if (c->unmounting) /* one unmount; no reload during it */
+		return;
+	if (sig == SIGHUP) {
+		reload(c);
+		return;
 	}
+	c->unmounting = true;
 	log_msg(LOG_INFO, "signal %d: unmounting %s", sig, c->mountpoint);
 	notify_status("unmounting %s: writing everything through", c->mountpoint);
 	/* A plain unmount writes everything back through us, then ends the
 	 * connection, and the session loop returns.  WAL mounts first: the
 	 * mount is busy while they exist. */
-	if (unmount_walmounts(c, false) == 0 &&
+	if (pfs_walmounts_unmount(c->fs, false) == 0 &&
 	    (c->is_root ? umount2(c->mountpoint, UMOUNT_NOFOLLOW) == 0
 			: pfs_run_fusermount("-u", c->mountpoint) == 0))
-		return NULL;
+		return;
 	/* Busy: flush, detach, and end the session ourselves.  syncfs starts
 	 * the write-back of every dirty page, but on a FUSE mount it need not
 	 * wait for our replies, and a queueing scheduler may still hold what
@@ -580,7 +565,7 @@ static void *signal_thread(void *arg)
 		log_msg(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
 	if (syncfs(c->backing_fd) < 0)
 		log_msg(LOG_ERR, "syncfs of the backing filesystem failed: %s", strerror(errno));
-	unmount_walmounts(c, true);
+	pfs_walmounts_unmount(c->fs, true);
 	if (c->is_root)
 		umount2(c->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
 	else
@@ -601,7 +586,6 @@ static void *signal_thread(void *arg)
 				strerror(errno));
 		_exit(0);
 	}
-	return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -760,7 +744,7 @@ static int run(struct cli *c, struct pfs *fs)
 	struct fuse_session *se;
 	char opts[sizeof(c->fuse_opts) + PATH_MAX + 128];
 	struct sigctx sc;
-	pthread_t sigthr;
+	sigset_t sigs;
 	char err[512];
 	int trace_fd = -1, ready_fd = -1;
 
@@ -939,11 +923,11 @@ static int run(struct cli *c, struct pfs *fs)
 	/* before any thread starts (a queueing scheduler's dispatcher): only
 	 * the signal thread takes these, or a SIGHUP would kill the daemon */
 	memset(&sc, 0, sizeof(sc));
-	sigemptyset(&sc.set);
-	sigaddset(&sc.set, SIGTERM);
-	sigaddset(&sc.set, SIGINT);
-	sigaddset(&sc.set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sc.set, NULL);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	fs->ios = pfs_sched_create(fs, &fs->set);
 	if (!fs->ios) {
 		log_msg(LOG_ERR, "cannot start the I/O scheduler: %s", strerror(errno));
@@ -962,18 +946,16 @@ static int run(struct cli *c, struct pfs *fs)
 	sc.se = se;
 	sc.fs = fs;
 	sc.cli = c;
-	pthread_mutex_init(&sc.wm_lock, NULL);
 	sc.mountpoint = c->mountpoint;
 	sc.is_root = fs->is_root;
 	sc.backing_fd = open(c->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sc.backing_fd < 0)
 		sc.backing_fd = fs->root.fd;
 	signal(SIGPIPE, SIG_IGN);
-	if (pthread_create(&sigthr, NULL, signal_thread, &sc) != 0) {
+	if (sig_thread_start(&sigs, on_signal, &sc, 0) < 0) {
 		log_msg(LOG_ERR, "cannot start the signal thread");
 		goto out_backing;
 	}
-	pthread_detach(sigthr);
 	/* the existing clusters' WAL mounts, before `pgiofs stat` answers (it
 	 * shows them mounting); they wait for the loop's workers, and the
 	 * command returns once they are mounted (or failed) */
@@ -991,9 +973,9 @@ static int run(struct cli *c, struct pfs *fs)
 	ret = pfs_loop(se, &fs->set) < 0 ? 1 : 0;
 	pfs_uring_stop(fs);
 	atomic_store(&sc.loop_done, true);
-	pthread_mutex_lock(&sc.wm_lock); /* a signal thread walking them is done */
-	sc.wm_gone = true;
-	pthread_mutex_unlock(&sc.wm_lock);
+	/* a handler running (an unmount waiting for loop_done, a reload)
+	 * finishes, and none runs from now on: what it uses goes below */
+	sig_thread_end();
 	/* the WAL sessions end with the mount's, and their requests complete
 	 * in the scheduler they share */
 	pfs_walmounts_stop(fs);
