@@ -328,7 +328,8 @@ int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct cell *c, struct o
 		ret = -ENOMEM;
 		goto out;
 	}
-	memcpy(mine, c->oltp_lat + n0, n * sizeof(*mine));
+	if (n) /* none yet: the pool may still be NULL */
+		memcpy(mine, c->oltp_lat + n0, n * sizeof(*mine));
 	pgl_oltp_figures(mine, n, t1 - t0, f);
 	free(mine);
 out:

@@ -46,11 +46,50 @@ _lib_cleanup() {
 			umount -R "$m" 2>/dev/null || fusermount3 -u "$m" 2>/dev/null || umount -R -l "$m" 2>/dev/null
 		fi
 	done
+	_reap_test_tmp
 	for ((i = ${#_cleanup_paths[@]} - 1; i >= 0; i--)); do
 		rm -rf -- "${_cleanup_paths[$i]}"
 	done
 }
 trap _lib_cleanup EXIT
+
+# _reap_test_tmp -- what a program under test that crashed (a sanitizer
+# abort, a SIGKILL) left under $TEST_TMP, which no test's own clean-up
+# knows of: PostgreSQL servers, mounts, loop devices over its files.  Said
+# on stderr (the test's log): the test's own assertions ran before this.
+_reap_test_tmp() {
+	local pidfile pid m dev loop
+	local -a mounts=()
+	while read -r pidfile; do
+		pid=$(head -n 1 "$pidfile" 2>/dev/null)
+		{ [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; } || continue
+		echo "lib.sh: stopping the server $pid left in ${pidfile%/postmaster.pid}" >&2
+		# an immediate shutdown, which removes the server's shared memory
+		kill -QUIT "$pid" 2>/dev/null
+		for ((m = 0; m < 100; m++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			[ $m -eq 50 ] && kill -KILL "$pid" 2>/dev/null
+			sleep 0.1
+		done
+	done < <(timeout 10 find "$TEST_TMP" -maxdepth 7 -name postmaster.pid 2>/dev/null)
+	# mount points under $TEST_TMP, the last mounted first
+	mapfile -t mounts < <(awk -v t="$TEST_TMP/" '{ gsub(/\\040/, " ", $5); if (index($5, t) == 1) print $5 }' \
+		/proc/self/mountinfo | tac)
+	[ ${#mounts[@]} -gt 0 ] && echo "lib.sh: unmounting what was left: ${mounts[*]}" >&2
+	# block devices first: a loop device holds the file under it open
+	for m in "${mounts[@]}"; do
+		dev=$(awk -v d="$m" '{ gsub(/\\040/, " ", $5); if ($5 == d) src = $(NF - 1) } END { print src }' /proc/self/mountinfo)
+		[[ $dev == /dev/* ]] && umount "$m" 2>/dev/null
+	done
+	while read -r loop; do
+		echo "lib.sh: detaching $loop, left over a file in $TEST_TMP" >&2
+		losetup -d "$loop" 2>/dev/null
+	done < <(losetup -n -O NAME,BACK-FILE -l 2>/dev/null | awk -v t="$TEST_TMP/" 'index($2, t) == 1 { print $1 }')
+	for m in "${mounts[@]}"; do
+		is_mounted "$m" && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
+	done
+	return 0
+}
 trap 'exit 1' INT TERM
 
 # on_exit CMD -- run CMD (a string) at exit, in reverse order of registration.
