@@ -153,6 +153,7 @@ static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd
 	in->nlookup = 1;
 	pfs_wb_inode_init(in);
 	pthread_mutex_init(&in->om_lock, NULL);
+	pthread_mutex_init(&in->write_lock, NULL);
 	in->hnext = fs->tab[h];
 	fs->tab[h] = in;
 	if (++fs->count > fs->tabsize * 2)
@@ -210,6 +211,7 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 	close(in->fd);
 	pfs_wb_inode_destroy(in);
 	pthread_mutex_destroy(&in->om_lock);
+	pthread_mutex_destroy(&in->write_lock);
 	free(in);
 }
 
@@ -260,6 +262,7 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 	}
 	pfs_wb_inode_init(&fs->root);
 	pthread_mutex_init(&fs->root.om_lock, NULL);
+	pthread_mutex_init(&fs->root.write_lock, NULL);
 	fs->tab[hash_of(fs, st.st_dev, st.st_ino)] = &fs->root;
 	fs->count = 1;
 	return 0;
@@ -1445,6 +1448,8 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	if (pfs_wire_kill_suidgid() && kill_suidgid(fs, fh->fd, NULL))
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 	c->r.done = write_done;
+	if (!direct) /* through the backing page cache */
+		c->r.serial = &fh->inode->write_lock;
 	if (dsync) /* for WAL, a commit's flush: the writeback throttle times it */
 		c->r.flags |= IOS_F_DSYNC;
 	/* the caller's O_DSYNC (or RWF_DSYNC): on a direct handle no FSYNC

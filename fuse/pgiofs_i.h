@@ -62,6 +62,9 @@ struct pfs_inode {
 	int backing_id;				    /* registered while n_passthrough > 0, else 0 */
 	bool uncached_seen;			    /* ever open direct or passthrough: the mount's
 						     * page cache of it may be stale, drop it at open */
+	/* held by a buffered write to the backing file that runs at arrival
+	 * (struct ios_req.serial) */
+	pthread_mutex_t write_lock;
 };
 
 /* How one open handle reaches the file (struct pfs_fh.mode). */

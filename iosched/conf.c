@@ -103,6 +103,14 @@ static const struct conf_tunable rows[] = {
      "switches per request, the most of a cold read or a write from a file system "
      "benchmark.  Their writes are then not held back by the writeback throttle.  Off "
      "with an emulated device, and in the profiles that reproduce kernel elevators."},
+    {"iosched", "serial_writes", CONF_BOOL, "", "yes", 0, 0, NULL, F(serial_writes),
+     "Writes through the backing page cache that run at arrival (the direct policy, "
+     "wal_inline, other_inline) go to one backing file one at a time, behind a lock of "
+     "pgiofs's that a waiting worker sleeps on.  Without it, workers writing the same file "
+     "at once meet on its inode lock in the kernel, where a waiter spins on the CPU while "
+     "the holder copies, the CPU a two-core machine needs for the copies themselves.  "
+     "io_uring's workers take the queued classes' buffered writes to one file one at a "
+     "time in the same way."},
     {"iosched", "ra_window_kb", CONF_INT, "KiB", "512", 0, 16384, NULL, F(ra_window_kb),
      "Largest readahead window of a sequential reader (0: none), read by the scheduler "
      "itself (bdi.read_ahead_kb is the kernel's, above it).  A stream starts at 4x "

@@ -145,6 +145,8 @@ int ios_submit(struct ios_sched *s, struct ios_req *req)
 
 		uint64_t lat;
 
+		if (!s->set.serial_writes) /* ios_execute() takes no lock */
+			req->serial = NULL;
 		if (!st && !s->trace && !s->fault && !(s->wbt && ios_wbt_is_flush(req))) {
 			req->arrival_ns = 0;
 			req->done(req, ios_execute(req));

@@ -29,6 +29,7 @@
 #ifndef PGIOFS_IOSCHED_H
 #define PGIOFS_IOSCHED_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -88,7 +89,13 @@ struct ios_req {
 	struct ios_stats_rel *rel; /* the relation's counters (ios_stats_rel_get()), or
 				    * NULL: not a relation file */
 	ios_done_fn done;	   /* called exactly once with the result (above) */
-	void *priv;		   /* for the submitter */
+	/* IOS_WRITE through the backing page cache (not O_DIRECT): the
+	 * submitter's lock of the file, one per file, or NULL.  A write that
+	 * runs at arrival (the direct policy, the inline classes) holds it
+	 * for its transfer (iosched.serial_writes), so such writes go to one
+	 * file one at a time, as io_uring's workers take the queued ones */
+	pthread_mutex_t *serial;
+	void *priv; /* for the submitter */
 
 	/* set by the scheduler */
 	uint64_t arrival_ns; /* CLOCK_MONOTONIC at ios_submit() */
@@ -142,6 +149,7 @@ struct ios_settings {
 	int64_t ra_window_kb;	    /* largest readahead window (0: no readahead) */
 	bool wal_inline;	    /* WAL and commit-status requests run at arrival */
 	bool other_inline;	    /* requests of class other run at arrival */
+	bool serial_writes;	    /* buffered writes at arrival: one at a time per file */
 	int64_t ra_cache_mb;	    /* read-ahead data held at most */
 	/* [device] */
 	int device_model;      /* enum ios_device_model */
@@ -167,7 +175,7 @@ struct ios_settings {
 extern const struct conf_table ios_conf;
 /* ios_conf's rows, a constant so that a table including them (pgiofs's)
  * has its size at compile time; iosched/conf.c checks it */
-#define IOS_CONF_NROWS 41
+#define IOS_CONF_NROWS 42
 extern const char *const ios_policy_names[]; /* NULL-terminated */
 
 /* ios_fault_configured() -- whether any [fault] setting differs from its

@@ -255,7 +255,8 @@ extern const struct ios_backend_ops ios_backend_uring, ios_backend_virtual;
 struct ios_sched *ios_core_create(const struct ios_settings *set, const struct ios_backend_ops *be);
 
 /* direct.c: synchronous execution.  ios_execute() -- perform @r: its
- * full length (less only for a read at EOF), 0 for a sync, or -errno. */
+ * full length (less only for a read at EOF), 0 for a sync, or -errno; a
+ * write under @r->serial if it names one. */
 ssize_t ios_execute(struct ios_req *r);
 ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
 		  size_t len, size_t *done);
