@@ -12,7 +12,11 @@
  * Workers come and go as libfuse's multi-threaded loop has them: one at
  * first; a worker that takes a request when no other is waiting for one
  * starts another (up to fuse.max_threads); a worker that finishes a request
- * while fuse.max_idle_threads others are waiting exits.  With
+ * while fuse.max_idle_threads others are waiting exits, but at most one per
+ * fuse.worker_exit_ms: libfuse's loop lets them all go at once, and a burst
+ * of background WRITEs then makes and ends hundreds of threads a second (a
+ * stack and a receive buffer mapped, faulted in and unmapped each time).
+ * With
  * fuse.clone_fd each worker reads from a /dev/fuse descriptor of its own
  * (FUSE_DEV_IOC_CLONE), so that the kernel's per-descriptor queue of
  * requests being processed is not shared by all; wire.c sends each reply
@@ -38,6 +42,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ALIGN 4096u
@@ -49,14 +54,16 @@
 struct loop {
 	struct fuse_session *se;
 	unsigned max_threads, max_idle;
+	uint64_t exit_gap_ns; /* fuse.worker_exit_ms */
 	bool clone_fd;
 	pthread_mutex_t lock;
 	pthread_cond_t gone; /* a worker exited */
 	/* under lock */
-	unsigned nworkers; /* running */
-	unsigned nidle;	   /* waiting for a request */
-	int error;	   /* the first error that ended the loop */
-	int *spare_fds;	   /* cloned descriptors of workers that exited */
+	unsigned nworkers;     /* running */
+	unsigned nidle;	       /* waiting for a request */
+	int error;	       /* the first error that ended the loop */
+	uint64_t last_exit_ns; /* when a worker last left for being idle */
+	int *spare_fds;	       /* cloned descriptors of workers that exited */
 	unsigned nspare;
 	bool clone_failed;  /* said once */
 	struct loop *older; /* the loop started before this one */
@@ -145,6 +152,23 @@ static int clone_fd__(struct loop *l)
 
 static void *worker(void *arg);
 
+/* may_leave__() -- whether an idle worker may exit now: none did for
+ * fuse.worker_exit_ms.  Caller holds l->lock. */
+static bool may_leave__(struct loop *l)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (!l->exit_gap_ns)
+		return true;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (l->last_exit_ns && now - l->last_exit_ns < l->exit_gap_ns)
+		return false;
+	l->last_exit_ns = now;
+	return true;
+}
+
 /* start_worker__() -- one more worker; false if it could not be started.
  * Caller holds l->lock. */
 static bool start_worker__(struct loop *l)
@@ -218,7 +242,7 @@ static void *worker(void *arg)
 		fuse_session_process_buf(l->se, &fbuf);
 		atomic_fetch_add_explicit(&handled, 1, memory_order_relaxed);
 		pthread_mutex_lock(&l->lock);
-		if (l->nidle >= l->max_idle) { /* enough others wait: leave */
+		if (l->nidle >= l->max_idle && may_leave__(l)) { /* enough others wait */
 			if (!tls_taken)
 				free(tls_base);
 			tls_base = NULL;
@@ -278,6 +302,7 @@ int pfs_loop(struct fuse_session *se, const struct pgiofs_settings *set)
 	l->se = se;
 	l->max_threads = (unsigned)set->max_threads;
 	l->max_idle = (unsigned)set->max_idle_threads;
+	l->exit_gap_ns = (uint64_t)set->worker_exit_ms * 1000000u;
 	l->clone_fd = set->clone_fd;
 	l->spare_fds = calloc(l->max_threads, sizeof(*l->spare_fds));
 	if (!l->spare_fds) {

@@ -72,6 +72,7 @@ struct pgiofs_settings {
 	int64_t max_background;	  /* kernel's async request limit */
 	int64_t max_threads;	  /* worker threads at most */
 	int64_t max_idle_threads;
+	int64_t worker_exit_ms;
 	bool clone_fd;	       /* one /dev/fuse fd per worker */
 	int64_t time_gran_ns;  /* timestamp granularity of the mount */
 	int uring;	       /* enum pgiofs_uring */

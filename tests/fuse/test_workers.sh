@@ -4,7 +4,8 @@
 #     requests come in parallel (more than max_idle_threads, never more than
 #     max_threads), and once the load is gone, requests coming one at a
 #     time make the spare ones exit until at most max_idle_threads wait
-#     (beside the worker that served the last request);
+#     (beside the worker that served the last request), no faster than one
+#     per fuse.worker_exit_ms;
 #   - fuse.clone_fd: with yes each worker reads from a /dev/fuse descriptor
 #     of its own (the daemon holds more than one), with no there is one;
 #     either way every byte written in parallel reads back.
@@ -20,11 +21,11 @@ mkdir "$B" "$M"
 workers() { grep -lx pgiofs-fuse /proc/"$PID"/task/*/comm 2>/dev/null | wc -l; }
 fuse_fds() { find /proc/"$PID"/fd -lname /dev/fuse 2>/dev/null | wc -l; }
 
-# one_at_a_time.py FILE PID -- O_DIRECT reads of FILE one at a time until
-# the daemon PID has at most 3 workers (counted every 10), at most 2000;
-# prints how many
+# one_at_a_time.py FILE PID -- O_DIRECT reads of FILE one at a time, 20 ms
+# apart, until the daemon PID has at most 3 workers (at most 1000 reads);
+# prints the workers at the start, the reads and the seconds it took
 cat >"$T/one_at_a_time.py" <<'PY'
-import mmap, os, sys
+import mmap, os, sys, time
 def workers():
     n = 0
     for t in os.listdir("/proc/%s/task" % sys.argv[2]):
@@ -36,15 +37,18 @@ def workers():
     return n
 buf = mmap.mmap(-1, 4096)
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
-for i in range(2000):
+start, t0 = workers(), time.monotonic()
+for i in range(1000):
     assert os.preadv(fd, [buf], (i % 256) * 4096) == 4096
-    if i % 10 == 9 and workers() <= 3:
+    if workers() <= 3:
         break
+    time.sleep(0.02)
 os.close(fd)
-print(i + 1)
+print(start, i + 1, "%.3f" % (time.monotonic() - t0))
 PY
 
-# round CLONE -- one mount with max_threads 6, max_idle_threads 2.
+# round CLONE -- one mount with max_threads 6, max_idle_threads 2, a worker
+# exit a second at most.
 # shellcheck disable=SC2030,SC2031 # PID is this function's
 round() {
 	local clone=$1 i peak=0 n
@@ -53,7 +57,7 @@ round() {
 	# workers, every WAL write held 20 ms in the worker that runs it
 	# (fault.delay_ms): the parallel writers need more workers whatever
 	# the disk's speed (a fast disk once served them with two)
-	pgiofs_mount "$B" "$M" -o fuse.uring=no -o clone_fd="$clone" -o max_threads=6 -o max_idle_threads=2 \
+	pgiofs_mount "$B" "$M" -o fuse.uring=no -o clone_fd="$clone" -o max_threads=6 -o max_idle_threads=2 -o worker_exit_ms=1000 \
 		-o wal_mode=direct --allow-faults -o fault.class=wal -o fault.direction=write \
 		-o fault.nth=1 -o fault.count=0 -o fault.delay_ms=20
 	PID=$(pgrep -f "pgiofs .* $M\$" | head -1)
@@ -83,19 +87,26 @@ round() {
 	else
 		[ "$(fuse_fds)" -eq 1 ] || fail "clone_fd=no: $(fuse_fds) /dev/fuse descriptors"
 	fi
-	for i in $(seq 12); do
-		cmp -s "$T/src$i" "$M/pg_wal/f$i" || fail "clone_fd=$clone: f$i reads back different bytes"
-	done
 	# requests one at a time (reads through one descriptor): the spare
 	# workers exit until max_idle_threads wait, beside the one that served
-	# the last request.  Each request lets at most one exit, and only a
-	# worker that waits for requests counts as waiting, so on a loaded
-	# machine (a worker still finishing a late RELEASE) it can take more
-	# than a few: up to 2000, counted between every 10
-	n=$(python3 "$T/one_at_a_time.py" "$M/pg_wal/f1" "$PID") || fail "clone_fd=$clone: a read failed"
+	# the last request, one per fuse.worker_exit_ms (1 s here) at most:
+	# from START workers to 3 takes at least START - 4 seconds
+	local start secs
+	read -r start n secs < <(python3 "$T/one_at_a_time.py" "$M/pg_wal/f1" "$PID") ||
+		fail "clone_fd=$clone: a read failed"
+	[ -n "$secs" ] || fail "clone_fd=$clone: a read failed"
+	echo "clone_fd=$clone: from $start workers to at most 3 in $n requests, $secs s"
+	# after the load only its RELEASEs came, within a second: one exit
+	# (a margin of one more)
+	if [ "$peak" -ge 5 ] && [ "$start" -lt $((peak - 2)) ]; then
+		fail "clone_fd=$clone: $start workers left of $peak right after the load"
+	fi
+	if [ "$start" -ge 5 ]; then
+		python3 -c "import sys; sys.exit(float(sys.argv[1]) < int(sys.argv[2]) - 4)" "$secs" "$start" ||
+			fail "clone_fd=$clone: $((start - 3)) workers left within $secs s, one per second at most"
+	fi
 	local left
 	left=$(workers)
-	echo "clone_fd=$clone: $left workers after $n requests one at a time"
 	if [ "$left" -lt 1 ] || [ "$left" -gt 3 ]; then
 		# where the workers that did not leave are
 		for t in /proc/"$PID"/task/*; do
@@ -104,6 +115,9 @@ round() {
 		done
 		fail "clone_fd=$clone: $left workers left, max_idle_threads is 2 (plus the last request's)"
 	fi
+	for i in $(seq 12); do
+		cmp -s "$T/src$i" "$M/pg_wal/f$i" || fail "clone_fd=$clone: f$i reads back different bytes"
+	done
 	pgiofs_umount "$M" || fail "cannot unmount"
 	for i in $(seq 12); do
 		cmp -s "$T/src$i" "$B/pg_wal/f$i" || fail "clone_fd=$clone: backing file f$i differs"
