@@ -42,7 +42,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #define ALIGN 4096u
@@ -156,13 +155,11 @@ static void *worker(void *arg);
  * fuse.worker_exit_ms.  Caller holds l->lock. */
 static bool may_leave__(struct loop *l)
 {
-	struct timespec ts;
 	uint64_t now;
 
 	if (!l->exit_gap_ns)
 		return true;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	now = ios_now_ns();
 	if (l->last_exit_ns && now - l->last_exit_ns < l->exit_gap_ns)
 		return false;
 	l->last_exit_ns = now;

@@ -115,13 +115,12 @@ ssize_t ios_execute(struct ios_req *r)
 		 * anyway; taken here first, a second writer of the file
 		 * sleeps instead of spinning in the kernel on a CPU the
 		 * holder's copy and the writing process need */
-		if (r->serial) {
+		if (r->serial)
 			pthread_mutex_lock(r->serial);
-			res = ios_do_rw(r->fd, r->dir, r->iov, r->iovcnt, r->off, r->len, NULL);
+		res = ios_do_rw(r->fd, r->dir, r->iov, r->iovcnt, r->off, r->len, NULL);
+		if (r->serial)
 			pthread_mutex_unlock(r->serial);
-			return res;
-		}
-		return ios_do_rw(r->fd, r->dir, r->iov, r->iovcnt, r->off, r->len, NULL);
+		return res;
 	case IOS_SYNC:
 		res = (r->flags & IOS_F_DATASYNC) ? fdatasync(r->fd) : fsync(r->fd);
 		return res < 0 ? -errno : 0;
