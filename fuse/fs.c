@@ -208,6 +208,7 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 	if ((ret = pfs_wb_apply_mtime(in)) < 0)
 		log_msg(LOG_WARNING, "cannot set the mtime of inode %ju: %s", (uintmax_t)in->ino,
 			strerror(-ret));
+	pfs_ckpt_forget(fs, in);
 	close(in->fd);
 	pfs_wb_inode_destroy(in);
 	pthread_mutex_destroy(&in->om_lock);
@@ -230,6 +231,7 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 		pthread_rwlock_init(&fs->ios_lock, &ra);
 		pthread_rwlockattr_destroy(&ra);
 		pfs_wb_init(fs, (uint64_t)fs->set.write_cache_mb << 20);
+		pfs_ckpt_init(fs);
 	}
 	fs->tabsize = 1024;
 	fs->tab = calloc(fs->tabsize, sizeof(*fs->tab));
@@ -1296,6 +1298,7 @@ struct rw_ctx {
 	struct iovec iov;
 	void *buf;     /* owned buffer (reads, and writes copied for O_DIRECT) */
 	bool close_fd; /* r.fd was opened for this request */
+	bool buffered; /* a write through the backing page cache */
 };
 
 static void rw_free(struct rw_ctx *c)
@@ -1336,6 +1339,8 @@ static void write_done(struct ios_req *r, ssize_t res)
 	struct rw_ctx *c = (struct rw_ctx *)r;
 	int err = write_error(r, res);
 
+	if (!err && c->in)
+		pfs_ckpt_note(c->fs, c->in, r->cls, c->buffered);
 	if (err)
 		fuse_reply_err(c->req, err);
 	else
@@ -1349,6 +1354,8 @@ static void write_behind_done(struct ios_req *r, ssize_t res)
 {
 	struct rw_ctx *c = (struct rw_ctx *)r;
 
+	if (res >= 0)
+		pfs_ckpt_note(c->fs, c->in, r->cls, c->buffered);
 	pfs_wb_end(c->fs, c->in, c->held, res, r->len);
 	rw_free(c);
 }
@@ -1444,6 +1451,7 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	c->buffered = !direct;
 	/* the reply carries no attributes: drop the kernel's copy of the mode */
 	if (pfs_wire_kill_suidgid() && kill_suidgid(fs, fh->fd, NULL))
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
@@ -1577,6 +1585,7 @@ static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 		fuse_reply_err(req, err);
 		return;
 	}
+	pfs_ckpt_start(pfs_of(req), fuse_req_ctx(req)->pid, fh_class(fh_of(fi)));
 	sync_in_chunks(pfs_of(req), fh_of(fi));
 	submit_sync(req, fh_of(fi), fh_fd(fi), datasync, false);
 }

@@ -467,6 +467,11 @@ static void print_modes(const struct sample *s)
 	if (*why)
 		printf("backing files %s (%s)\n",
 		       strstr(s->extra, "\"backing_direct\":true") ? "O_DIRECT" : "buffered", why);
+	if (strstr(s->extra, "\"checkpoint_writeback\":{\"enabled\":true"))
+		printf("checkpoint writeback: %" PRIu64 " fsyncs of the checkpointer started the "
+		       "writeback of %" PRIu64 " relation files\n",
+		       json_u64_member(s->extra, "checkpoint_writeback", "starts"),
+		       json_u64_member(s->extra, "checkpoint_writeback", "files"));
 	if (*note)
 		printf("note: %s\n", note);
 }

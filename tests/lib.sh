@@ -119,6 +119,13 @@ ext4_on_loop() {
 	on_exit "umount -l '$1'"
 }
 
+# journal_info -- after ext4_on_loop: INFO, the journal statistics of $LOOP's
+# ext4 (its first number counts the commits so far)
+journal_info() {
+	INFO=/proc/fs/jbd2/${LOOP#/dev/}-8/info
+	[ -r "$INFO" ] || fail "no journal statistics at $INFO"
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }

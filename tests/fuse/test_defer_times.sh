@@ -21,8 +21,7 @@ T=$(mktempdir)
 B=$T/b M=$T/m
 mkdir "$B" "$M"
 ext4_on_loop "$B" 64
-INFO=/proc/fs/jbd2/${LOOP#/dev/}-8/info
-[ -r "$INFO" ] || fail "no journal statistics at $INFO"
+journal_info
 
 # fsync_round DIR: 100 files written and pushed to the file system with
 # sync_file_range, the backing file system synced, then each fsynced, all
