@@ -233,7 +233,8 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	char ring[256], ring_json[2 * sizeof(ring) + 8];
 	struct pfs_wb_counters wb;
 	const char *policy;
-	bool enabled, direct, ckpt;
+	bool enabled, direct;
+	int64_t ckpt_kb;
 	struct timespec ts;
 	struct tm tm;
 
@@ -241,7 +242,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	policy = ios_policy_names[fs->set.ios.policy];
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &fs->set, model, sizeof(model));
 	enabled = fs->set.stats_enabled;
-	ckpt = fs->set.checkpoint_writeback;
+	ckpt_kb = fs->set.checkpoint_writeback_kb;
 	json_str_format(profile, sizeof(profile), fs->profile);
 	json_str_format(changed, sizeof(changed), fs->changed);
 	direct = pfs_backing_direct(fs, why, sizeof(why));
@@ -268,15 +269,16 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    "\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
 	    ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"waits\":%" PRIu64
 	    ",\"errors\":%" PRIu64 "},\"uring\":%s,\"uring_note\":%s,\"uring_requests\":%lu,"
-	    "\"checkpoint_writeback\":{\"enabled\":%s,\"starts\":%" PRIu64 ",\"files\":%" PRIu64
-	    "}",
+	    "\"checkpoint_writeback\":{\"max_kb\":%" PRId64 ",\"starts\":%" PRIu64
+	    ",\"files\":%" PRIu64 ",\"large\":%" PRIu64 "}",
 	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
 	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
 	    walm_json, direct ? "true" : "false", why_json, fs->writeback ? "true" : "false",
 	    wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits, wb.errors,
 	    atomic_load(&fs->wire.uring) ? "true" : "false", ring_json, pfs_uring_requests(fs),
-	    ckpt ? "true" : "false", __atomic_load_n(&fs->core->ckpt.starts, __ATOMIC_RELAXED),
-	    __atomic_load_n(&fs->core->ckpt.files, __ATOMIC_RELAXED));
+	    ckpt_kb, __atomic_load_n(&fs->core->ckpt.starts, __ATOMIC_RELAXED),
+	    __atomic_load_n(&fs->core->ckpt.files, __ATOMIC_RELAXED),
+	    __atomic_load_n(&fs->core->ckpt.large, __ATOMIC_RELAXED));
 }
 
 static int write_all(int fd, const void *buf, size_t len)

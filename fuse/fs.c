@@ -1340,7 +1340,7 @@ static void write_done(struct ios_req *r, ssize_t res)
 	int err = write_error(r, res);
 
 	if (!err && c->in)
-		pfs_ckpt_note(c->fs, c->in, r->cls, c->buffered);
+		pfs_ckpt_note(c->fs, c->in, r->cls, c->buffered, r->len);
 	if (err)
 		fuse_reply_err(c->req, err);
 	else
@@ -1355,7 +1355,7 @@ static void write_behind_done(struct ios_req *r, ssize_t res)
 	struct rw_ctx *c = (struct rw_ctx *)r;
 
 	if (res >= 0)
-		pfs_ckpt_note(c->fs, c->in, r->cls, c->buffered);
+		pfs_ckpt_note(c->fs, c->in, r->cls, c->buffered, r->len);
 	pfs_wb_end(c->fs, c->in, c->held, res, r->len);
 	rw_free(c);
 }

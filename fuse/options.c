@@ -172,21 +172,22 @@ static const struct conf_tunable rows[] = {
      "error.  A chunk is never less than one folio of the backing page cache (up to a "
      "few MiB, after the size of pgiofs's writes).  WAL and commit status are never "
      "chunked.  0: off."},
-    {"files", "checkpoint_writeback", CONF_BOOL, "", "no", 0, 0, NULL, F(checkpoint_writeback),
+    {"files", "checkpoint_writeback_kb", CONF_INT, "KiB", "256", 0, 1048576, NULL,
+     F(checkpoint_writeback_kb),
      "On a bare disk PostgreSQL's checkpoint asks the kernel to start writing each data "
      "file's pages as it writes them (checkpoint_flush_after), so the file system "
      "allocates them all in one journal transaction and the first fsync commits it for "
      "every file.  Through FUSE those requests only move the pages to pgiofs, and each "
      "fsync then allocates and commits the journal for its own file: a seek and a cache "
      "flush per file (a checkpoint after CREATE DATABASE: 251 ext4 journal commits "
-     "against 8).  yes: an fsync from PostgreSQL's checkpointer (told by its process "
-     "title) first starts the writeback, without waiting for it, of every heap, index, "
-     "free space and visibility map file written through the backing page cache since "
-     "the last one; each fsync still waits for its own file and reports its errors.  "
-     "It halves such a checkpoint on a rotating disk, but on the mixed load of "
-     "bench/mixed.sh it raised the commit latency (p99 1.23x) and lowered tps "
-     "(0.88x): the whole checkpoint's writeback starts at once.  no: each file is "
-     "written by its own fsync."},
+     "against 8).  With a size here, an fsync from PostgreSQL's checkpointer (told by "
+     "its process title) first starts the writeback, without waiting for it, of every "
+     "heap, index, free space and visibility map file written through the backing page "
+     "cache since the last one, if no more than this much was written to it: a file "
+     "with more is written by its own fsync (in files.sync_chunk_kb chunks), since "
+     "starting all of a checkpoint's large files at once puts them in front of the "
+     "commits.  Each fsync still waits for its own file and reports its errors.  0: "
+     "off."},
     {"files", "wal_nice", CONF_INT, "", "-10", -20, 19, NULL, F(wal_nice),
      "CPU priority (nice value) of the threads that serve the WAL mounts "
      "(files.wal_mode = passthrough with the write-back cache).  A commit's fdatasync "

@@ -83,14 +83,14 @@ struct pgiofs_settings {
 	int64_t max_ratio;     /* mount's bdi max_ratio (%); -1 = leave */
 	int64_t strict_limit;  /* mount's bdi strict_limit 0/1; -1 = leave */
 	/* [files] */
-	int wal_mode;		   /* enum pgiofs_wal_mode */
-	int64_t write_cache_mb;	   /* acknowledged writes held at most (no write-back cache) */
-	int backing_direct;	   /* enum pgiofs_backing_direct */
-	bool defer_times;	   /* the kernel's mtime applied after the next fsync */
-	int64_t sync_chunk_kb;	   /* a data file's fsync writes in chunks this large */
-	bool checkpoint_writeback; /* the checkpointer's fsync starts the others' writeback */
-	int64_t wal_nice;	   /* nice value of the WAL mounts' threads */
-	int wal_io_class;	   /* enum pgiofs_io_class of the WAL mounts' threads */
+	int wal_mode;		/* enum pgiofs_wal_mode */
+	int64_t write_cache_mb; /* acknowledged writes held at most (no write-back cache) */
+	int backing_direct;	/* enum pgiofs_backing_direct */
+	bool defer_times;	/* the kernel's mtime applied after the next fsync */
+	int64_t sync_chunk_kb;	/* a data file's fsync writes in chunks this large */
+	int64_t checkpoint_writeback_kb; /* the checkpointer's fsync starts others' writeback */
+	int64_t wal_nice;		 /* nice value of the WAL mounts' threads */
+	int wal_io_class;		 /* enum pgiofs_io_class of the WAL mounts' threads */
 	/* [stats] */
 	bool stats_enabled; /* account every request for `pgiofs stat` */
 	/* [fault] of pgiofs itself (tests; needs --allow-faults) */

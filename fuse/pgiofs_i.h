@@ -65,11 +65,12 @@ struct pfs_inode {
 	/* held by a buffered write to the backing file that runs at arrival
 	 * (struct ios_req.serial) */
 	pthread_mutex_t write_lock;
-	/* files.checkpoint_writeback (ckpt.c): on the core's list of relation
+	/* files.checkpoint_writeback_kb (ckpt.c): on the core's list of relation
 	 * files written through the backing page cache since the checkpointer
 	 * last synced (links under ckpt.lock; ckpt_noted atomic, set under it) */
 	struct pfs_inode *ckpt_prev, *ckpt_next;
 	bool ckpt_noted;
+	uint64_t ckpt_bytes; /* written since it was last taken off (atomic) */
 };
 
 /* How one open handle reaches the file (struct pfs_fh.mode). */
@@ -160,14 +161,15 @@ struct pfs {
 		pthread_cond_t room;
 		struct pfs_wb_counters cnt;
 	} wb;
-	/* files.checkpoint_writeback (ckpt.c): the relation files noted, and
+	/* files.checkpoint_writeback_kb (ckpt.c): the relation files noted,
 	 * how many times the checkpointer started their writeback (starts)
-	 * for how many files in all (atomics) */
+	 * for how many files in all, and how many it left to their own fsync
+	 * for their size (atomics) */
 	struct {
 		pthread_mutex_t lock;
-		struct pfs_inode *head; /* stored atomically, under lock */
-		uint64_t starts, files;
-		pid_t pid; /* the last checkpointer seen (atomic) */
+		struct pfs_inode *head;	       /* stored atomically, under lock */
+		uint64_t starts, files, large; /* large: left to their own fsync */
+		pid_t pid;		       /* the last checkpointer seen (atomic) */
 	} ckpt;
 	struct ios_stats *stats;	/* since mount; attached to every scheduler */
 	struct pfs_control *control;	/* control channel (control.c), or NULL */
@@ -301,12 +303,14 @@ void pfs_uring_explain(struct pfs *fs);
  * or why there are none. */
 void pfs_uring_describe(struct pfs *fs, char *buf, size_t len);
 
-/* ckpt.c: files.checkpoint_writeback -- PostgreSQL's checkpointer's fsync
- * starts the backing writeback of the relation files written since */
+/* ckpt.c: files.checkpoint_writeback_kb -- PostgreSQL's checkpointer's
+ * fsync starts the backing writeback of the relation files written since */
 void pfs_ckpt_init(struct pfs *fs);
-/* pfs_ckpt_note() -- a write of class @cls to @in reached the backing file
- * (through its page cache when @buffered): note a relation file. */
-void pfs_ckpt_note(struct pfs *fs, struct pfs_inode *in, enum ios_class cls, bool buffered);
+/* pfs_ckpt_note() -- a write of @len bytes of class @cls to @in reached the
+ * backing file (through its page cache when @buffered): note a relation
+ * file. */
+void pfs_ckpt_note(struct pfs *fs, struct pfs_inode *in, enum ios_class cls, bool buffered,
+		   size_t len);
 /* pfs_ckpt_forget() -- @in is about to be freed: off the list. */
 void pfs_ckpt_forget(struct pfs *fs, struct pfs_inode *in);
 /* pfs_ckpt_is_checkpointer() -- is process @pid PostgreSQL's checkpointer
@@ -314,8 +318,8 @@ void pfs_ckpt_forget(struct pfs *fs, struct pfs_inode *in);
 bool pfs_ckpt_is_checkpointer(pid_t pid);
 /* pfs_ckpt_start() -- an fsync of a file of class @cls from process @pid:
  * if it is a relation file and @pid the checkpointer, start the writeback
- * of every noted file (not waited for) and empty the list.  Returns how
- * many files. */
+ * of every noted file written no more than files.checkpoint_writeback_kb
+ * since (not waited for) and empty the list.  Returns how many files. */
 size_t pfs_ckpt_start(struct pfs *fs, pid_t pid, enum ios_class cls);
 
 /* writebehind.c: writes acknowledged before they reach the backing store */

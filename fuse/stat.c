@@ -467,11 +467,14 @@ static void print_modes(const struct sample *s)
 	if (*why)
 		printf("backing files %s (%s)\n",
 		       strstr(s->extra, "\"backing_direct\":true") ? "O_DIRECT" : "buffered", why);
-	if (strstr(s->extra, "\"checkpoint_writeback\":{\"enabled\":true"))
-		printf("checkpoint writeback: %" PRIu64 " fsyncs of the checkpointer started the "
-		       "writeback of %" PRIu64 " relation files\n",
+	if (json_u64_member(s->extra, "checkpoint_writeback", "max_kb"))
+		printf("checkpoint writeback (files written up to %" PRIu64 " KiB): %" PRIu64
+		       " fsyncs of the checkpointer started the writeback of %" PRIu64
+		       " relation files; %" PRIu64 " larger ones left to their own fsync\n",
+		       json_u64_member(s->extra, "checkpoint_writeback", "max_kb"),
 		       json_u64_member(s->extra, "checkpoint_writeback", "starts"),
-		       json_u64_member(s->extra, "checkpoint_writeback", "files"));
+		       json_u64_member(s->extra, "checkpoint_writeback", "files"),
+		       json_u64_member(s->extra, "checkpoint_writeback", "large"));
 	if (*note)
 		printf("note: %s\n", note);
 }

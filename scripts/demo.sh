@@ -11,7 +11,7 @@
 # or pgiofs wins it, the streaming figures of each disk, and the path of
 # the report (index.html with charts, results.json, results.csv).
 #
-# About 4.5 minutes on a quiet 2-core machine (278 to 282 s), more on a
+# About 3.5 minutes on a quiet 2-core machine (207 to 211 s), more on a
 # busy one.  DEMO_SCALE (default 0.2, about
 # 20 MB of COPY data), DEMO_RUNS (default 3) and DEMO_CLIENTS (default 4)
 # change the size; DEMO_OUT (default demo-report/) is where the report
