@@ -28,9 +28,9 @@
  * large files at once queues their data in front of every commit's WAL
  * flush (bench/mixed.sh: commit p99 1.23x, tps 0.88x without the limit);
  * they are written by their own fsyncs, in files.sync_chunk_kb chunks.
- * Nothing is acknowledged
- * differently: each file's fsync still waits for its data, and a
- * writeback error stays in the backing file for that fsync to report.
+ * Nothing is acknowledged differently: each file's fsync still waits for
+ * its data, and a writeback error stays in the backing file for that fsync
+ * to report.
  */
 #include "pgiofs_i.h"
 
