@@ -233,7 +233,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	char ring[256], ring_json[2 * sizeof(ring) + 8];
 	struct pfs_wb_counters wb;
 	const char *policy;
-	bool enabled, direct;
+	bool enabled, direct, data_inline;
 	int64_t ckpt_kb;
 	struct timespec ts;
 	struct tm tm;
@@ -246,6 +246,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	json_str_format(profile, sizeof(profile), fs->profile);
 	json_str_format(changed, sizeof(changed), fs->changed);
 	direct = pfs_backing_direct(fs, why, sizeof(why));
+	data_inline = fs->ios && ios_runs_inline(fs->ios, IOS_CLASS_HEAP);
 	pthread_rwlock_unlock(&fs->ios_lock);
 	json_str_format(why_json, sizeof(why_json), why);
 	pfs_uring_describe(fs, ring, sizeof(ring));
@@ -265,7 +266,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    "\"policy\":\"%s\",\"device\":\"%s\","
 	    "\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
 	    "\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,\"wal_mounts\":%s,"
-	    "\"backing_direct\":%s,\"backing_note\":%s,"
+	    "\"backing_direct\":%s,\"backing_note\":%s,\"data_inline\":%s,"
 	    "\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
 	    ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"waits\":%" PRIu64
 	    ",\"errors\":%" PRIu64 "},\"uring\":%s,\"uring_note\":%s,\"uring_requests\":%lu,"
@@ -273,10 +274,11 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    ",\"files\":%" PRIu64 ",\"large\":%" PRIu64 "}",
 	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
 	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
-	    walm_json, direct ? "true" : "false", why_json, fs->writeback ? "true" : "false",
-	    wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits, wb.errors,
-	    atomic_load(&fs->wire.uring) ? "true" : "false", ring_json, pfs_uring_requests(fs),
-	    ckpt_kb, __atomic_load_n(&fs->core->ckpt.starts, __ATOMIC_RELAXED),
+	    walm_json, direct ? "true" : "false", why_json, data_inline ? "true" : "false",
+	    fs->writeback ? "true" : "false", wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits,
+	    wb.errors, atomic_load(&fs->wire.uring) ? "true" : "false", ring_json,
+	    pfs_uring_requests(fs), ckpt_kb,
+	    __atomic_load_n(&fs->core->ckpt.starts, __ATOMIC_RELAXED),
 	    __atomic_load_n(&fs->core->ckpt.files, __ATOMIC_RELAXED),
 	    __atomic_load_n(&fs->core->ckpt.large, __ATOMIC_RELAXED));
 }

@@ -902,11 +902,18 @@ static int open_flags(const struct pfs *fs, int flags, bool *widened)
 	return flags | O_CLOEXEC;
 }
 
+/* backing_direct() -- what files.backing_direct = @set means on @fs's
+ * backing store. */
+static bool backing_direct(const struct pfs *fs, int set)
+{
+	return set == PGIOFS_DIRECT_YES ||
+	       (set == PGIOFS_DIRECT_AUTO && fs->backing_rotational != 1);
+}
+
 bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len)
 {
 	int set = fs->set.backing_direct;
-	bool direct =
-	    set == PGIOFS_DIRECT_YES || (set == PGIOFS_DIRECT_AUTO && fs->backing_rotational != 1);
+	bool direct = backing_direct(fs, set);
 
 	if (!why)
 		return direct;
@@ -1208,7 +1215,14 @@ static void submit(struct pfs *fs, struct ios_req *r)
 
 struct ios_sched *pfs_sched_create(struct pfs *fs, const struct pgiofs_settings *set)
 {
-	struct ios_sched *s = ios_create_with(&set->ios);
+	struct ios_settings is = set->ios;
+	struct ios_sched *s;
+
+	/* for iosched.data_inline = auto: the setting asked for, as the
+	 * kernel's INIT may not have come yet (every kernel since 3.15 offers
+	 * the write-back cache) */
+	is.data_buffered = set->writeback_cache && !backing_direct(fs, set->backing_direct);
+	s = ios_create_with(&is);
 
 	if (s && set->stats_enabled)
 		ios_attach_stats(s, fs->stats); /* before anything is submitted */

@@ -465,8 +465,11 @@ static void print_modes(const struct sample *s)
 	else if (*ring)
 		printf("requests over /dev/fuse: %s\n", ring);
 	if (*why)
-		printf("backing files %s (%s)\n",
-		       strstr(s->extra, "\"backing_direct\":true") ? "O_DIRECT" : "buffered", why);
+		printf("backing files %s (%s)%s\n",
+		       strstr(s->extra, "\"backing_direct\":true") ? "O_DIRECT" : "buffered", why,
+		       strstr(s->extra, "\"data_inline\":true")
+			   ? "; data files' requests run at arrival (iosched.data_inline)"
+			   : "");
 	if (json_u64_member(s->extra, "checkpoint_writeback", "max_kb"))
 		printf("checkpoint writeback (files written up to %" PRIu64 " KiB): %" PRIu64
 		       " fsyncs of the checkpointer started the writeback of %" PRIu64

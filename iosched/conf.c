@@ -19,6 +19,7 @@ const char *const ios_policy_names[] = {
 };
 
 static const char *const device_names[] = {"none", "hdd", "ssd", NULL};
+const char *const ios_data_inline_names[] = {"auto", "yes", "no", NULL};
 
 /* [fault]: choice 0 is "any", then the enum's order (direct.c's names) */
 static const char *const fault_class_names[] = {
@@ -103,9 +104,24 @@ static const struct conf_tunable rows[] = {
      "switches per request, the most of a cold read or a write from a file system "
      "benchmark.  Their writes are then not held back by the writeback throttle.  Off "
      "with an emulated device, and in the profiles that reproduce kernel elevators."},
+    {"iosched", "data_inline", CONF_ENUM, "", "auto", 0, 0, ios_data_inline_names, F(data_inline),
+     "Queueing policies: run the requests of PostgreSQL's data files (heap, index, free "
+     "space and visibility maps, temp files, pg_control and relation maps) at arrival in "
+     "the requesting thread, as direct does.  auto: when they go through the backing page "
+     "cache (files.backing_direct resolved to no) under the kernel's write-back cache.  "
+     "There the backing page cache takes every write at once and the kernel's writeback "
+     "and each fsync, not the order pages enter that cache, decide what the disk does; "
+     "queued, each request only pays the hand-over to the dispatcher and back and holds "
+     "its receive buffer meanwhile (the mixed load: slower import, fewer commits per "
+     "second, more memory).  Inline, the writeback throttle has no writeback to hold "
+     "and the scheduler's own readahead does not read ahead for them (the kernel's on "
+     "the mount and the backing file system's do).  With O_DIRECT on the backing files "
+     "(auto: not inline) the queue is what orders the device's work.  Off with an "
+     "emulated device, and in the profiles that reproduce kernel elevators."},
     {"iosched", "serial_writes", CONF_BOOL, "", "yes", 0, 0, NULL, F(serial_writes),
      "Writes through the backing page cache that run at arrival (the direct policy, "
-     "wal_inline, other_inline) go to one backing file one at a time, behind a lock of "
+     "wal_inline, other_inline, data_inline) go to one backing file one at a time, behind a lock "
+     "of "
      "pgiofs's that a waiting worker sleeps on.  Without it, workers writing the same file "
      "at once meet on its inode lock in the kernel, where a waiter spins on the CPU while "
      "the holder copies, the CPU a two-core machine needs for the copies themselves.  "

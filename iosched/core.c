@@ -842,13 +842,20 @@ struct ios_sched *ios_core_create(const struct ios_settings *set, const struct i
 		s->inline_classes = 1u << IOS_CLASS_WAL | 1u << IOS_CLASS_XACT;
 	if (set->other_inline && !s->dev && !virt)
 		s->inline_classes |= 1u << IOS_CLASS_OTHER;
+	if ((set->data_inline == IOS_DATA_INLINE_YES ||
+	     (set->data_inline == IOS_DATA_INLINE_AUTO && set->data_buffered)) &&
+	    !s->dev && !virt)
+		s->inline_classes |= 1u << IOS_CLASS_HEAP | 1u << IOS_CLASS_INDEX |
+				     1u << IOS_CLASS_FSM | 1u << IOS_CLASS_VM |
+				     1u << IOS_CLASS_TEMP | 1u << IOS_CLASS_META;
 	if (set->ra_window_kb > 0 && set->policy != IOS_POLICY_DIRECT) { /* as in the daemon */
 		s->ra = ios_ra_create(set, &ra_core);
 		if (!s->ra)
 			goto fail;
 	}
+	/* the throttle holds queued writeback: none when data runs inline */
 	if (set->policy == IOS_POLICY_DBAWARE && set->wal_target_us > 0 &&
-	    !(s->wbt = ios_wbt_create(set)))
+	    !(s->inline_classes & 1u << IOS_CLASS_HEAP) && !(s->wbt = ios_wbt_create(set)))
 		goto fail;
 	ret = s->pol_ops->init(s);
 	if (ret < 0) {

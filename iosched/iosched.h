@@ -118,6 +118,11 @@ enum ios_policy {
 
 enum ios_device_model { IOS_DEVICE_NONE, IOS_DEVICE_HDD, IOS_DEVICE_SSD };
 
+/* [iosched] data_inline: when the requests of PostgreSQL's data files run at
+ * arrival (auto: when they go through the backing page cache, which the
+ * caller says in ios_settings.data_buffered) */
+enum ios_data_inline { IOS_DATA_INLINE_AUTO, IOS_DATA_INLINE_YES, IOS_DATA_INLINE_NO };
+
 /* [fault] error: what a request picked by fault injection fails with;
  * IOS_FAULT_SKIP: it is not performed and reports success (a write as
  * written, a sync as synced: a broken storage stack, for tests that must
@@ -149,6 +154,7 @@ struct ios_settings {
 	int64_t ra_window_kb;	    /* largest readahead window (0: no readahead) */
 	bool wal_inline;	    /* WAL and commit-status requests run at arrival */
 	bool other_inline;	    /* requests of class other run at arrival */
+	int data_inline;	    /* enum ios_data_inline: heap, index, ... at arrival */
 	bool serial_writes;	    /* buffered writes at arrival: one at a time per file */
 	int64_t ra_cache_mb;	    /* read-ahead data held at most */
 	/* [device] */
@@ -170,13 +176,18 @@ struct ios_settings {
 	int64_t fault_delay_ms;	   /* picked requests complete this much later */
 	int64_t fault_abort_after; /* SIGKILL at this matching request (0: never) */
 	bool fault_in_transfer;	   /* picked requests merge; the transfer fails at them */
+	/* not a tunable: set by the caller (pgiofs) when data files reach the
+	 * backing store through its page cache and the kernel's write-back
+	 * cache; data_inline = auto then runs their requests at arrival */
+	bool data_buffered;
 };
 
 extern const struct conf_table ios_conf;
 /* ios_conf's rows, a constant so that a table including them (pgiofs's)
  * has its size at compile time; iosched/conf.c checks it */
-#define IOS_CONF_NROWS 42
-extern const char *const ios_policy_names[]; /* NULL-terminated */
+#define IOS_CONF_NROWS 43
+extern const char *const ios_policy_names[];	  /* NULL-terminated */
+extern const char *const ios_data_inline_names[]; /* NULL-terminated */
 
 /* ios_fault_configured() -- whether any [fault] setting differs from its
  * default, i.e. @set injects faults (pgiofs refuses that without

@@ -10,7 +10,10 @@
 # mount has its pages in the backing file system's cache when buffered, and
 # none when O_DIRECT.  A tmpfs backing directory (no block device) is
 # reached O_DIRECT under auto, as before auto existed.  Every file's bytes
-# are checked after the unmount.
+# are checked after the unmount.  iosched.data_inline = auto: the data
+# files' requests run at arrival when buffered (stat says so, and dbaware
+# then has no writeback throttle: nothing queued for it to hold), queued
+# when O_DIRECT; data_inline = no queues them when buffered too.
 source "$(dirname "$0")/../lib.sh"
 need_root
 command -v fincore >/dev/null || fail "fincore (util-linux) is missing"
@@ -23,18 +26,31 @@ mkdir -p "$B/base/1"
 DEV=${LOOP#/dev/}
 head -c $((4 << 20)) /dev/urandom >"$T/data"
 
-# round LABEL ROTATIONAL WANT(O_DIRECT|buffered) WHY FILE [ARGS...]
+# round LABEL ROTATIONAL WANT(O_DIRECT|buffered) WHY INLINE(true|false) FILE [ARGS...]
 round() {
-	local label=$1 rot=$2 want=$3 why=$4 file=$5 line cached
-	shift 5
+	local label=$1 rot=$2 want=$3 why=$4 inline=$5 file=$6 line cached json
+	shift 6
 	echo "$rot" >"/sys/block/$DEV/queue/rotational" || fail "cannot set $DEV's queue/rotational"
 	pgiofs_mount "$B" "$M" "$@"
 	line=$("$BIN/pgiofs" stat "$M" | grep '^backing files') || fail "$label: pgiofs stat says nothing of the backing files"
 	echo "$label: $line"
 	[[ $line == "backing files $want ("*"$why"*")" ]] ||
 		fail "$label: pgiofs stat says \"$line\", want \"backing files $want (...$why...)\""
-	"$BIN/pgiofs" stat "$M" --json | grep -q "\"backing_direct\":$([ "$want" = O_DIRECT ] && echo true || echo false)," ||
+	json=$("$BIN/pgiofs" stat "$M" --json) || fail "$label: pgiofs stat --json failed"
+	grep -q "\"backing_direct\":$([ "$want" = O_DIRECT ] && echo true || echo false)," <<<"$json" ||
 		fail "$label: pgiofs stat --json disagrees with its text"
+	grep -q "\"data_inline\":$inline," <<<"$json" ||
+		fail "$label: pgiofs stat --json does not say \"data_inline\":$inline"
+	if [ "$inline" = true ]; then
+		[[ $line == *"; data files' requests run at arrival (iosched.data_inline)" ]] ||
+			fail "$label: pgiofs stat does not say the data files' requests run at arrival"
+		grep -q '"throttle":{"target_ms":0\.0*,' <<<"$json" ||
+			fail "$label: data at arrival, yet dbaware has a writeback throttle"
+	else
+		[[ $line != *"at arrival"* ]] || fail "$label: pgiofs stat says \"$line\""
+		grep -q '"throttle":{"target_ms":2\.0*,' <<<"$json" ||
+			fail "$label: data queued, yet dbaware has no writeback throttle"
+	fi
 	dd if="$T/data" of="$M/$file" bs=1M conv=fsync status=none || fail "$label: writing $file failed"
 	cached=$(fincore --bytes --noheadings --output RES "$B/$file") || fail "fincore $B/$file failed"
 	echo "$label: $file: $cached bytes in the backing page cache"
@@ -47,10 +63,14 @@ round() {
 	cmp "$T/data" "$B/$file" || fail "$label: $file differs from what was written"
 }
 
-round "auto, rotational" 1 buffered "auto: the backing device $DEV is rotational" base/1/16384
-round "auto, not rotational" 0 O_DIRECT "auto: the backing device $DEV is not rotational" base/1/16385
-round "yes, rotational" 1 O_DIRECT "files.backing_direct = yes" base/1/16386 --set files.backing_direct=yes
-round "no, not rotational" 0 buffered "files.backing_direct = no" base/1/16387 --set files.backing_direct=no
+round "auto, rotational" 1 buffered "auto: the backing device $DEV is rotational" true base/1/16384
+round "auto, not rotational" 0 O_DIRECT "auto: the backing device $DEV is not rotational" false base/1/16385
+round "yes, rotational" 1 O_DIRECT "files.backing_direct = yes" false base/1/16386 --set files.backing_direct=yes
+round "no, not rotational" 0 buffered "files.backing_direct = no" true base/1/16387 --set files.backing_direct=no
+round "auto, rotational, data queued" 1 buffered "auto: the backing device $DEV is rotational" false \
+	base/1/16388 --set iosched.data_inline=no
+round "yes, not rotational, data at arrival" 0 O_DIRECT "auto: the backing device $DEV is not rotational" \
+	true base/1/16389 --set iosched.data_inline=yes
 
 # no block device: O_DIRECT, and the note says why
 mkdir "$T/tb"

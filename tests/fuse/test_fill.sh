@@ -19,7 +19,10 @@
 # write gets the error); and WAL write-behind (files.wal_mode = direct: the
 # next fsync gets it); relation and WAL files written through the backing
 # page cache (files.backing_direct = no), with and without the write-back
-# cache, and with the fsync written in chunks (files.sync_chunk_kb).
+# cache, and with the fsync written in chunks (files.sync_chunk_kb).  Through
+# the backing page cache a relation file's writes run at arrival
+# (iosched.data_inline = auto); the same queued (no), and at arrival over
+# O_DIRECT (yes), too.
 source "$(dirname "$0")/../lib.sh"
 need_root
 
@@ -109,6 +112,9 @@ round "buffered backing" base/1/16384 --set files.backing_direct=no
 round "buffered backing" pg_wal/000000010000000000000001 --set files.backing_direct=no
 round "buffered backing, no write-back cache" base/1/16384 --set files.backing_direct=no \
 	--set fuse.writeback_cache=no
+round "buffered backing, data queued" base/1/16384 --set files.backing_direct=no \
+	--set iosched.data_inline=no
+round "data at arrival, O_DIRECT" base/1/16384 --set iosched.data_inline=yes
 round "buffered backing, fsync in chunks" base/1/16384 --set files.backing_direct=no \
 	--set files.sync_chunk_kb=64
 echo ok

@@ -10,7 +10,9 @@
 # and through CREATE) while the reader's handle and windows stay; the file
 # then holds the model's bytes; a cold buffered read
 # of the whole file gives the backing file's checksum; and `pgiofs stat`
-# shows readahead hits for the heap class.
+# shows readahead hits for the heap class.  The data files are queued
+# (iosched.data_inline = no): through the backing page cache they would run
+# at arrival, where the scheduler reads nothing ahead.
 source "$(dirname "$0")/../lib.sh"
 need_root
 command -v python3 >/dev/null || skip "python3 is not installed"
@@ -21,7 +23,7 @@ mkdir -p "$T/b/base/1" "$T/m"
 M=$T/m
 F=base/1/16384
 head -c $((48 << 20)) /dev/urandom >"$T/b/$F"
-pgiofs_mount "$T/b" "$M" --profile dbaware
+pgiofs_mount "$T/b" "$M" --profile dbaware --set iosched.data_inline=no
 "$BIN/pgiofs" stat "$M" --json >"$T/s0.json" || fail "pgiofs stat failed"
 
 python3 - "$M/$F" "$T/b/$F" <<'EOF' || fail "the interleaved read/write check failed"

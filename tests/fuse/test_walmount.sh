@@ -8,7 +8,9 @@
 #      `pgiofs stat MOUNT` names it; commits of a running server open WAL in
 #      passthrough (counted, bytes not seen) while data files keep the
 #      write-back cache; the writeback throttle times the WAL mount's
-#      fsyncs and `pgiofs stat` says that is all it sees; a plain unmount of
+#      fsyncs and `pgiofs stat` says that is all it sees (a and b queue the
+#      data files, iosched.data_inline = no: through the backing page cache
+#      they would run at arrival, and dbaware then has no throttle); a plain unmount of
 #      the mount fails (EBUSY) and changes nothing; SIGTERM unmounts both and
 #      the daemon exits.
 #   b. the existing cluster mounted again gets its WAL mount at start; with
@@ -82,7 +84,7 @@ daemon_gone() {
 
 # ---- a: a fresh initdb -------------------------------------------------------
 LABEL=a
-pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other
+pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other --set iosched.data_inline=no
 mkdir "$MNT/pg" && chown postgres: "$MNT/pg" || fail "a: cannot make $MNT/pg"
 PGDATA=$MNT/pg/data
 PORT=$(free_port)
@@ -123,7 +125,7 @@ log "a: fresh initdb got its WAL mount; SIGTERM took both down"
 
 # ---- b: the existing cluster, its WAL mount unmounted alone ------------------
 LABEL=b
-pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other
+pgiofs_mount_fg "$T/pgiofs.log" "$BACKING" "$MNT" -o allow_other --set iosched.data_inline=no
 wait_wal_mount "$PGDATA/pg_wal"
 start_server
 sql "CREATE TABLE b0 AS SELECT g FROM generate_series(1, 1000) g" >/dev/null ||

@@ -10,7 +10,12 @@
  * files hold what was written.  iosched.other_inline: with it (the
  * default) a request of class other completes in the submitting thread, a
  * heap request still queues; without it, or with an emulated device, class
- * other queues.
+ * other queues.  iosched.data_inline: auto (the default) runs the data
+ * classes (heap, index, fsm, vm, temp, meta) at arrival only when the
+ * caller says they go through the backing page cache, yes always, no
+ * never, and never with an emulated device; with them inline dbaware has
+ * no writeback throttle (nothing is queued for it to hold), a heap write
+ * and a failing one complete in the submitting thread with their result.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -189,6 +194,108 @@ static void test_other_inline(void)
 	close(fd);
 }
 
+/* fault_on() -- the second request of @cls in direction @dir fails with
+ * @err. */
+static void fault_on(struct ios_settings *set, enum ios_class cls, enum ios_dir dir,
+		     enum ios_fault_error err)
+{
+	set->fault_class = (int)cls + 1; /* 0 is "any" */
+	set->fault_direction = (int)dir + 1;
+	set->fault_error = (int)err;
+	set->fault_nth = 2;
+}
+
+static const enum ios_class data_classes[] = {IOS_CLASS_HEAP, IOS_CLASS_INDEX, IOS_CLASS_FSM,
+					      IOS_CLASS_VM,   IOS_CLASS_TEMP,  IOS_CLASS_META};
+
+/* data_inline() -- whether every data class of @s runs inline, or none
+ * does (-1: some do, some do not). */
+static int data_inline(const struct ios_sched *s)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < sizeof(data_classes) / sizeof(data_classes[0]); i++)
+		n += ios_runs_inline(s, data_classes[i]);
+	return n == 0 ? 0 : n == sizeof(data_classes) / sizeof(data_classes[0]) ? 1 : -1;
+}
+
+/* throttle_target() -- the writeback throttle's target @s published into
+ * @st, attached before anything was submitted (0: no throttle). */
+static uint64_t throttle_target(struct ios_stats *st)
+{
+	struct ios_stats_snapshot *snap = calloc(1, sizeof(*snap));
+	uint64_t t = UINT64_MAX;
+
+	if (snap && ios_stats_snapshot(st, snap) == 0)
+		t = snap->throttle.target_ns;
+	free(snap);
+	return t;
+}
+
+static void test_data_inline(void)
+{
+	static const struct {
+		int mode;
+		bool buffered;
+		int device;
+		int want;
+	} cases[] = {
+	    {IOS_DATA_INLINE_AUTO, false, IOS_DEVICE_NONE, 0},
+	    {IOS_DATA_INLINE_AUTO, true, IOS_DEVICE_NONE, 1},
+	    {IOS_DATA_INLINE_YES, false, IOS_DEVICE_NONE, 1},
+	    {IOS_DATA_INLINE_NO, true, IOS_DEVICE_NONE, 0},
+	    {IOS_DATA_INLINE_AUTO, true, IOS_DEVICE_HDD, 0},
+	    {IOS_DATA_INLINE_YES, true, IOS_DEVICE_SSD, 0},
+	};
+	struct ios_settings set;
+	struct ios_sched *s;
+	struct ios_stats *st;
+	static struct ireq h, f, r;
+	int fd = tmpfile_fd();
+
+	conf_defaults(&ios_conf, &set);
+	CHECK(set.data_inline == IOS_DATA_INLINE_AUTO && !set.data_buffered);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		settings(&set, IOS_POLICY_DBAWARE, cases[i].device);
+		set.wal_inline = set.other_inline = true;
+		set.wal_target_us = 2000;
+		set.data_inline = cases[i].mode;
+		set.data_buffered = cases[i].buffered;
+		s = ios_create_with(&set);
+		st = ios_stats_create();
+		CHECK(s && st && data_inline(s) == cases[i].want);
+		if (!s || !st)
+			continue;
+		ios_attach_stats(s, st);
+		/* WAL and other keep their own settings */
+		CHECK(ios_runs_inline(s, IOS_CLASS_WAL) == (cases[i].device == IOS_DEVICE_NONE));
+		/* the throttle holds queued writeback: none to hold inline */
+		CHECK(throttle_target(st) == (cases[i].want ? 0 : 2000000u));
+		ios_destroy(s);
+		ios_stats_destroy(st);
+	}
+
+	/* inline: a heap write and a read of it complete in this thread; an
+	 * injected failure reaches the submitter as the request's result */
+	settings(&set, IOS_POLICY_DBAWARE, IOS_DEVICE_NONE);
+	set.data_inline = IOS_DATA_INLINE_AUTO;
+	set.data_buffered = true;
+	fault_on(&set, IOS_CLASS_HEAP, IOS_WRITE, IOS_FAULT_ENOSPC);
+	s = ios_create_with(&set);
+	CHECK(s && ios_runs_inline(s, IOS_CLASS_HEAP));
+	prep(&h, fd, 3, IOS_CLASS_HEAP, IOS_WRITE, 0, 8192, 'h');
+	CHECK(ios_submit(s, &h.r) == 0 && atomic_load(&h.calls) == 1);
+	CHECK(atomic_load(&h.res) == 8192 && pthread_equal(h.done_thread, pthread_self()));
+	prep(&f, fd, 3, IOS_CLASS_HEAP, IOS_WRITE, 8192, 8192, 'f');
+	CHECK(ios_submit(s, &f.r) == 0 && atomic_load(&f.calls) == 1);
+	CHECK(atomic_load(&f.res) == -ENOSPC);
+	prep(&r, fd, 3, IOS_CLASS_HEAP, IOS_READ, 0, 8192, 0);
+	CHECK(ios_submit(s, &r.r) == 0 && atomic_load(&r.calls) == 1);
+	CHECK(atomic_load(&r.res) == 8192 && memcmp(r.buf, h.buf, 8192) == 0);
+	ios_destroy(s);
+	close(fd);
+}
+
 static void test_fault_applies(void)
 {
 	struct ios_settings set;
@@ -198,10 +305,7 @@ static void test_fault_applies(void)
 
 	settings(&set, IOS_POLICY_DBAWARE, IOS_DEVICE_NONE);
 	set.wal_inline = true;
-	set.fault_class = IOS_CLASS_WAL + 1; /* 0 is "any" */
-	set.fault_direction = IOS_SYNC + 1;
-	set.fault_error = IOS_FAULT_EIO;
-	set.fault_nth = 2;
+	fault_on(&set, IOS_CLASS_WAL, IOS_SYNC, IOS_FAULT_EIO);
 	s = ios_create_with(&set);
 	CHECK(s && ios_runs_inline(s, IOS_CLASS_WAL));
 	prep(&a, fd, 1, IOS_CLASS_WAL, IOS_SYNC, 0, 0, 0);
@@ -290,6 +394,7 @@ int main(void)
 	test_threads_and_stats();
 	test_other_inline();
 	test_fault_applies();
+	test_data_inline();
 	test_concurrent();
 	printf("%s\n", failures ? "FAILED" : "ok: inline");
 	return failures ? 1 : 0;
