@@ -980,9 +980,12 @@ static int run(struct cli *c, struct pfs *fs)
 	 * in the scheduler they share */
 	pfs_walmounts_stop(fs);
 	/* requests still queued complete (their replies go nowhere now)
-	 * before the session they belong to goes away */
+	 * before the session they belong to goes away; under the lock, as in
+	 * a reload: the control thread may be reading the scheduler */
+	pthread_rwlock_wrlock(&fs->ios_lock);
 	ios_destroy(fs->ios);
 	fs->ios = NULL;
+	pthread_rwlock_unlock(&fs->ios_lock);
 	/* every request has completed: nothing writes to the trace any more */
 	close_trace(fs, c->trace);
 	/* one clean-up path, in reverse order of acquisition */
