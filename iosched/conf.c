@@ -120,10 +120,10 @@ static const struct conf_tunable rows[] = {
      "emulated device, and in the profiles that reproduce kernel elevators."},
     {"iosched", "serial_writes", CONF_BOOL, "", "yes", 0, 0, NULL, F(serial_writes),
      "Writes through the backing page cache that run at arrival (the direct policy, "
-     "wal_inline, other_inline, data_inline) go to one backing file one at a time, behind a lock "
-     "of "
-     "pgiofs's that a waiting worker sleeps on.  Without it, workers writing the same file "
-     "at once meet on its inode lock in the kernel, where a waiter spins on the CPU while "
+     "wal_inline, other_inline, data_inline) go to one backing file one at a time, "
+     "behind a lock of pgiofs's that a waiting worker sleeps on.  Without it, workers "
+     "writing the same file at once meet on its inode lock in the kernel, where a waiter "
+     "spins on the CPU while "
      "the holder copies, the CPU a two-core machine needs for the copies themselves.  "
      "io_uring's workers take the queued classes' buffered writes to one file one at a "
      "time in the same way."},
