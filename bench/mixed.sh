@@ -28,6 +28,13 @@
 # the run and <= 0.8x during the import, p99.9 <= 1.0x, tps >= 0.95x,
 # import <= 1.15x, peak RSS <= 128 MiB).
 #
+# --walfloor adds the cell "walonly": native with the data directory on a
+# tmpfs and only pg_wal (initdb --waldir) on the file system under --dir.
+# A commit waits for its WAL flush, which carries the import's WAL too;
+# with nothing but WAL on the disk, walonly is the floor no storage stack
+# under PostgreSQL can take a commit below, and the summary prints each
+# cell's figures against it.
+#
 # It measures and prints; no timing is asserted.  Progress on stderr,
 # results on stdout; exit 0 when every sample ran, 1 on an error, 2 when
 # interrupted.  Servers, pgbench runs, mounts and directories it made are
@@ -51,6 +58,7 @@ PGIOFS_ARGS=""
 PROFILES="noop deadline-2.6 dbaware"
 METHODS=fdatasync
 TARGET=""
+WALFLOOR=""
 declare -A CELL_ARGS CELL_WALARGS CELL_METHOD CELL_BASE
 EXTRA_CELLS=()
 
@@ -81,6 +89,9 @@ $PROFILES.  Needs root.
                       PostgreSQL wal_sync_method of every cell, native included;
                       a comma-separated list runs each cell once per method
                       (default $METHODS)
+  --walfloor          one more native cell, "walonly": the data directory on a
+                      tmpfs, pg_wal alone on the disk (the floor of commit
+                      latency under the import)
   --target CELL       the cell compared with native against the targets
                       (default: dbaware, else the last cell)
   -h, --help          this text
@@ -124,6 +135,7 @@ while [ $# -gt 0 ]; do
 		--wal-mount=*) add_wal_mount "${1#*=}"; shift ;;
 		--wal-sync-method) [ $# -ge 2 ] || die "--wal-sync-method needs a value"; METHODS=${2//,/ }; shift 2 ;;
 		--wal-sync-method=*) METHODS=${1#*=}; METHODS=${METHODS//,/ }; shift ;;
+		--walfloor) WALFLOOR=walonly; shift ;;
 		--target) [ $# -ge 2 ] || die "--target needs a value"; TARGET=$2; shift 2 ;;
 		--target=*) TARGET=${1#*=}; shift ;;
 		-h | --help) usage; exit 0 ;;
@@ -145,7 +157,7 @@ done
 # named BASE/METHOD when more than one method runs
 CELLS=()
 for m in $METHODS; do
-	for b in native $PROFILES "${EXTRA_CELLS[@]}"; do
+	for b in native $WALFLOOR $PROFILES "${EXTRA_CELLS[@]}"; do
 		c=$b
 		[ "$(wc -w <<<"$METHODS")" -gt 1 ] && c=$b/$m
 		CELLS+=("$c")
@@ -162,6 +174,8 @@ id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.s
 [ -x "$PGIOFS" ] || die "$PGIOFS not found: run make"
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 [ -r /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
+# on_pgiofs BASE -- is cell BASE a pgiofs mount (not native or walonly)?
+on_pgiofs() { [ "$1" != native ] && [ "$1" != walonly ]; }
 # cell_argv BASE -- the pgiofs arguments of pgiofs cell BASE, into ARGV
 cell_argv() {
 	local extra
@@ -183,6 +197,7 @@ done
 WORK=""
 MNT=""
 WALMNT=""
+DATATMPFS=""
 PM_PID=""
 BENCH_PID=""
 
@@ -193,6 +208,7 @@ cleanup() {
 	[ -n "$BENCH_PID" ] && wait "$BENCH_PID" 2>/dev/null
 	[ -n "$WALMNT" ] && unmount "$WALMNT"
 	[ -n "$MNT" ] && unmount "$MNT"
+	[ -n "$DATATMPFS" ] && umount "$DATATMPFS"
 	[ -n "$WORK" ] && rm -rf -- "$WORK"
 }
 trap cleanup EXIT
@@ -233,6 +249,14 @@ sample() {
 	if [ "$b" = native ]; then
 		mkdir -p "$WORK/native"
 		base=$WORK/native
+	elif [ "$b" = walonly ]; then
+		# the data directory in memory, pg_wal on the disk
+		mkdir -p "$WORK/native/pg_wal" "$WORK/tmpfs"
+		chown postgres: "$WORK/native/pg_wal"
+		mount -t tmpfs -o mode=0755 pgiofs-mixed-data "$WORK/tmpfs" || die "cannot mount a tmpfs on $WORK/tmpfs"
+		DATATMPFS=$WORK/tmpfs
+		base=$WORK/tmpfs
+		waldir=(--waldir "$WORK/native/pg_wal")
 	else
 		mkdir -p "$WORK/backing" "$WORK/mnt"
 		MNT=$WORK/mnt
@@ -280,7 +304,7 @@ sample() {
 
 	progress "round $round $cell: pgbench -c $CLIENTS -j $JOBS -T $DURATION -l, import -s $SCALE after 1 s"
 	local dpid="" cpu0="" w0
-	[ "$b" != native ] && dpid=$(pgrep -f -n "pgiofs .*$MNT\$") && cpu0=$(cpu_s "$dpid")
+	on_pgiofs "$b" && dpid=$(pgrep -f -n "pgiofs .*$MNT\$") && cpu0=$(cpu_s "$dpid")
 	w0=$(now)
 	mkdir "$WORK/txlog/$tag" && chown postgres: "$WORK/txlog/$tag"
 	out=$WORK/logs/$tag.tps.log
@@ -303,7 +327,7 @@ sample() {
 	printf 'round %d  %-12s  p50 %6.2f  p99 %6.2f  p99.9 %7.2f  max %7.2f ms (%d tx)  p99 during import %6.2f ms (%d tx)  tps %7.1f  import %6.2f s\n' \
 		"$round" "$cell" "$p50" "$p99" "$p999" "$pmax" "$n" "$p99i" "$ni" "$(last_of "${TPS[$cell]}")" "$(last_of "${IMPORT[$cell]}")"
 
-	if [ "$b" != native ]; then
+	if on_pgiofs "$b"; then
 		# the daemon's peak RSS (under 128 MiB with defaults), and its
 		# share of the CPUs while pgbench and the import ran
 		local rss cpu1 share
@@ -341,7 +365,11 @@ sample() {
 		mountpoint -q "$WALMNT" && die "cannot unmount $WALMNT"
 		WALMNT=""
 	fi
-	if [ "$b" != native ]; then
+	if [ -n "$DATATMPFS" ]; then
+		umount "$DATATMPFS" || die "cannot unmount $DATATMPFS"
+		DATATMPFS=""
+	fi
+	if on_pgiofs "$b"; then
 		unmount "$MNT"
 		mountpoint -q "$MNT" && die "cannot unmount $MNT"
 		MNT=""
@@ -393,7 +421,7 @@ echo
 echo "medians of $ROUNDS round(s), device $DEVICE:"
 printf '%-28s %8s %8s %9s %8s %12s %8s %9s %8s %8s\n' cell "p50 ms" "p99 ms" "p99.9 ms" "max ms" "p99 imp. ms" tps "import s" "RSS MiB" "CPU %"
 for c in "${CELLS[@]}"; do
-	printf '%-28s %8.2f %8.2f %9.2f %8.2f %12.2f %8.1f %9.2f %8s %8s\n' "$([ "${CELL_BASE[$c]}" = native ] && echo "$c" || echo "pgiofs $c")" \
+	printf '%-28s %8.2f %8.2f %9.2f %8.2f %12.2f %8.1f %9.2f %8s %8s\n' "$(on_pgiofs "${CELL_BASE[$c]}" && echo "pgiofs $c" || echo "$c")" \
 		"${MED[$c,p50]}" "${MED[$c,p99]}" "${MED[$c,p999]}" "${MED[$c,max]}" "${MED[$c,p99i]}" "${MED[$c,tps]}" "${MED[$c,import]}" \
 		"$([ -n "${MED[$c,rss]}" ] && printf '%.1f' "${MED[$c,rss]}" || echo -)" \
 		"$([ -n "${MED[$c,cpu]}" ] && printf '%.1f' "${MED[$c,cpu]}" || echo -)"
@@ -407,7 +435,7 @@ best() {
 		if [ "$dir" = low ]; then sort -g; else sort -gr; fi | head -n 1 | awk '{ print $2 }'
 }
 PGIOFS_CELLS=()
-for c in "${CELLS[@]}"; do [ "${CELL_BASE[$c]}" = native ] || PGIOFS_CELLS+=("$c"); done
+for c in "${CELLS[@]}"; do on_pgiofs "${CELL_BASE[$c]}" && PGIOFS_CELLS+=("$c"); done
 if [ ${#PGIOFS_CELLS[@]} -gt 0 ]; then
 	echo
 	echo "wins (best of all cells / best pgiofs cell):"
@@ -452,6 +480,15 @@ for m in $METHODS; do
 	ratio "tps / native tps" "${MED[$t,tps]}" "${MED[$nat,tps]}" ">=" 0.95
 	ratio "import / native import" "${MED[$t,import]}" "${MED[$nat,import]}" "<=" 1.15
 	limit "daemon peak RSS (MiB)" "${MED[$t,rss]}" 128
+	if [ -n "$WALFLOOR" ]; then
+		echo "  the floor: only pg_wal on the disk (walonly), p99 during the import"
+		for c in native "$TARGET"; do
+			printf '    %-34s %6.2f\n' "$c / walonly" "$(echo "${MED[$c$sfx,p99i]:-0} / ${MED[walonly$sfx,p99i]}" | bc -l)"
+		done
+		awk -v w="${MED[walonly$sfx,p99i]}" -v n="${MED[$nat,p99i]}" 'BEGIN {
+			printf "    %-34s %6.2f  (the 0.8 target is %s it)\n", "walonly / native", w / n,
+			       (w / n > 0.8) ? "below" : "not below" }'
+	fi
 	if [ -n "${MED[noop$sfx,p99]:-}" ] && [ -n "${MED[dbaware$sfx,p99]:-}" ]; then
 		echo "  scheduler: dbaware against noop"
 		ratio "  dbaware p99 / noop p99" "${MED[dbaware$sfx,p99]}" "${MED[noop$sfx,p99]}" "<=" 0.5

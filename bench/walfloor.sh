@@ -13,11 +13,12 @@
 #   walonly  data directory on the machine's own disk (DIR), pg_wal on the
 #            modelled disk (initdb --waldir): no heap, index or temp write
 #            competes with WAL on the modelled disk.
-# In each, pgbench -c CLIENTS commits (database "oltp", scale CLIENTS) while
-# `pgload run` imports the workload `pgload gen SCALE` makes into database
-# "bulk", as pgload compare's OLTP cells do.  Printed per cell: the
-# import's time and the commit latency (p50, p99, p99.9, max) of the
-# transactions that ended while the import ran, and what the modelled disk
+# In each, the workload `pgload gen SCALE` makes is imported into database
+# "bulk" with psql as pgload compare's OLTP cells import it: the schema
+# phase and a checkpoint first, then pgbench -c CLIENTS commits (database
+# "oltp", scale CLIENTS) while the data and post-data phases run, the
+# import's time.  Printed per cell: that time, the commit latency (p50,
+# p99, p99.9, max) of the transactions that ended during it, and what the modelled disk
 # did meanwhile (MB written, requests, modelled seek time, from pgdisk's
 # counters), medians over the rounds.  --no-post leaves the post-data
 # phase (indexes, constraints) out of the import.
@@ -72,6 +73,7 @@ done
 [ -d "$DIR" ] || die "--dir \"$DIR\" is not a directory"
 for p in "$TOP/bin/pgdisk" "$TOP/bin/pgload" "$TOP/bin/pgiofs"; do [ -x "$p" ] || die "$p is missing: run make"; done
 
+PSQL=("$PGBIN/psql" -X -q -v ON_ERROR_STOP=1)
 W=$(mktemp -d "$DIR/pgiofs-walfloor.XXXXXX") || die "cannot make a directory in $DIR"
 chmod 755 "$W"
 LOOP="" PGPID=""
@@ -131,6 +133,10 @@ one_cell() {
 	pg=(-h "$W/log" -p "$port" -U postgres)
 	"$PGBIN/createdb" "${pg[@]}" oltp && "$PGBIN/createdb" "${pg[@]}" bulk || die "createdb failed"
 	"$PGBIN/pgbench" "${pg[@]}" -q -i -s "$CLIENTS" oltp >/dev/null 2>&1 || die "pgbench -i failed"
+	# as pgload compare: the schema and a checkpoint before the clients
+	# start, the data and post-data phases timed
+	"${PSQL[@]}" "${pg[@]}" -d bulk -f "$W/wl/schema.sql" >"$W/log/import" 2>&1 ||
+		fail_log "the schema phase failed" "$W/log/import"
 	"$PGBIN/psql" "${pg[@]}" -qAtc checkpoint oltp || die "checkpoint failed"
 	rm -f "$W/log/tx"*
 	(cd "$W/log" && exec "$PGBIN/pgbench" "${pg[@]}" -c "$CLIENTS" -j 2 -T 30 -l --log-prefix="$W/log/tx" oltp \
@@ -140,16 +146,20 @@ one_cell() {
 	local d0 d1
 	d0=$(disk)
 	t0=$(now)
-	"$TOP/bin/pgload" run "${pg[@]}" -d bulk --quiet --schema "$W/wl/schema.sql" -f "$W/wl/data.sql" \
-		${POST:+--post "$W/wl/post.sql"} >"$W/log/pgload" 2>&1 || fail_log "pgload run failed" "$W/log/pgload"
+	"${PSQL[@]}" "${pg[@]}" -d bulk -f "$W/wl/data.sql" ${POST:+-f "$W/wl/post.sql"} >>"$W/log/import" 2>&1 ||
+		fail_log "the import failed" "$W/log/import"
 	t1=$(now)
 	d1=$(disk)
 	kill -INT "$bench" 2>/dev/null
 	wait "$bench"
 	kill_postgres "$PGPID"
 	PGPID=""
-	rm -rf "$data" ${wal:+"$wal"}
-	[ "$cell" = pgiofs ] && unmount "$W/pgm" && rm -rf "$W/hdd/pgb"
+	if [ "$cell" = pgiofs ]; then
+		# the mount first: pgiofs's WAL mount over pg_wal cannot be removed
+		unmount "$W/pgm" && rm -rf "$W/hdd/pgb"
+	else
+		rm -rf "$data" ${wal:+"$wal"}
+	fi
 	cat "$W/log/tx"* | awk -v t0="$t0" -v t1="$t1" '
 		{ end = $5 + $6 / 1e6; if (end >= t0 && end <= t1) print $3 / 1000 }' | sort -n |
 		awk -v imp="$(echo "$t1 - $t0" | bc)" -v d0="$d0" -v d1="$d1" '
