@@ -9,7 +9,8 @@
 # p50, p99, p99.9 and max in ms (from the per-transaction logs of
 # pgbench -l, the whole run), the p99 of the transactions that ended while
 # the import ran ("p99 imp."), tps (without connection time) and the
-# wall-clock time of the import (no CHECKPOINT after it).
+# wall-clock time of the import (no CHECKPOINT after it), with the
+# import's steps as pgbench -i times them.
 #
 # Cells: native (the file system under --dir) and pgiofs with
 # --profile noop, deadline-2.6 and dbaware (--profiles), plus cells of
@@ -326,6 +327,8 @@ sample() {
 	P50[$cell]+="$p50 " P99[$cell]+="$p99 " P999[$cell]+="$p999 " PMAX[$cell]+="$pmax " P99I[$cell]+="$p99i "
 	printf 'round %d  %-12s  p50 %6.2f  p99 %6.2f  p99.9 %7.2f  max %7.2f ms (%d tx)  p99 during import %6.2f ms (%d tx)  tps %7.1f  import %6.2f s\n' \
 		"$round" "$cell" "$p50" "$p99" "$p999" "$pmax" "$n" "$p99i" "$ni" "$(last_of "${TPS[$cell]}")" "$(last_of "${IMPORT[$cell]}")"
+	# the import's steps, as pgbench -i timed them
+	sed -n 's/^done in [0-9.]* s (\(.*\))\.$/          import steps: \1/p' "$ilog"
 
 	if on_pgiofs "$b"; then
 		# the daemon's peak RSS (under 128 MiB with defaults), and its
