@@ -18,9 +18,9 @@
 # phase and a checkpoint first, then pgbench -c CLIENTS commits (database
 # "oltp", scale CLIENTS) while the data and post-data phases run, the
 # import's time.  Printed per cell: that time, the commit latency (p50,
-# p99, p99.9, max) of the transactions that ended during it, and what the modelled disk
-# did meanwhile (MB written, requests, modelled seek time, from pgdisk's
-# counters), medians over the rounds.  --no-post leaves the post-data
+# p99, p99.9, max) of the transactions that ended during it, and what the
+# modelled disk did meanwhile (MB written, requests, modelled seek time,
+# from pgdisk's counters), medians over the rounds.  --no-post leaves the post-data
 # phase (indexes, constraints) out of the import.
 # "walonly" is the floor: the import's own WAL, which every commit of the
 # clients flushes behind, is all that is left on the disk; no elevator
