@@ -33,8 +33,8 @@
 # tmpfs and only pg_wal (initdb --waldir) on the file system under --dir.
 # A commit waits for its WAL flush, which carries the import's WAL too;
 # with nothing but WAL on the disk, walonly is the floor no storage stack
-# under PostgreSQL can take a commit below, and the summary prints each
-# cell's figures against it.
+# under PostgreSQL can take a commit below, and the summary prints
+# native's and the target cell's p99 during the import against it.
 #
 # It measures and prints; no timing is asserted.  Progress on stderr,
 # results on stdout; exit 0 when every sample ran, 1 on an error, 2 when
