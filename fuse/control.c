@@ -234,7 +234,9 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	struct pfs_wb_counters wb;
 	const char *policy;
 	bool enabled, direct, data_inline;
-	int64_t ckpt_kb;
+	int64_t ckpt_kb, drop_other_mb;
+	const char *drop_mode;
+	bool drop_rel;
 	struct timespec ts;
 	struct tm tm;
 
@@ -243,6 +245,11 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	conf_format(conf_find(pgiofs_conf(), "device", "model"), &fs->set, model, sizeof(model));
 	enabled = fs->set.stats_enabled;
 	ckpt_kb = fs->set.checkpoint_writeback_kb;
+	drop_mode = fs->writeback ? pgiofs_drop_behind_names[fs->set.drop_behind] : "no";
+	drop_rel = fs->writeback && pfs_drop_relations(fs);
+	drop_other_mb = fs->writeback && fs->set.drop_behind != PGIOFS_DROP_NO
+			    ? fs->set.drop_behind_other_mb
+			    : -1;
 	json_str_format(profile, sizeof(profile), fs->profile);
 	json_str_format(changed, sizeof(changed), fs->changed);
 	direct = pfs_backing_direct(fs, why, sizeof(why));
@@ -271,7 +278,9 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"waits\":%" PRIu64
 	    ",\"errors\":%" PRIu64 "},\"uring\":%s,\"uring_note\":%s,\"uring_requests\":%lu,"
 	    "\"checkpoint_writeback\":{\"max_kb\":%" PRId64 ",\"starts\":%" PRIu64
-	    ",\"files\":%" PRIu64 ",\"large\":%" PRIu64 "}",
+	    ",\"files\":%" PRIu64 ",\"large\":%" PRIu64 "},"
+	    "\"drop_behind\":{\"mode\":\"%s\",\"relations\":%s,\"other_mb\":%" PRId64
+	    ",\"bytes\":%" PRIu64 ",\"refused_files\":%" PRIu64 "}",
 	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
 	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
 	    walm_json, direct ? "true" : "false", why_json, data_inline ? "true" : "false",
@@ -280,7 +289,10 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    pfs_uring_requests(fs), ckpt_kb,
 	    __atomic_load_n(&fs->core->ckpt.starts, __ATOMIC_RELAXED),
 	    __atomic_load_n(&fs->core->ckpt.files, __ATOMIC_RELAXED),
-	    __atomic_load_n(&fs->core->ckpt.large, __ATOMIC_RELAXED));
+	    __atomic_load_n(&fs->core->ckpt.large, __ATOMIC_RELAXED), drop_mode,
+	    drop_rel ? "true" : "false", drop_other_mb,
+	    __atomic_load_n(&fs->core->drop.bytes, __ATOMIC_RELAXED),
+	    __atomic_load_n(&fs->core->drop.refused, __ATOMIC_RELAXED));
 }
 
 static int write_all(int fd, const void *buf, size_t len)

@@ -1313,6 +1313,7 @@ struct rw_ctx {
 	void *buf;     /* owned buffer (reads, and writes copied for O_DIRECT) */
 	bool close_fd; /* r.fd was opened for this request */
 	bool buffered; /* a write through the backing page cache */
+	bool drop;     /* ... asked not to stay there (IOS_F_DROPBEHIND) */
 };
 
 static void rw_free(struct rw_ctx *c)
@@ -1348,13 +1349,33 @@ static int write_error(const struct ios_req *r, ssize_t res)
 	return (size_t)res == r->len ? 0 : EIO;
 }
 
+/* written() -- account a buffered write of @c that succeeded. */
+static void written(struct rw_ctx *c)
+{
+	struct pfs *core = c->fs->core;
+
+	pfs_ckpt_note(c->fs, c->in, c->r.cls, c->buffered, c->r.len);
+	if (!c->drop)
+		return;
+	if (c->r.flags & IOS_F_DROPBEHIND) {
+		__atomic_add_fetch(&core->drop.bytes, c->r.len, __ATOMIC_RELAXED);
+	} else if (!__atomic_exchange_n(&c->in->drop_refused, true, __ATOMIC_RELAXED) &&
+		   __atomic_fetch_add(&core->drop.refused, 1, __ATOMIC_RELAXED) == 0) {
+		log_msg(LOG_NOTICE,
+			"files.drop_behind: the backing file system of inode %ju refuses "
+			"RWF_DONTCACHE (it needs Linux 6.14 or later and a file system that "
+			"supports it); such files' writes stay in the backing page cache",
+			(uintmax_t)c->in->ino);
+	}
+}
+
 static void write_done(struct ios_req *r, ssize_t res)
 {
 	struct rw_ctx *c = (struct rw_ctx *)r;
 	int err = write_error(r, res);
 
 	if (!err && c->in)
-		pfs_ckpt_note(c->fs, c->in, r->cls, c->buffered, r->len);
+		written(c);
 	if (err)
 		fuse_reply_err(c->req, err);
 	else
@@ -1369,7 +1390,7 @@ static void write_behind_done(struct ios_req *r, ssize_t res)
 	struct rw_ctx *c = (struct rw_ctx *)r;
 
 	if (res >= 0)
-		pfs_ckpt_note(c->fs, c->in, r->cls, c->buffered, r->len);
+		written(c);
 	pfs_wb_end(c->fs, c->in, c->held, res, r->len);
 	rw_free(c);
 }
@@ -1430,6 +1451,38 @@ static void rw_data(struct rw_ctx *c, void *buf, size_t len, off_t off)
 	c->r.len = len;
 }
 
+bool pfs_drop_relations(const struct pfs *fs)
+{
+	int set = fs->set.drop_behind;
+
+	return set == PGIOFS_DROP_YES || (set == PGIOFS_DROP_AUTO && fs->backing_rotational != 1);
+}
+
+/* drop_behind() -- whether a write of @size bytes at @off to @fh, through
+ * the backing page cache, is not to stay there (files.drop_behind): only
+ * what the kernel writes back of its page cache, so that the data is still
+ * cached once. */
+static bool drop_behind(const struct pfs *fs, const struct pfs_fh *fh, off_t off, size_t size)
+{
+	int64_t mb = fs->set.drop_behind_other_mb;
+	int set = fs->set.drop_behind;
+
+	if (!fs->writeback || set == PGIOFS_DROP_NO || fh->how.mode != PFS_OPEN_CACHED ||
+	    __atomic_load_n(&fh->inode->drop_refused, __ATOMIC_RELAXED))
+		return false;
+	switch (fh_class(fh)) {
+	case IOS_CLASS_HEAP:
+	case IOS_CLASS_INDEX:
+	case IOS_CLASS_FSM:
+	case IOS_CLASS_VM:
+		return pfs_drop_relations(fs);
+	case IOS_CLASS_OTHER:
+		return mb >= 0 && (uint64_t)off + size > (uint64_t)mb << 20;
+	default: /* WAL, temp files, commit status, control files */
+		return false;
+	}
+}
+
 static void pfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -1472,6 +1525,10 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	c->r.done = write_done;
 	if (!direct) /* through the backing page cache */
 		c->r.serial = &fh->inode->write_lock;
+	if (!direct && drop_behind(fs, fh, off, size)) {
+		c->r.flags |= IOS_F_DROPBEHIND;
+		c->drop = true;
+	}
 	if (dsync) /* for WAL, a commit's flush: the writeback throttle times it */
 		c->r.flags |= IOS_F_DSYNC;
 	/* the caller's O_DSYNC (or RWF_DSYNC): on a direct handle no FSYNC

@@ -40,6 +40,16 @@ enum pgiofs_backing_direct {
 };
 extern const char *const pgiofs_backing_direct_names[]; /* NULL-terminated */
 
+/* Which writes through the backing page cache are dropped from it once on
+ * the disk (files.drop_behind). */
+enum pgiofs_drop_behind {
+	PGIOFS_DROP_NO,	  /* none */
+	PGIOFS_DROP_YES,  /* relation files; other files past drop_behind_other_mb */
+	PGIOFS_DROP_AUTO, /* the same, but relation files only where the backing
+			   * device does not say it is rotational */
+};
+extern const char *const pgiofs_drop_behind_names[]; /* NULL-terminated */
+
 /* How requests reach the daemon (fuse.uring). */
 enum pgiofs_uring {
 	PGIOFS_URING_NO,   /* read(2) and writev(2) on /dev/fuse */
@@ -83,11 +93,13 @@ struct pgiofs_settings {
 	int64_t max_ratio;     /* mount's bdi max_ratio (%); -1 = leave */
 	int64_t strict_limit;  /* mount's bdi strict_limit 0/1; -1 = leave */
 	/* [files] */
-	int wal_mode;		/* enum pgiofs_wal_mode */
-	int64_t write_cache_mb; /* acknowledged writes held at most (no write-back cache) */
-	int backing_direct;	/* enum pgiofs_backing_direct */
-	bool defer_times;	/* the kernel's mtime applied after the next fsync */
-	int64_t sync_chunk_kb;	/* a data file's fsync writes in chunks this large */
+	int wal_mode;		      /* enum pgiofs_wal_mode */
+	int64_t write_cache_mb;	      /* acknowledged writes held at most (no write-back cache) */
+	int backing_direct;	      /* enum pgiofs_backing_direct */
+	bool defer_times;	      /* the kernel's mtime applied after the next fsync */
+	int drop_behind;	      /* enum pgiofs_drop_behind */
+	int64_t drop_behind_other_mb; /* ... for other files, past this offset; -1 never */
+	int64_t sync_chunk_kb;	      /* a data file's fsync writes in chunks this large */
 	int64_t checkpoint_writeback_kb; /* the checkpointer's fsync starts others' writeback */
 	int64_t wal_nice;		 /* nice value of the WAL mounts' threads */
 	int wal_io_class;		 /* enum pgiofs_io_class of the WAL mounts' threads */

@@ -65,6 +65,8 @@ struct pfs_inode {
 	/* held by a buffered write to the backing file that runs at arrival
 	 * (struct ios_req.serial) */
 	pthread_mutex_t write_lock;
+	/* files.drop_behind: the backing file system refused it (atomic) */
+	bool drop_refused;
 	/* files.checkpoint_writeback_kb (ckpt.c): on the core's list of relation
 	 * files written through the backing page cache since the checkpointer
 	 * last synced (links under ckpt.lock; ckpt_noted atomic, set under it) */
@@ -171,6 +173,11 @@ struct pfs {
 		uint64_t starts, files, large; /* large: left to their own fsync */
 		pid_t pid;		       /* the last checkpointer seen (atomic) */
 	} ckpt;
+	/* files.drop_behind: bytes written without being kept in the backing
+	 * page cache, and files whose file system refused it (atomics) */
+	struct {
+		uint64_t bytes, refused;
+	} drop;
 	struct ios_stats *stats;	/* since mount; attached to every scheduler */
 	struct pfs_control *control;	/* control channel (control.c), or NULL */
 	struct ios_trace_writer *trace; /* --trace, or NULL; every scheduler */
@@ -203,6 +210,11 @@ int pfs_init_root(struct pfs *fs, const char *backing);
  * O_DIRECT on the backing store now (files.backing_direct as set, auto
  * decided by the backing device); with @why, a line saying why. */
 bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len);
+
+/* pfs_drop_relations() -- whether the write-back of relation files through
+ * the backing page cache is dropped from it once on the disk
+ * (files.drop_behind as set, auto resolved on the backing device). */
+bool pfs_drop_relations(const struct pfs *fs);
 /* pfs_cleanup() -- close every inode descriptor and free the table. */
 void pfs_cleanup(struct pfs *fs);
 

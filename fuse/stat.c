@@ -439,6 +439,8 @@ static uint64_t json_u64_member(const char *json, const char *object, const char
 static void print_modes(const struct sample *s)
 {
 	char wal[32] = "?", note[512] = "", walm[1024] = "", why[512] = "", ring[512] = "";
+	char mode[8] = "";
+	const char *p;
 
 	json_string_member(s->extra, "wal_mode", wal, sizeof(wal));
 	json_string_member(s->extra, "wal_note", note, sizeof(note));
@@ -478,6 +480,25 @@ static void print_modes(const struct sample *s)
 		       json_u64_member(s->extra, "checkpoint_writeback", "starts"),
 		       json_u64_member(s->extra, "checkpoint_writeback", "files"),
 		       json_u64_member(s->extra, "checkpoint_writeback", "large"));
+	if ((p = strstr(s->extra, "\"drop_behind\":{\"mode\":\"")) &&
+	    sscanf(p, "\"drop_behind\":{\"mode\":\"%7[a-z]\"", mode) == 1 && strcmp(mode, "no")) {
+		uint64_t refused = json_u64_member(s->extra, "drop_behind", "refused_files");
+		int64_t other = (int64_t)json_u64_member(s->extra, "drop_behind", "other_mb");
+
+		printf("written back without a second cache (files.drop_behind = %s: relation "
+		       "files%s, ",
+		       mode,
+		       strstr(p, "\"relations\":true") ? "" : " not (rotational backing device)");
+		if (other >= 0)
+			printf("other files past %" PRId64 " MiB", other);
+		else
+			printf("no other files");
+		printf("): %.1f MiB",
+		       json_u64_member(s->extra, "drop_behind", "bytes") / 1048576.0);
+		if (refused)
+			printf("; %" PRIu64 " files whose backing file system refused it", refused);
+		printf("\n");
+	}
 	if (*note)
 		printf("note: %s\n", note);
 }

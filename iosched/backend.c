@@ -58,8 +58,7 @@ static ssize_t finish_short(struct ios_rq *rq, ssize_t got)
 		skip = 0;
 		n++;
 	}
-	more = ios_do_rw(rq->req->fd, rq->req->dir, v, n, rq->off + got, rq->len - (size_t)got,
-			 &more_done);
+	more = ios_req_rw(rq->req, v, n, rq->off + got, rq->len - (size_t)got, &more_done);
 	if (v != stackv)
 		free(v);
 	rq->xfer_done += more_done;
@@ -104,8 +103,9 @@ static int uring_start(struct ios_sched *s, struct ios_rq *rq)
 		io_uring_prep_readv(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt, (uint64_t)rq->off);
 		break;
 	case IOS_WRITE:
-		io_uring_prep_writev(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt,
-				     (uint64_t)rq->off);
+		io_uring_prep_writev2(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt,
+				      (uint64_t)rq->off,
+				      (req->flags & IOS_F_DROPBEHIND) ? RWF_DONTCACHE : 0);
 		break;
 	default:
 		io_uring_prep_fsync(sqe, req->fd,
@@ -133,11 +133,12 @@ static void handle_cqe(struct ios_sched *s, struct uring_be *u, struct io_uring_
 	}
 	rq = io_uring_cqe_get_data(cqe);
 	rq->xfer_done = 0;
+	if (res == -EOPNOTSUPP && rq->req->dir == IOS_WRITE && (rq->req->flags & IOS_F_DROPBEHIND))
+		res = -EAGAIN;		     /* refused before anything was written: below */
 	if (res == -EINTR || res == -EAGAIN) /* retry synchronously */
-		res = rq->req->dir == IOS_SYNC
-			  ? ios_execute(rq->req)
-			  : ios_do_rw(rq->req->fd, rq->req->dir, rq->iov, rq->iovcnt, rq->off,
-				      rq->len, &rq->xfer_done);
+		res = rq->req->dir == IOS_SYNC ? ios_execute(rq->req)
+					       : ios_req_rw(rq->req, rq->iov, rq->iovcnt, rq->off,
+							    rq->len, &rq->xfer_done);
 	else if (res >= 0 && (size_t)res < rq->len && (res > 0 || rq->req->dir == IOS_WRITE))
 		res = finish_short(rq, res);	/* a write's error, or a read's EOF */
 	if (rq->device_done_ns > s->clock(s)) { /* emulated device, injected delay */
@@ -278,8 +279,7 @@ static void virt_perform(struct ios_rq *rq)
 	else if (req->dir == IOS_SYNC)
 		rq->result = ios_execute(req);
 	else
-		rq->result = ios_do_rw(req->fd, req->dir, rq->iov, rq->iovcnt, rq->off, rq->len,
-				       &rq->xfer_done);
+		rq->result = ios_req_rw(req, rq->iov, rq->iovcnt, rq->off, rq->len, &rq->xfer_done);
 }
 
 static int virt_start(struct ios_sched *s, struct ios_rq *rq)

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,9 +50,10 @@ uint64_t ios_now_ns(void)
  * transfer can tell which of its requests were completed in full.  A write
  * that makes no progress and reports no error fails with EIO.  The caller's
  * iovec array is never modified: after a short transfer the rest is
- * described by a copy. */
+ * described by a copy.  @rwf: RWF_* flags of every call (preadv2,
+ * pwritev2). */
 ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
-		  size_t len, size_t *done_out)
+		  size_t len, size_t *done_out, int rwf)
 {
 	struct iovec stackv[8], *copy = NULL, *v = (struct iovec *)iov;
 	int cnt = iovcnt;
@@ -59,8 +61,8 @@ ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt,
 	ssize_t n = 0;
 
 	while (done < len) {
-		n = dir == IOS_READ ? preadv(fd, v, cnt, off + (off_t)done)
-				    : pwritev(fd, v, cnt, off + (off_t)done);
+		n = dir == IOS_READ ? preadv2(fd, v, cnt, off + (off_t)done, rwf)
+				    : pwritev2(fd, v, cnt, off + (off_t)done, rwf);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -103,13 +105,32 @@ ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt,
 	return n < 0 ? n : (ssize_t)done;
 }
 
+ssize_t ios_req_rw(struct ios_req *req, const struct iovec *iov, int iovcnt, off_t off, size_t len,
+		   size_t *done_out)
+{
+	int rwf = req->dir == IOS_WRITE && (req->flags & IOS_F_DROPBEHIND) ? RWF_DONTCACHE : 0;
+	size_t done = 0;
+	ssize_t res = ios_do_rw(req->fd, req->dir, iov, iovcnt, off, len, &done, rwf);
+
+	/* the flags are checked before anything is transferred: EOPNOTSUPP
+	 * with nothing done is the kernel (before 6.14) or the file system
+	 * refusing RWF_DONTCACHE */
+	if (res == -EOPNOTSUPP && rwf && done == 0) {
+		req->flags &= ~IOS_F_DROPBEHIND;
+		res = ios_do_rw(req->fd, req->dir, iov, iovcnt, off, len, &done, 0);
+	}
+	if (done_out)
+		*done_out = done;
+	return res;
+}
+
 ssize_t ios_execute(struct ios_req *r)
 {
 	ssize_t res;
 
 	switch (r->dir) {
 	case IOS_READ:
-		return ios_do_rw(r->fd, r->dir, r->iov, r->iovcnt, r->off, r->len, NULL);
+		return ios_req_rw(r, r->iov, r->iovcnt, r->off, r->len, NULL);
 	case IOS_WRITE:
 		/* The kernel takes the inode's lock for a buffered write
 		 * anyway; taken here first, a second writer of the file
@@ -117,7 +138,7 @@ ssize_t ios_execute(struct ios_req *r)
 		 * holder's copy and the writing process need */
 		if (r->serial)
 			pthread_mutex_lock(r->serial);
-		res = ios_do_rw(r->fd, r->dir, r->iov, r->iovcnt, r->off, r->len, NULL);
+		res = ios_req_rw(r, r->iov, r->iovcnt, r->off, r->len, NULL);
 		if (r->serial)
 			pthread_mutex_unlock(r->serial);
 		return res;

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "iosched.h"
 
@@ -259,7 +260,16 @@ struct ios_sched *ios_core_create(const struct ios_settings *set, const struct i
  * write under @r->serial if it names one. */
 ssize_t ios_execute(struct ios_req *r);
 ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
-		  size_t len, size_t *done);
+		  size_t len, size_t *done, int rwf);
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080 /* Linux 6.14; glibc 2.36 does not know it */
+#endif
+/* ios_req_rw() -- ios_do_rw() of part of @req (@iov, @off, @len) with the
+ * per-call flags @req asks for (IOS_F_DROPBEHIND); a flag the kernel or
+ * the file system refuses is cleared from @req->flags and the transfer made
+ * without it. */
+ssize_t ios_req_rw(struct ios_req *req, const struct iovec *iov, int iovcnt, off_t off, size_t len,
+		   size_t *done);
 
 /* core.c: used by back ends and the dispatcher */
 void ios_core_take_submissions(struct ios_sched *s);

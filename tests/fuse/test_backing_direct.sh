@@ -31,7 +31,9 @@ round() {
 	local label=$1 rot=$2 want=$3 why=$4 inline=$5 file=$6 line cached json
 	shift 6
 	echo "$rot" >"/sys/block/$DEV/queue/rotational" || fail "cannot set $DEV's queue/rotational"
-	pgiofs_mount "$B" "$M" "$@"
+	# files.drop_behind off: buffered, the file's pages stay in the backing
+	# page cache, which is how the test tells (test_drop_behind.sh for it)
+	pgiofs_mount "$B" "$M" --set files.drop_behind=no "$@"
 	line=$("$BIN/pgiofs" stat "$M" | grep '^backing files') || fail "$label: pgiofs stat says nothing of the backing files"
 	echo "$label: $line"
 	[[ $line == "backing files $want ("*"$why"*")" ]] ||

@@ -1,0 +1,191 @@
+#!/bin/bash
+# test_drop_behind.sh -- files.drop_behind: what the kernel writes back
+# through the backing page cache is written RWF_DONTCACHE, so it is not
+# cached a second time: for relation files with yes, and with auto (the
+# default) where the backing device does not say it is rotational; for
+# other files past files.drop_behind_other_mb; for temporary files never.
+# Nothing about durability changes: the backing store filling up, or its
+# device failing, part-way through such writes still reaches the writer or
+# its fsync.
+#
+# The backing directory is an ext4 on a loop device whose queue/rotational
+# the test sets per round.  Each file is written and fsynced through the
+# mount; fincore then shows what the backing page cache kept of it,
+# `pgiofs stat` what it does and how much it dropped, and every file's
+# bytes are checked.  A tmpfs backing directory (which refuses
+# RWF_DONTCACHE) gets the same bytes, written the usual way, and `pgiofs
+# stat` counts the files refused.
+#
+# Failures part-way: (1) the ext4 fills up under a relation file written
+# in 1 MiB chunks, each fsynced: ENOSPC reaches the writer or its fsync and
+# every chunk whose fsync succeeded is on the backing store after the
+# unmount; (2) the loop device's image lives on a tmpfs too small for it, so
+# the device itself fails the writeback that RWF_DONTCACHE starts: an fsync
+# through the mount must fail, not succeed with the data lost.
+source "$(dirname "$0")/../lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/fill.sh"
+need_root
+command -v fincore >/dev/null || fail "fincore (util-linux) is missing"
+grep -q '^Linux version [0-9]' /proc/version || fail "cannot read the kernel's version"
+kver=$(uname -r | awk -F'[.-]' '{ print $1 * 1000 + $2 }')
+[ "$kver" -ge 6014 ] || skip "RWF_DONTCACHE needs Linux 6.14 or later (this is $(uname -r))"
+
+T=$(mktempdir)
+B=$T/b M=$T/m
+mkdir "$B" "$M"
+ext4_on_loop "$B" 96
+mkdir -p "$B/base/1/pgsql_tmp"
+head -c $((16 << 20)) /dev/urandom >"$T/data"
+
+# cached FILE -- bytes of FILE in the backing page cache
+cached() { fincore --bytes --noheadings --output RES "$1" || fail "fincore $1 failed"; }
+
+# put NAME MB -- write the first MB MiB of $T/data to NAME through the mount, fsynced
+put() {
+	dd if="$T/data" of="$M/$1" bs=1M count="$2" conv=fsync status=none || fail "writing $1 failed"
+}
+
+# check NAME MB MIN MAX -- NAME's bytes on the backing store, and between MIN
+# and MAX MiB of it in the backing page cache
+check() {
+	local c
+	c=$(cached "$B/$1")
+	echo "$label: $1 ($2 MiB): $((c >> 10)) KiB in the backing page cache"
+	[ "$c" -ge $(($3 << 20)) ] && [ "$c" -le $(($4 << 20)) ] ||
+		fail "$label: $1 has $c bytes in the backing page cache, want $3 to $4 MiB"
+	cmp -n $(($2 << 20)) "$T/data" "$B/$1" || fail "$label: $1 differs from what was written"
+}
+
+# round LABEL ROTATIONAL [ARGS...] -- mount with ARGS, the loop queue saying
+# ROTATIONAL, and write a relation file, a temporary file, a small and a
+# large other file
+round() {
+	label=$1
+	echo "$2" >"/sys/block/${LOOP#/dev/}/queue/rotational" || fail "cannot set $LOOP's queue/rotational"
+	shift 2
+	pgiofs_mount "$B" "$M" "$@"
+	put base/1/16384 16
+	put base/1/pgsql_tmp/pgsql_tmp99.0 8
+	put small 4
+	put large 16
+}
+unround() {
+	pgiofs_umount "$M" || fail "$label: cannot unmount"
+	rm -f "$B/base/1/16384" "$B/large" "$B/small" "$B/base/1/pgsql_tmp/pgsql_tmp99.0"
+}
+# stat_line WANT -- `pgiofs stat`'s line on it is WANT and then a size in MiB
+stat_line() {
+	local line
+	line=$("$BIN/pgiofs" stat "$M" | grep '^written back without a second cache') ||
+		fail "$label: pgiofs stat says nothing of files.drop_behind"
+	echo "$label: $line"
+	[[ $line == "$1"[0-9]*" MiB" ]] || fail "$label: pgiofs stat says \"$line\", want \"$1... MiB\""
+}
+# dropped MIN MAX -- pgiofs stat --json counts MIN to MAX MiB dropped behind
+dropped() {
+	local bytes
+	bytes=$("$BIN/pgiofs" stat "$M" --json | python3 -c 'import json, sys; d = json.load(sys.stdin)["drop_behind"]; print(d["bytes"] if d["refused_files"] == 0 else -1)') ||
+		fail "$label: pgiofs stat --json failed"
+	[ "$bytes" -ge $(($1 << 20)) ] && [ "$bytes" -le $(($2 << 20)) ] ||
+		fail "$label: pgiofs stat --json: $bytes bytes dropped behind, want $1 to $2 MiB"
+}
+
+# the default (auto) on a device that says it is rotational: relation files
+# stay in the backing page cache, the large other file is dropped past
+# 8 MiB (files.drop_behind_other_mb): the write that crosses it and every
+# one after it (the kernel's write-back sends at most 1 MiB at a time)
+round "auto, rotational" 1
+check base/1/16384 16 16 16
+check base/1/pgsql_tmp/pgsql_tmp99.0 8 8 8
+check small 4 4 4
+check large 16 7 8
+stat_line "written back without a second cache (files.drop_behind = auto: relation files not (rotational backing device), other files past 8 MiB): "
+dropped 8 9
+unround
+
+# auto where the device does not say it is rotational, data files through
+# the backing page cache all the same: relation files are dropped too
+round "auto, not rotational" 0 --set files.backing_direct=no
+check base/1/16384 16 0 1
+check base/1/pgsql_tmp/pgsql_tmp99.0 8 8 8
+check small 4 4 4
+check large 16 7 8
+stat_line "written back without a second cache (files.drop_behind = auto: relation files, other files past 8 MiB): "
+dropped 24 25
+unround
+
+round "yes, rotational" 1 --set files.drop_behind=yes
+check base/1/16384 16 0 1
+check base/1/pgsql_tmp/pgsql_tmp99.0 8 8 8
+check large 16 7 8
+unround
+
+round "no" 0 --set files.backing_direct=no --set files.drop_behind=no
+check base/1/16384 16 16 16
+check large 16 16 16
+"$BIN/pgiofs" stat "$M" | grep -q '^written back without a second cache' &&
+	fail "$label: pgiofs stat reports drop-behind"
+unround
+
+round "yes, other files never" 1 --set files.drop_behind=yes --set files.drop_behind_other_mb=-1
+check base/1/16384 16 0 1
+check large 16 16 16
+stat_line "written back without a second cache (files.drop_behind = yes: relation files, no other files): "
+unround
+
+# (1) the ext4 fills up: 96 MiB of chunks into what is left of it
+label="ext4 full"
+pgiofs_mount "$B" "$M" --set files.drop_behind=yes
+out=$(fill "$M/base/1/16387" 96) || fail "$label: the writer failed: $out"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+read -r _ acked _ err <<<"$out"
+[ "$err" = "$(python3 -c 'import errno; print(errno.ENOSPC)')" ] && [ "$acked" -gt 0 ] ||
+	fail "$label: the writer saw \"$out\", want ENOSPC (28) after some chunks"
+verify "$B/base/1/16387" "$acked" || fail "$label: acknowledged data is missing"
+echo "$label: $acked chunks acknowledged and intact, then ENOSPC"
+rm -f "$B/base/1/16387"
+
+# (2) the device fails under the writeback: an ext4 of 64 MiB whose image
+# has 24 MiB of tmpfs to live in
+label="device error"
+D=$T/d
+mkdir "$D" "$T/img"
+mount -t tmpfs -o size=24m tmpfs "$T/img" || fail "cannot mount a tmpfs"
+on_exit "umount -l '$T/img'"
+truncate -s 64M "$T/img/fs.img" && mkfs.ext4 -q -F -E nodiscard -O ^has_journal "$T/img/fs.img" ||
+	fail "cannot make the image"
+DLOOP=$(losetup --find --show "$T/img/fs.img") || fail "losetup failed"
+on_exit "losetup -d '$DLOOP'"
+echo 1 >"/sys/block/${DLOOP#/dev/}/queue/rotational" || fail "cannot set $DLOOP's queue/rotational"
+mount -o errors=continue "$DLOOP" "$D" || fail "cannot mount $DLOOP"
+on_exit "umount -l '$D'"
+mkdir -p "$D/base/1"
+pgiofs_mount "$D" "$M" --set files.drop_behind=yes
+rc=0
+dd if=/dev/urandom of="$M/base/1/16388" bs=1M count=40 conv=fsync status=none 2>"$T/dd.err" || rc=$?
+echo "$label: dd exited $rc: $(cat "$T/dd.err")"
+[ "$rc" -ne 0 ] || fail "$label: 40 MiB written and fsynced on a device with room for 24, and no error"
+grep -qE "Input/output error|No space left on device" "$T/dd.err" ||
+	fail "$label: dd failed, but not with EIO or ENOSPC: $(cat "$T/dd.err")"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+assert_no_mount "$M"
+
+# a backing file system without RWF_DONTCACHE: the same bytes, the usual way
+label=tmpfs
+mkdir "$T/tb"
+mount -t tmpfs -o size=32m tmpfs "$T/tb" || fail "cannot mount a tmpfs"
+on_exit "umount -l '$T/tb'"
+mkdir -p "$T/tb/base/1"
+pgiofs_mount "$T/tb" "$M" --set files.backing_direct=no --set files.drop_behind=yes
+put base/1/16389 16
+put base/1/16390 4
+cmp "$T/data" "$T/tb/base/1/16389" || fail "$label: base/1/16389 differs from what was written"
+line=$("$BIN/pgiofs" stat "$M" | grep '^written back without a second cache') ||
+	fail "$label: pgiofs stat says nothing of files.drop_behind"
+echo "$label: $line"
+[[ $line == *"): 0.0 MiB; 2 files whose backing file system refused it" ]] ||
+	fail "$label: pgiofs stat says \"$line\", want 0.0 MiB and 2 files refused"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+cmp -n $((4 << 20)) "$T/data" "$T/tb/base/1/16390" || fail "$label: base/1/16390 differs"
+assert_no_mount "$M"
+echo ok
