@@ -148,6 +148,28 @@ note_server_shm() {
 	shm_mapped_by $(cat "$run/postmaster.pid" 2>/dev/null) $(server_pids "$run") >>"$run/shm.dsm"
 }
 
+# dsm_listed SEGMENT -- if SEGMENT is a PostgreSQL dynamic shared memory
+# control segment, the names of the segments it lists (dsm.c's
+# dsm_control_header: magic, nitems, maxitems, then 40-byte items from
+# offset 16 whose first word is the handle and second the reference count).
+dsm_listed() {
+	[ -r "$1" ] || return 0
+	python3 - "$1" <<-'PY'
+		import struct, sys
+		with open(sys.argv[1], "rb") as f:
+		    head = f.read(16)
+		    if len(head) < 16:
+		        sys.exit(0)
+		    magic, nitems, maxitems = struct.unpack_from("<III", head)
+		    if magic != 0x9A503D32 or nitems > maxitems:
+		        sys.exit(0)
+		    for i in range(nitems):
+		        handle, refcnt = struct.unpack("<II", f.read(40)[:8])
+		        if refcnt:
+		            print("PostgreSQL.%u" % handle)
+	PY
+}
+
 # release_server_shm RUN -- once the cluster's processes are gone: remove
 # the shared memory its killed servers left, as their next start would.  A
 # restart does it only on the same device and inode of the data directory,
@@ -158,15 +180,44 @@ note_server_shm() {
 # the recorded postmaster created it and nothing is attached.
 release_server_shm() {
 	local run=$1 name pm id
+	# a server's control segment lists every segment of its cluster, also
+	# those no process had mapped when it was killed (pinned ones: the
+	# statistics' and a parallel query's), as a restart would find them
+	for name in $(sort -u "$run/shm.dsm" 2>/dev/null); do
+		dsm_listed "/dev/shm/$name"
+	done >>"$run/shm.dsm"
+	# and those of a server that made them after it was last noted (a
+	# crash restart makes a new control segment) and died on its own: the
+	# segments made since the cluster started that no process maps and no
+	# live server's control segment lists (another test's cluster; one
+	# being made is mapped and listed within microseconds: 2 s of grace)
+	if [ -e "$run/shm.since" ]; then
+		live_dsm >"$run/shm.live"
+		find /dev/shm -maxdepth 1 -name 'PostgreSQL.*' -user postgres -newer "$run/shm.since" \
+			! -newermt '2 seconds ago' -printf '%f\n' 2>/dev/null |
+			grep -vxF -f "$run/shm.live" >>"$run/shm.dsm"
+	fi
 	for name in $(sort -u "$run/shm.dsm" 2>/dev/null); do
 		[ -e "/dev/shm/$name" ] || continue
 		grep -qsF "/dev/shm/$name" /proc/[0-9]*/maps || rm -f "/dev/shm/$name"
 	done
-	while read -r pm id; do
-		awk -v id="$id" -v pm="$pm" '$2 == id && $5 == pm && $7 == 0 { f = 1 } END { exit !f }' \
-			/proc/sysvipc/shm && ipcrm -m "$id" 2>/dev/null
+	# System V: the segments the recorded postmasters made (a crash restart
+	# makes a new one) with nothing attached
+	while read -r pm _; do
+		awk -v pm="$pm" '$5 == pm && $7 == 0 { print $2 }' /proc/sysvipc/shm |
+			while read -r id; do ipcrm -m "$id" 2>/dev/null; done
 	done < <(cat "$run/shm.sysv" 2>/dev/null)
 	return 0
+}
+
+# live_dsm -- the /dev/shm segments some process maps, and every segment
+# the control segments among them list: the segments of running servers.
+live_dsm() {
+	local name
+	for name in $(sed -n 's|.* /dev/shm/\(PostgreSQL\.[0-9]*\).*|\1|p' /proc/[0-9]*/maps 2>/dev/null | sort -u); do
+		echo "$name"
+		dsm_listed "/dev/shm/$name"
+	done
 }
 
 # kill_server [RUN] -- SIGKILL every process of the cluster: the
@@ -239,6 +290,8 @@ record_server() {
 		fail "$LABEL: cannot read the working directory of postmaster $PMPID"
 	# postmaster.pid's 7th line: the System V segment's key and id
 	echo "$PMPID $(pgfile sed -n '7s/^ *[0-9]* *//p' "$PGDATA/postmaster.pid")" >>"$RUN/shm.sysv"
+	# the cluster's shared memory is newer than its first postmaster.pid
+	[ -e "$RUN/shm.since" ] || touch -d "@$(pgfile stat -c %Y "$PGDATA/postmaster.pid")" "$RUN/shm.since"
 	note_server_shm
 }
 
