@@ -210,7 +210,7 @@ deps:
 	scripts/install-deps.sh
 
 # demo: the README's main job (scripts/demo.sh): pgload compare on a modelled
-# 2004 hdd with ext4, the kernel's mq-deadline and bfq against pgiofs's
+# 2004 hdd with ext4, the kernel's mq-deadline and bfq (or kyber) against pgiofs's
 # profiles, an import under OLTP clients; prints the table and the report
 demo: deps
 	$(MAKE) all

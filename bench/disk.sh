@@ -213,8 +213,10 @@ done
 
 if [ $ELEVATORS = 1 ]; then
 	declare -A EL
+	# the elevators this kernel has (bfq and kyber are build options)
+	ELS=$(sed 's/[][]//g' "/sys/block/${LOOP[hdd]#/dev/}/queue/scheduler")
 	for ((r = 1; r <= ROUNDS; r++)); do
-		for e in none mq-deadline bfq kyber; do
+		for e in $ELS; do
 			echo "$e" >"/sys/block/${LOOP[hdd]#/dev/}/queue/scheduler" || die "no elevator $e"
 			out=$("$HELPER_DIO" rand "${LOOP[hdd]}" "$RAND_N" 8 32 "$((40 + r))") || die "$e failed"
 			EL[$e]+="$(echo "$out" | awk '{ print $8 }') "
@@ -224,7 +226,7 @@ if [ $ELEVATORS = 1 ]; then
 	echo
 	echo "hdd, random 8 KiB reads 32 at a time, by kernel elevator; medians of $ROUNDS round(s)"
 	base=$(median "${EL[none]}")
-	for e in none mq-deadline bfq kyber; do
+	for e in $ELS; do
 		printf '%-12s %7.1f IOPS %8.3f\n' "$e" "$(median "${EL[$e]}")" \
 			"$(echo "$(median "${EL[$e]}") / $base" | bc -l)"
 	done

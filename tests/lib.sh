@@ -213,6 +213,15 @@ as_user() {
 	if [ "$(id -un)" = "$u" ]; then "$@"; else runuser -u "$u" -- "$@"; fi
 }
 
+# kernel_elevators -- the block I/O schedulers this kernel has (as the
+# queues of its block devices list them), one line, space-separated.
+kernel_elevators() {
+	local f
+	for f in /sys/block/*/queue/scheduler; do
+		[ -r "$f" ] && sed 's/[][]//g' "$f" && return 0
+	done
+}
+
 # shm_mapped_by PID... -- the PostgreSQL dynamic shared memory segments
 # (names in /dev/shm) the processes PID... have mapped, one per line.
 shm_mapped_by() {

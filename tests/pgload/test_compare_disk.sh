@@ -1,6 +1,7 @@
 #!/bin/bash
 # test_compare_disk.sh -- `pgload compare` on a disk modelled by pgdisk:
-#   - hdd:ext4 with the kernel's mq-deadline and bfq for the native cells and
+#   - hdd:ext4 with the kernel's mq-deadline and bfq (kyber on a kernel
+#     built without bfq) for the native cells and
 #     dbaware (over none) as the pgiofs cell, a tunable of mq-deadline, a
 #     model setting, OLTP clients and streaming figures: the table, the
 #     JSON, the CSV and the charts name every elevator, model and tunable as
@@ -21,22 +22,28 @@ need_root
 [ -x "$BIN/pgdisk" ] || skip "pgdisk not built"
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4 (e2fsprogs)"
-have=$(sed 's/[][]//g' /sys/block/loop0/queue/scheduler 2>/dev/null || cat /sys/block/*/queue/scheduler | head -n 1)
-for e in mq-deadline bfq; do
-	grep -qw -- "$e" <<<"$have" || skip "this kernel has no elevator $e (it has: $have)"
-done
+have=$(kernel_elevators)
+grep -qw mq-deadline <<<"$have" || fail "this kernel has no elevator mq-deadline (it has: $have)"
+# the second elevator and a tunable of its own: bfq where the kernel has it
+if grep -qw bfq <<<"$have"; then
+	SECOND=bfq TUNABLE=low_latency TUNABLE_RE='low_latency=1'
+elif grep -qw kyber <<<"$have"; then
+	SECOND=kyber TUNABLE=read_lat_nsec TUNABLE_RE='read_lat_nsec=[0-9]'
+else
+	fail "this kernel has neither bfq nor kyber (it has: $have)"
+fi
 W=$(mktempdir)
 
 # ---- hdd:ext4, two kernel elevators and dbaware ------------------------------
 "$PGLOAD" compare --gen 0.005 --backends hdd:ext4 --profiles native,dbaware \
-	--elevators mq-deadline,bfq --queue-set write_expire=1000 --disk-set seek_ms=4 \
+	--elevators "mq-deadline,$SECOND" --queue-set write_expire=1000 --disk-set seek_ms=4 \
 	--oltp 2 --stream-mb 4 --runs 1 --size 256M --out "$W/out" >"$W/stdout" 2>"$W/stderr" ||
 	{ cat "$W/stderr"; fail "compare on hdd:ext4 failed"; }
 assert_compare_clean "$(compare_work_dir "$W/stderr")"
 MQ="hdd:ext4/native elevator=mq-deadline queue.write_expire=1000 disk.seek_ms=4"
-BFQ="hdd:ext4/native elevator=bfq disk.seek_ms=4"
+SEC="hdd:ext4/native elevator=$SECOND disk.seek_ms=4"
 DBA="hdd:ext4/dbaware elevator=none disk.seek_ms=4"
-for cell in "$MQ" "$BFQ" "$DBA"; do
+for cell in "$MQ" "$SEC" "$DBA"; do
 	grep -qF -- "$cell " "$W/stdout" || { cat "$W/stdout"; fail "no row for $cell"; }
 done
 grep -q '^Backend/profile  *\[runs\] Schema(s) Import(s)  *±sd  *CPU%  *p50(ms)  *p99(ms)  *p99.9  *max(ms)  *tps  *Ratio$' \
@@ -49,15 +56,16 @@ grep -qE '^  commit p99 +(kernel|pgiofs|a tie) +pgiofs [0-9.]+x the kernel: ' "$
 queue_row() { sed -n '/^Block queues/,/^$/p' "$W/stdout" | grep -F -- "$1 "; }
 queue_row "$MQ" | grep -q ' mq-deadline read_ahead_kb=.* write_expire=1000 ' ||
 	{ cat "$W/stdout"; fail "the queue table lacks mq-deadline with write_expire=1000"; }
-queue_row "$BFQ" | grep -q ' bfq read_ahead_kb=.* rotational=1 .* low_latency=1 ' ||
-	fail "the queue table lacks bfq"
+queue_row "$SEC" | grep -q " $SECOND read_ahead_kb=.* rotational=1 .* $TUNABLE_RE" ||
+	{ cat "$W/stdout"; fail "the queue table lacks $SECOND with $TUNABLE"; }
 queue_row "$DBA" | grep -q ' none read_ahead_kb=' || fail "the queue table lacks dbaware's none"
-grep -qE "^$BFQ +hdd +54\.0 +4\.00 +7200" "$W/stdout" || { cat "$W/stdout"; fail "the disk table"; }
-python3 - "$W/out/results.json" <<'PY' || fail "results.json does not say what each cell ran on"
+grep -qE "^$SEC +hdd +54\.0 +4\.00 +7200" "$W/stdout" || { cat "$W/stdout"; fail "the disk table"; }
+python3 - "$W/out/results.json" "$SECOND" "$TUNABLE" <<'PY' || fail "results.json does not say what each cell ran on"
 import json, sys
 d = json.load(open(sys.argv[1]))
+second, tunable = sys.argv[2], sys.argv[3]
 s = d["settings"]
-assert s["elevators"] == ["mq-deadline", "bfq"] and s["pgiofs_elevators"] == ["none"], s
+assert s["elevators"] == ["mq-deadline", second] and s["pgiofs_elevators"] == ["none"], s
 assert s["queue_sets"] == {"write_expire": ["1000"]} and s["disk_sets"] == {"seek_ms": ["4"]}, s
 assert s["oltp"] == {"clients": 2, "scale": 2} and s["stream_mb"] == 4
 cells = {c["label"]: c for c in d["cells"]}
@@ -77,8 +85,8 @@ for c in cells.values():
     assert c["samples"][0]["oltp"]["tx"] == o["tx"]
 mq = [c for c in cells.values() if c["elevator"] == "mq-deadline"][0]
 assert mq["queue"]["tunables"]["write_expire"] == 1000 and mq["queue_set"] == {"write_expire": "1000"}
-bfq = [c for c in cells.values() if c["elevator"] == "bfq"][0]
-assert "low_latency" in bfq["queue"]["tunables"] and bfq["queue_set"] == {}
+sec = [c for c in cells.values() if c["elevator"] == second][0]
+assert tunable in sec["queue"]["tunables"] and sec["queue_set"] == {}
 db = [c for c in cells.values() if c["pgiofs"]][0]
 assert db["elevator"] == "none" and db["latency"]["wal"]["ops"] > 0
 best = {b["figure"]: b for b in d["best"]}             # who wins each figure
@@ -96,7 +104,7 @@ python3 -c 'import sys, xml.dom.minidom as x; assert x.parse(sys.argv[1]).docume
 	"$W/out/oltp.svg" || fail "oltp.svg is not an SVG"
 grep -qE '<li>commit p99: (best |no winner)' "$W/out/index.html" || fail "index.html does not name the best cell of the commit p99"
 grep -q '<svg [^>]*id="oltp"' "$W/out/index.html" || fail "index.html lacks the chart of oltp.svg"
-echo "ok: hdd:ext4 with mq-deadline, bfq and dbaware: report names elevators, tunables, model; nothing left"
+echo "ok: hdd:ext4 with mq-deadline, $SECOND and dbaware: report names elevators, tunables, model; nothing left"
 
 # ---- hdd:IMAGE: the user's file system image, copied ------------------------
 truncate -s 96M "$W/fs.img"
