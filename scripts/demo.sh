@@ -41,7 +41,7 @@ done
 echo "demo: pgload compare on a modelled 2004 hdd with ext4: the kernel's mq-deadline and $SECOND" \
 	"against pgiofs's dbaware, deadline-2.6 and as-2.6, an import (scale $SCALE) under" \
 	"$CLIENTS OLTP clients, $RUNS runs each" >&2
-[ "$SECOND" = bfq ] || echo "demo: this kernel has no bfq (it has: $(sed 's/[][]//g' "$f")); kyber instead" >&2
+[ "$SECOND" = bfq ] || echo "demo: this kernel has no bfq (it has: $(sed 's/[][]//g; s/ *$//' "$f")); kyber instead" >&2
 exec "$TOP/bin/pgload" compare --gen "$SCALE" --backends hdd:ext4 \
 	--profiles native,dbaware,deadline-2.6,as-2.6 --elevators "mq-deadline,$SECOND" \
 	--oltp "$CLIENTS" --runs "$RUNS" --size 512M --stream-mb 16 --out "$OUT"
