@@ -19,7 +19,9 @@
 #                      (dd conv=fdatasync), then the same file read cold
 #                      (page cache dropped) with 1 MiB reads: MB/s
 #   hdparm             hdparm -t's measure on a file: cold sequential reads
-#                      of 2 MiB for 3 seconds: MB/s
+#                      of 2 MiB for 3 seconds, or to the end of the file if
+#                      sooner (looping over it would read from the page
+#                      cache): MB/s
 #   randread           cold random 8 KiB reads of that file (fio, 1 thread):
 #                      a quarter of its blocks, each read once, in random
 #                      order (at most --time seconds), so that no read
@@ -236,8 +238,9 @@ run_dd() { # CELL ROUND
 
 run_hdparm() { # CELL ROUND -- on dd's file
 	drop_caches
+	# each block once: hdparm -t stops at the end of the device too
 	fio_json --name=hdparm --filename="$TARGET/dd.bin" --rw=read --bs=2m --runtime=3 \
-		--time_based --size="${SIZE}m"
+		--size="${SIZE}m"
 	record "$1" "$2" hdparm_t_MBs "$(python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["jobs"][0]["read"]["bw_bytes"] / 1e6))' "$W/fio.json")"
 }
 
