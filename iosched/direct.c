@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/uio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,8 +51,8 @@ uint64_t ios_now_ns(void)
  * iovec array is never modified: after a short transfer the rest is
  * described by a copy.  @rwf: RWF_* flags of every call (preadv2,
  * pwritev2). */
-ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
-		  size_t len, size_t *done_out, int rwf)
+static ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
+			 size_t len, size_t *done_out, int rwf)
 {
 	struct iovec stackv[8], *copy = NULL, *v = (struct iovec *)iov;
 	int cnt = iovcnt;

@@ -259,15 +259,16 @@ struct ios_sched *ios_core_create(const struct ios_settings *set, const struct i
  * full length (less only for a read at EOF), 0 for a sync, or -errno; a
  * write under @r->serial if it names one. */
 ssize_t ios_execute(struct ios_req *r);
-ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int iovcnt, off_t off,
-		  size_t len, size_t *done, int rwf);
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080 /* Linux 6.14; glibc 2.36 does not know it */
 #endif
-/* ios_req_rw() -- ios_do_rw() of part of @req (@iov, @off, @len) with the
- * per-call flags @req asks for (IOS_F_DROPBEHIND); a flag the kernel or
- * the file system refuses is cleared from @req->flags and the transfer made
- * without it. */
+/* ios_req_rw() -- transfer part of @req (@iov, @off, @len) in full:
+ * preadv2/pwritev2 until done, a read reaches EOF or an error stops it.
+ * Returns the bytes done (@len; fewer only for a read at EOF) or -errno,
+ * never a short count for a write; *@done (if not NULL) gets the bytes
+ * transferred before an error.  Per call it passes the flags @req asks for
+ * (IOS_F_DROPBEHIND); a flag the kernel or the file system refuses is
+ * cleared from @req->flags and the transfer made without it. */
 ssize_t ios_req_rw(struct ios_req *req, const struct iovec *iov, int iovcnt, off_t off, size_t len,
 		   size_t *done);
 
