@@ -280,7 +280,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    "\"checkpoint_writeback\":{\"max_kb\":%" PRId64 ",\"starts\":%" PRIu64
 	    ",\"files\":%" PRIu64 ",\"large\":%" PRIu64 "},"
 	    "\"drop_behind\":{\"mode\":\"%s\",\"relations\":%s,\"other_mb\":%" PRId64
-	    ",\"bytes\":%" PRIu64 ",\"refused_files\":%" PRIu64 "}",
+	    ",\"bytes\":%" PRIu64 ",\"read_bytes\":%" PRIu64 ",\"refused_files\":%" PRIu64 "}",
 	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
 	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
 	    walm_json, direct ? "true" : "false", why_json, data_inline ? "true" : "false",
@@ -292,6 +292,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    __atomic_load_n(&fs->core->ckpt.large, __ATOMIC_RELAXED), drop_mode,
 	    drop_rel ? "true" : "false", drop_other_mb,
 	    __atomic_load_n(&fs->core->drop.bytes, __ATOMIC_RELAXED),
+	    __atomic_load_n(&fs->core->drop.read_bytes, __ATOMIC_RELAXED),
 	    __atomic_load_n(&fs->core->drop.refused, __ATOMIC_RELAXED));
 }
 

@@ -1324,20 +1324,6 @@ static void rw_free(struct rw_ctx *c)
 	free(c);
 }
 
-static void read_done(struct ios_req *r, ssize_t res)
-{
-	struct rw_ctx *c = (struct rw_ctx *)r;
-
-	if (res < 0) {
-		fuse_reply_err(c->req, (int)-res);
-	} else {
-		if (c->in)
-			refine_class(c->in, c->buf, (size_t)res, r->off);
-		fuse_reply_buf(c->req, c->buf, (size_t)res);
-	}
-	rw_free(c);
-}
-
 /* write_error() -- the errno of a completed write, 0 if it succeeded.
  * iosched completes a write in full or with the backing store's -errno; a
  * short count is never answered as a success (the kernel's writeback looks
@@ -1349,24 +1335,49 @@ static int write_error(const struct ios_req *r, ssize_t res)
 	return (size_t)res == r->len ? 0 : EIO;
 }
 
-/* written() -- account a buffered write of @c that succeeded. */
-static void written(struct rw_ctx *c)
+/* dropped() -- account @len bytes of a transfer of @c that succeeded and
+ * asked for files.drop_behind: dropped, or refused by its file system. */
+static void dropped(struct rw_ctx *c, size_t len)
 {
 	struct pfs *core = c->fs->core;
 
-	pfs_ckpt_note(c->fs, c->in, c->r.cls, c->buffered, c->r.len);
 	if (!c->drop)
 		return;
 	if (c->r.flags & IOS_F_DROPBEHIND) {
-		__atomic_add_fetch(&core->drop.bytes, c->r.len, __ATOMIC_RELAXED);
+		__atomic_add_fetch(c->r.dir == IOS_READ ? &core->drop.read_bytes
+							: &core->drop.bytes,
+				   len, __ATOMIC_RELAXED);
 	} else if (!__atomic_exchange_n(&c->in->drop_refused, true, __ATOMIC_RELAXED) &&
 		   __atomic_fetch_add(&core->drop.refused, 1, __ATOMIC_RELAXED) == 0) {
 		log_msg(LOG_NOTICE,
 			"files.drop_behind: the backing file system of inode %ju refuses "
 			"RWF_DONTCACHE (it needs Linux 6.14 or later and a file system that "
-			"supports it); such files' writes stay in the backing page cache",
+			"supports it); such files' pages stay in the backing page cache",
 			(uintmax_t)c->in->ino);
 	}
+}
+
+static void read_done(struct ios_req *r, ssize_t res)
+{
+	struct rw_ctx *c = (struct rw_ctx *)r;
+
+	if (res < 0) {
+		fuse_reply_err(c->req, (int)-res);
+	} else {
+		if (c->in) {
+			refine_class(c->in, c->buf, (size_t)res, r->off);
+			dropped(c, (size_t)res);
+		}
+		fuse_reply_buf(c->req, c->buf, (size_t)res);
+	}
+	rw_free(c);
+}
+
+/* written() -- account a buffered write of @c that succeeded. */
+static void written(struct rw_ctx *c)
+{
+	pfs_ckpt_note(c->fs, c->in, c->r.cls, c->buffered, c->r.len);
+	dropped(c, c->r.len);
 }
 
 static void write_done(struct ios_req *r, ssize_t res)
@@ -1458,10 +1469,10 @@ bool pfs_drop_relations(const struct pfs *fs)
 	return set == PGIOFS_DROP_YES || (set == PGIOFS_DROP_AUTO && fs->backing_rotational != 1);
 }
 
-/* drop_behind() -- whether a write of @size bytes at @off to @fh, through
- * the backing page cache, is not to stay there (files.drop_behind): only
- * what the kernel writes back of its page cache, so that the data is still
- * cached once. */
+/* drop_behind() -- whether a transfer of @size bytes at @off of @fh,
+ * through the backing page cache, is not to stay there (files.drop_behind):
+ * only what the kernel writes back of its page cache or reads into it, so
+ * that the data is still cached once. */
 static bool drop_behind(const struct pfs *fs, const struct pfs_fh *fh, off_t off, size_t size)
 {
 	int64_t mb = fs->set.drop_behind_other_mb;
@@ -1500,6 +1511,10 @@ static void pfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	rw_data(c, c->buf, size, off);
 	c->r.done = read_done;
+	if (!direct && drop_behind(pfs_of(req), fh, off, size)) {
+		c->r.flags |= IOS_F_DROPBEHIND;
+		c->drop = true;
+	}
 	submit(pfs_of(req), &c->r);
 }
 

@@ -176,20 +176,23 @@ static const struct conf_tunable rows[] = {
      "(RWF_DONTCACHE): the backing file system starts its writeback at once and drops "
      "the pages once they are on the disk, so the data is cached once, in the mount's page "
      "cache, and the daemon's writes reuse pages instead of filling new ones.  fsync is "
-     "unchanged and still reports every error.  yes: for relation files (heap, index, free "
+     "unchanged and still reports every error.  The same for what the kernel reads into "
+     "the mount's page cache: the backing file system drops the pages it read, its "
+     "read-ahead included, once they are copied out (pages another reader had cached "
+     "stay).  yes: for relation files (heap, index, free "
      "space and visibility maps) and for other files past files.drop_behind_other_mb.  "
      "auto: the same, but relation files only where the backing device does not say it is "
      "rotational: on a rotating disk the backing page cache's writeback, later and sorted, "
      "absorbs rewrites and keeps the heap from the disk while commits wait for it (on a "
      "modelled 2004 disk, dropping relation files made it write 1.26x the bytes and the "
      "commit p99 1.6x).  no: keep everything in the backing page cache too.  Where the "
-     "kernel (before Linux 6.14) or the backing file system refuses the flag, writes are "
-     "made as usual and `pgiofs stat` says so."},
+     "kernel (before Linux 6.14) or the backing file system refuses the flag, reads and "
+     "writes are made as usual and `pgiofs stat` says so."},
     {"files", "drop_behind_other_mb", CONF_INT, "MiB", "8", -1, 1048576, NULL,
      F(drop_behind_other_mb),
      "files.drop_behind for files that are not PostgreSQL's relation, WAL or temporary "
-     "files, from this offset on: a file written past it is a stream (a dump, a backup, "
-     "a large copy), while small files that come and go (a benchmark's, which are often "
+     "files, from this offset on: a file written or read past it is a stream (a dump, a "
+     "backup, a large copy), while small files that come and go (a benchmark's, which are often "
      "deleted before the kernel would write them back) stay in the backing page cache.  "
      "WAL, temporary files, commit status and control files are never dropped behind.  "
      "-1: never."},

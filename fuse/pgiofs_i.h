@@ -173,10 +173,11 @@ struct pfs {
 		uint64_t starts, files, large; /* large: left to their own fsync */
 		pid_t pid;		       /* the last checkpointer seen (atomic) */
 	} ckpt;
-	/* files.drop_behind: bytes written without being kept in the backing
-	 * page cache, and files whose file system refused it (atomics) */
+	/* files.drop_behind: bytes written and read without being kept in
+	 * the backing page cache, and files whose file system refused it
+	 * (atomics) */
 	struct {
-		uint64_t bytes, refused;
+		uint64_t bytes, read_bytes, refused;
 	} drop;
 	struct ios_stats *stats;	/* since mount; attached to every scheduler */
 	struct pfs_control *control;	/* control channel (control.c), or NULL */

@@ -485,16 +485,15 @@ static void print_modes(const struct sample *s)
 		uint64_t refused = json_u64_member(s->extra, "drop_behind", "refused_files");
 		int64_t other = (int64_t)json_u64_member(s->extra, "drop_behind", "other_mb");
 
-		printf("written back without a second cache (files.drop_behind = %s: relation "
-		       "files%s, ",
-		       mode,
+		printf("cached once (files.drop_behind = %s: relation files%s, ", mode,
 		       strstr(p, "\"relations\":true") ? "" : " not (rotational backing device)");
 		if (other >= 0)
 			printf("other files past %" PRId64 " MiB", other);
 		else
 			printf("no other files");
-		printf("): %.1f MiB",
-		       json_u64_member(s->extra, "drop_behind", "bytes") / 1048576.0);
+		printf("): %.1f MiB written, %.1f MiB read",
+		       json_u64_member(s->extra, "drop_behind", "bytes") / 1048576.0,
+		       json_u64_member(s->extra, "drop_behind", "read_bytes") / 1048576.0);
 		if (refused)
 			printf("; %" PRIu64 " files whose backing file system refused it", refused);
 		printf("\n");

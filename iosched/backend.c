@@ -100,7 +100,8 @@ static int uring_start(struct ios_sched *s, struct ios_rq *rq)
 		return -EAGAIN;
 	switch (req->dir) {
 	case IOS_READ:
-		io_uring_prep_readv(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt, (uint64_t)rq->off);
+		io_uring_prep_readv2(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt, (uint64_t)rq->off,
+				     (req->flags & IOS_F_DROPBEHIND) ? RWF_DONTCACHE : 0);
 		break;
 	case IOS_WRITE:
 		io_uring_prep_writev2(sqe, req->fd, rq->iov, (unsigned)rq->iovcnt,
@@ -133,8 +134,8 @@ static void handle_cqe(struct ios_sched *s, struct uring_be *u, struct io_uring_
 	}
 	rq = io_uring_cqe_get_data(cqe);
 	rq->xfer_done = 0;
-	if (res == -EOPNOTSUPP && rq->req->dir == IOS_WRITE && (rq->req->flags & IOS_F_DROPBEHIND))
-		res = -EAGAIN;		     /* refused before anything was written: below */
+	if (res == -EOPNOTSUPP && (rq->req->flags & IOS_F_DROPBEHIND))
+		res = -EAGAIN;		     /* refused before anything was done: below */
 	if (res == -EINTR || res == -EAGAIN) /* retry synchronously */
 		res = rq->req->dir == IOS_SYNC ? ios_execute(rq->req)
 					       : ios_req_rw(rq->req, rq->iov, rq->iovcnt, rq->off,

@@ -107,7 +107,7 @@ static ssize_t ios_do_rw(int fd, enum ios_dir dir, const struct iovec *iov, int 
 ssize_t ios_req_rw(struct ios_req *req, const struct iovec *iov, int iovcnt, off_t off, size_t len,
 		   size_t *done_out)
 {
-	int rwf = req->dir == IOS_WRITE && (req->flags & IOS_F_DROPBEHIND) ? RWF_DONTCACHE : 0;
+	int rwf = req->dir != IOS_SYNC && (req->flags & IOS_F_DROPBEHIND) ? RWF_DONTCACHE : 0;
 	size_t done = 0;
 	ssize_t res = ios_do_rw(req->fd, req->dir, iov, iovcnt, off, len, &done, rwf);
 

@@ -61,14 +61,15 @@ enum ios_dir { IOS_READ, IOS_WRITE, IOS_SYNC, IOS_NDIR };
 /* IOS_WRITE: the caller made it synchronous (O_DSYNC on the descriptor):
  * for WAL it is a commit's flush, which the writeback throttle times */
 #define IOS_F_DSYNC 0x4
-/* IOS_WRITE on a descriptor without O_DIRECT: do not keep the written pages
- * in the page cache once they are on the disk (RWF_DONTCACHE: the file
- * system starts their writeback at once and drops them when it ends; Linux
- * 6.14 and later, on file systems that support it, such as ext4 and xfs).
- * Durability is unchanged: errors of that writeback reach the next fsync.
- * Where the kernel or the file system refuses it the write is made without
- * it, and the flag is cleared from req->flags before done() runs, so the
- * caller can tell and stop asking. */
+/* IOS_READ or IOS_WRITE on a descriptor without O_DIRECT: do not keep the
+ * pages in the page cache (RWF_DONTCACHE, Linux 6.14 and later, on file
+ * systems that support it, such as ext4 and xfs).  A write's pages: the
+ * file system starts their writeback at once and drops them when it ends;
+ * durability is unchanged, errors of that writeback reach the next fsync.
+ * A read's pages, read ahead included: dropped once copied out (pages
+ * another reader had cached stay).  Where the kernel or the file system
+ * refuses it the transfer is made without it, and the flag is cleared from
+ * req->flags before done() runs, so the caller can tell and stop asking. */
 #define IOS_F_DROPBEHIND 0x8
 
 /* A backing file's identity: its device and inode number, as stat(2) gives

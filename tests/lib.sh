@@ -104,6 +104,14 @@ mktempdir() {
 	echo "$d"
 }
 
+# loop_detach DEV FILE -- detach DEV if it is still the loop device on FILE:
+# tests run in parallel, and one that detached its device already must not
+# detach another test's that got the same number since.
+loop_detach() {
+	[ "$(cat "/sys/block/${1#/dev/}/loop/backing_file" 2>/dev/null)" = "$2" ] && losetup -d "$1"
+	return 0
+}
+
 # ext4_on_loop DIR MB -- a fresh ext4 of MB MiB on a loop device (its
 # image in a fresh temporary directory), mounted on DIR; the device is in
 # $LOOP.  Unmounted and detached at exit.  Not in a subshell: it registers
@@ -114,7 +122,7 @@ ext4_on_loop() {
 	truncate -s "$2M" "$img" || fail "cannot make a $2 MiB image"
 	mkfs.ext4 -q -F "$img" || fail "mkfs.ext4 failed"
 	LOOP=$(losetup --find --show "$img") || fail "losetup failed"
-	on_exit "losetup -d '$LOOP'"
+	on_exit "loop_detach '$LOOP' '$img'"
 	mount "$LOOP" "$1" || fail "cannot mount $LOOP"
 	on_exit "umount -l '$1'"
 }

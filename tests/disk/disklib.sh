@@ -66,13 +66,6 @@ loop_registered() {
 	[ "$(cat "/sys/block/${1#/dev/}/loop/dio")" = 1 ] || fail "$1 does not use direct I/O"
 }
 
-# loop_detach DEV FILE -- detach DEV if it is still the loop device on FILE
-# (a test that detached it already must not detach another test's device
-# that got the same number since).
-loop_detach() {
-	[ "$(cat "/sys/block/${1#/dev/}/loop/backing_file" 2>/dev/null)" = "$2" ] && losetup -d "$1"
-	return 0
-}
 
 # fs_mount DEV DIR [MOUNT ARGS...] -- mount, unmounted at exit.
 fs_mount() {

@@ -69,7 +69,7 @@ losetup -d "$LOOP"
 disk_wait_exit "$DISK_PID" || fail "pgdisk did not exit once the loop device was detached"
 # what was written is on the image
 L2=$(losetup --find --show --read-only "$D/img") || fail "losetup of the image"
-on_exit "losetup -d $L2"
+on_exit "loop_detach $L2 '$D/img'"
 mount -o ro "$L2" "$D/fs" || fail "cannot mount the image"
 [ "$(cat "$D/fs/a" "$D/fs/b")" = "$(printf 'before\nafter')" ] || fail "the image lacks the writes"
 umount "$D/fs"
