@@ -1469,11 +1469,14 @@ bool pfs_drop_relations(const struct pfs *fs)
 	return set == PGIOFS_DROP_YES || (set == PGIOFS_DROP_AUTO && fs->backing_rotational != 1);
 }
 
-/* drop_behind() -- whether a transfer of @size bytes at @off of @fh,
- * through the backing page cache, is not to stay there (files.drop_behind):
- * only what the kernel writes back of its page cache or reads into it, so
- * that the data is still cached once. */
-static bool drop_behind(const struct pfs *fs, const struct pfs_fh *fh, off_t off, size_t size)
+/* drop_behind() -- whether a transfer (@read or a write) of @size bytes at
+ * @off of @fh, through the backing page cache, is not to stay there
+ * (files.drop_behind): only what the kernel writes back of its page cache or
+ * reads into it, so that the data is still cached once.  A relation file's
+ * reads are dropped on any disk: what argues for keeping its writes on a
+ * rotating one (pfs_drop_relations) is the backing page cache's writeback. */
+static bool drop_behind(const struct pfs *fs, const struct pfs_fh *fh, off_t off, size_t size,
+			bool read)
 {
 	int64_t mb = fs->set.drop_behind_other_mb;
 	int set = fs->set.drop_behind;
@@ -1486,7 +1489,7 @@ static bool drop_behind(const struct pfs *fs, const struct pfs_fh *fh, off_t off
 	case IOS_CLASS_INDEX:
 	case IOS_CLASS_FSM:
 	case IOS_CLASS_VM:
-		return pfs_drop_relations(fs);
+		return read || pfs_drop_relations(fs); /* reads: on any disk */
 	case IOS_CLASS_OTHER:
 		return mb >= 0 && (uint64_t)off + size > (uint64_t)mb << 20;
 	default: /* WAL, temp files, commit status, control files */
@@ -1511,7 +1514,7 @@ static void pfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	rw_data(c, c->buf, size, off);
 	c->r.done = read_done;
-	if (!direct && drop_behind(pfs_of(req), fh, off, size)) {
+	if (!direct && drop_behind(pfs_of(req), fh, off, size, true)) {
 		c->r.flags |= IOS_F_DROPBEHIND;
 		c->drop = true;
 	}
@@ -1540,7 +1543,7 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	c->r.done = write_done;
 	if (!direct) /* through the backing page cache */
 		c->r.serial = &fh->inode->write_lock;
-	if (!direct && drop_behind(fs, fh, off, size)) {
+	if (!direct && drop_behind(fs, fh, off, size, false)) {
 		c->r.flags |= IOS_F_DROPBEHIND;
 		c->drop = true;
 	}

@@ -214,7 +214,8 @@ bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len);
 
 /* pfs_drop_relations() -- whether the write-back of relation files through
  * the backing page cache is dropped from it once on the disk
- * (files.drop_behind as set, auto resolved on the backing device). */
+ * (files.drop_behind as set, auto resolved on the backing device); their
+ * reads are whenever files.drop_behind is not no. */
 bool pfs_drop_relations(const struct pfs *fs);
 /* pfs_cleanup() -- close every inode descriptor and free the table. */
 void pfs_cleanup(struct pfs *fs);

@@ -486,7 +486,9 @@ static void print_modes(const struct sample *s)
 		int64_t other = (int64_t)json_u64_member(s->extra, "drop_behind", "other_mb");
 
 		printf("cached once (files.drop_behind = %s: relation files%s, ", mode,
-		       strstr(p, "\"relations\":true") ? "" : " not (rotational backing device)");
+		       strstr(p, "\"relations\":true")
+			   ? ""
+			   : " read, not written (rotational backing device)");
 		if (other >= 0)
 			printf("other files past %" PRId64 " MiB", other);
 		else

@@ -116,16 +116,17 @@ dropped() {
 # 8 MiB (files.drop_behind_other_mb): the write that crosses it and every
 # one after it (the kernel's write-back sends at most 1 MiB at a time); the
 # same for reads (those of the first 8 MiB, kept, read some way past it
-# ahead: that stays too)
+# ahead: that stays too); relation files are read without staying on any
+# disk
 round "auto, rotational" 1
 check base/1/16384 16 16 16
 check base/1/pgsql_tmp/pgsql_tmp99.0 8 8 8
 check small 4 4 4
 check large 16 7 8
-check base/1/16391 16 16 16
+check base/1/16391 16 0 1
 check bigread 32 8 16
-stat_line "cached once (files.drop_behind = auto: relation files not (rotational backing device), other files past 8 MiB): "
-dropped 8 9 22 25
+stat_line "cached once (files.drop_behind = auto: relation files read, not written (rotational backing device), other files past 8 MiB): "
+dropped 8 9 38 41
 unround
 
 # auto where the device does not say it is rotational, data files through
