@@ -173,29 +173,29 @@ static const struct conf_tunable rows[] = {
     {"files", "drop_behind", CONF_ENUM, "", "auto", 0, 0, pgiofs_drop_behind_names, F(drop_behind),
      "With the kernel's write-back cache, what the kernel writes back through the backing "
      "page cache (files.backing_direct) can be written without keeping it there "
-     "(RWF_DONTCACHE): the backing file system starts its writeback at once and drops "
-     "the pages once they are on the disk, so the data is cached once, in the mount's page "
+     "(RWF_DONTCACHE): the backing file system starts its writeback at once and drops the "
+     "pages once they are on the disk, so the data is cached once, in the mount's page "
      "cache, and the daemon's writes reuse pages instead of filling new ones.  fsync is "
      "unchanged and still reports every error.  The same for what the kernel reads into "
      "the mount's page cache: the backing file system drops the pages it read, its "
      "read-ahead included, once they are copied out (pages another reader had cached "
-     "stay).  yes: for relation files (heap, index, free "
-     "space and visibility maps) and for other files past files.drop_behind_other_mb.  "
-     "auto: the same, but relation files' writes only where the backing device does not "
-     "say it is rotational (their reads on any disk): on a rotating disk the backing page cache's writeback, later and sorted, "
-     "absorbs rewrites and keeps the heap from the disk while commits wait for it (on a "
-     "modelled 2004 disk, dropping relation files made it write 1.26x the bytes and the "
-     "commit p99 1.6x).  no: keep everything in the backing page cache too.  Where the "
-     "kernel (before Linux 6.14) or the backing file system refuses the flag, reads and "
-     "writes are made as usual and `pgiofs stat` says so."},
+     "stay).  yes: for relation files (heap, index, free space and visibility maps) and "
+     "for other files past files.drop_behind_other_mb.  auto: the same, but relation "
+     "files' writes only where the backing device does not say it is rotational (their "
+     "reads on any disk): on a rotating disk the backing page cache's writeback, later "
+     "and sorted, absorbs rewrites and keeps the heap from the disk while commits wait "
+     "for it (on a modelled 2004 disk, dropping relation files made it write 1.26x the "
+     "bytes and the commit p99 1.6x).  no: keep everything in the backing page cache "
+     "too.  Where the kernel (before Linux 6.14) or the backing file system refuses the "
+     "flag, reads and writes are made as usual and `pgiofs stat` says so."},
     {"files", "drop_behind_other_mb", CONF_INT, "MiB", "8", -1, 1048576, NULL,
      F(drop_behind_other_mb),
      "files.drop_behind for files that are not PostgreSQL's relation, WAL or temporary "
      "files, from this offset on: a file written or read past it is a stream (a dump, a "
-     "backup, a large copy), while small files that come and go (a benchmark's, which are often "
-     "deleted before the kernel would write them back) stay in the backing page cache.  "
-     "WAL, temporary files, commit status and control files are never dropped behind.  "
-     "-1: never."},
+     "backup, a large copy), while small files that come and go (a benchmark's, which are "
+     "often deleted before the kernel would write them back) stay in the backing page "
+     "cache.  WAL, temporary files, commit status and control files are never dropped "
+     "behind.  -1: never."},
     {"files", "sync_chunk_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(sync_chunk_kb),
      "Through the backing page cache (files.backing_direct), the fsync of a heap, index "
      "or other data file writes all its dirty pages at once, and a commit's WAL flush "
