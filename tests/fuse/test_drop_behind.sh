@@ -59,13 +59,16 @@ get() {
 }
 
 # check NAME MB MIN MAX -- NAME's bytes on the backing store, and between MIN
-# and MAX MiB of it in the backing page cache
+# and MAX MiB of it in the backing page cache.  The floor is three quarters
+# of MIN: a host may reclaim cold pages on its own (this machine runs DAMON's
+# pageout of pages idle for a while), and a slow run (a sanitizer's) leaves
+# time for it; what is dropped behind stays under MAX all the same.
 check() {
 	local c
 	c=$(cached "$B/$1")
 	echo "$label: $1 ($2 MiB): $((c >> 10)) KiB in the backing page cache"
-	[ "$c" -ge $(($3 << 20)) ] && [ "$c" -le $(($4 << 20)) ] ||
-		fail "$label: $1 has $c bytes in the backing page cache, want $3 to $4 MiB"
+	[ "$c" -ge $((($3 << 20) * 3 / 4)) ] && [ "$c" -le $(($4 << 20)) ] ||
+		fail "$label: $1 has $c bytes in the backing page cache, want $3 (at least 3/4 of it) to $4 MiB"
 	cmp -n $(($2 << 20)) "$T/data32" "$B/$1" || fail "$label: $1 differs from what was written"
 }
 
