@@ -256,12 +256,7 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 		pgiofs_classify(PGIOFS_DIR_OTHER, base ? base + 1 : backing, true, &kind, &cls);
 		fs->root.kind = (uint8_t)kind;
 	}
-	fs->backing_rotational =
-	    pfs_dev_rotational(st.st_dev, fs->backing_dev, sizeof(fs->backing_dev));
-	if (fs->backing_rotational < 0) {
-		fs->backing_dev[0] = '\0';
-		fs->backing_rotational = -1;
-	}
+	fs->backing_medium = pfs_dev_medium(st.st_dev, fs->backing_dev, sizeof(fs->backing_dev));
 	pfs_wb_inode_init(&fs->root);
 	pthread_mutex_init(&fs->root.om_lock, NULL);
 	pthread_mutex_init(&fs->root.write_lock, NULL);
@@ -902,12 +897,19 @@ static int open_flags(const struct pfs *fs, int flags, bool *widened)
 	return flags | O_CLOEXEC;
 }
 
+/* may_spin() -- whether @fs's backing device is, or may be, a rotating disk:
+ * what the auto settings go by. */
+static bool may_spin(const struct pfs *fs)
+{
+	return fs->backing_medium == PFS_MEDIUM_ROTATIONAL ||
+	       fs->backing_medium == PFS_MEDIUM_UNKNOWN;
+}
+
 /* backing_direct() -- what files.backing_direct = @set means on @fs's
  * backing store. */
 static bool backing_direct(const struct pfs *fs, int set)
 {
-	return set == PGIOFS_DIRECT_YES ||
-	       (set == PGIOFS_DIRECT_AUTO && fs->backing_rotational != 1);
+	return set == PGIOFS_DIRECT_YES || (set == PGIOFS_DIRECT_AUTO && !may_spin(fs));
 }
 
 bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len)
@@ -919,13 +921,20 @@ bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len)
 		return direct;
 	if (set != PGIOFS_DIRECT_AUTO)
 		snprintf(why, len, "files.backing_direct = %s", pgiofs_backing_direct_names[set]);
-	else if (fs->backing_rotational < 0)
+	else if (fs->backing_medium == PFS_MEDIUM_NONE)
 		snprintf(why, len,
 			 "files.backing_direct = auto: the backing store has no block "
 			 "device that says whether it is rotational");
+	else if (fs->backing_medium == PFS_MEDIUM_UNKNOWN)
+		snprintf(why, len,
+			 "files.backing_direct = auto: the backing device %s is a virtio "
+			 "disk, which cannot say whether it is rotational: taken as rotational",
+			 fs->backing_dev);
 	else
 		snprintf(why, len, "files.backing_direct = auto: the backing device %s is %s",
-			 fs->backing_dev, fs->backing_rotational ? "rotational" : "not rotational");
+			 fs->backing_dev,
+			 fs->backing_medium == PFS_MEDIUM_ROTATIONAL ? "rotational"
+								     : "not rotational");
 	return direct;
 }
 
@@ -1466,7 +1475,7 @@ bool pfs_drop_relations(const struct pfs *fs)
 {
 	int set = fs->set.drop_behind;
 
-	return set == PGIOFS_DROP_YES || (set == PGIOFS_DROP_AUTO && fs->backing_rotational != 1);
+	return set == PGIOFS_DROP_YES || (set == PGIOFS_DROP_AUTO && !may_spin(fs));
 }
 
 /* drop_behind() -- whether a transfer (@read or a write) of @size bytes at

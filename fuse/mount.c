@@ -198,23 +198,42 @@ static int read_flag(const char *path)
 	return buf[0] == '1';
 }
 
-int pfs_dev_rotational(dev_t dev, char *name, size_t len)
+/* driver_is() -- whether the driver of the disk at sysfs path @disk is
+ * @driver. */
+static bool driver_is(const char *disk, const char *driver)
 {
-	char link[64], path[PATH_MAX + 32], real[PATH_MAX];
+	char path[PATH_MAX + 32], real[PATH_MAX];
 	const char *base;
-	int ret;
 
+	snprintf(path, sizeof(path), "%s/device/driver", disk);
+	if (!realpath(path, real))
+		return false;
+	base = strrchr(real, '/');
+	return strcmp(base ? base + 1 : real, driver) == 0;
+}
+
+enum pfs_medium pfs_dev_medium(dev_t dev, char *name, size_t len)
+{
+	char link[64], path[PATH_MAX + 32], real[PATH_MAX], disk[PATH_MAX + 8];
+	const char *base;
+	int flag;
+
+	name[0] = '\0';
 	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev), minor(dev));
 	if (!realpath(link, real))
-		return errno == ENOENT ? -ENODEV : -errno;
-	base = strrchr(real, '/');
-	snprintf(name, len, "%s", base ? base + 1 : real);
+		return PFS_MEDIUM_NONE;
 	/* a partition has no queue of its own: its disk's is one level up */
 	snprintf(path, sizeof(path), "%s/partition", real);
-	snprintf(path, sizeof(path),
-		 access(path, F_OK) == 0 ? "%s/../queue/rotational" : "%s/queue/rotational", real);
-	ret = read_flag(path);
-	return ret == -ENOENT ? -ENODEV : ret;
+	snprintf(disk, sizeof(disk), access(path, F_OK) == 0 ? "%s/.." : "%s", real);
+	snprintf(path, sizeof(path), "%s/queue/rotational", disk);
+	flag = read_flag(path);
+	if (flag < 0)
+		return PFS_MEDIUM_NONE;
+	base = strrchr(real, '/');
+	snprintf(name, len, "%s", base ? base + 1 : real);
+	if (flag == 0)
+		return PFS_MEDIUM_SOLID;
+	return driver_is(disk, "virtio_blk") ? PFS_MEDIUM_UNKNOWN : PFS_MEDIUM_ROTATIONAL;
 }
 
 int pfs_run_fusermount(const char *flags, const char *mountpoint)

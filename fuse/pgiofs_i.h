@@ -111,6 +111,19 @@ struct pfs_wb_counters {
 
 struct pfs_walmounts;
 
+/* what a backing file system's block device says of its medium */
+enum pfs_medium {
+	PFS_MEDIUM_NONE = -1,	   /* no block device (tmpfs, a network file system), or
+				    * its queue could not be read */
+	PFS_MEDIUM_SOLID = 0,	   /* queue/rotational 0 */
+	PFS_MEDIUM_ROTATIONAL = 1, /* queue/rotational 1 */
+	/* queue/rotational 1 where the device has no way to say otherwise: a
+	 * virtio disk (the virtio block protocol carries no medium type, and
+	 * Linux leaves the block layer's default, rotational); treated as
+	 * rotational (measured on such a disk: docs/performance.md) */
+	PFS_MEDIUM_UNKNOWN = 2,
+};
+
 /* The filesystem: one per connection.  The daemon's mount has one; each
  * WAL mount over a pg_wal directory of it (walmount.c) has its own, whose
  * core is the mount's: one scheduler, write cache, statistics and trace. */
@@ -140,10 +153,10 @@ struct pfs {
 	_Atomic(struct pfs_uring *) uring; /* the rings (uring.c), or NULL */
 	char uring_note[256];		   /* why requests do not come over a ring */
 	/* the backing directory's block device (pfs_init_root()): its name
-	 * ("" if it has none) and whether it says it is rotational (1, 0;
-	 * -1: it could not be told), for files.backing_direct = auto */
+	 * ("" if it has none) and what it says of its medium, for
+	 * files.backing_direct and files.drop_behind = auto */
 	char backing_dev[32];
-	int backing_rotational;
+	enum pfs_medium backing_medium;
 	struct pfs_walmounts *walmounts; /* wal_split: the WAL mounts, else NULL */
 	/* with WAL mounts: a handler met directory @name in @dir, of kind
 	 * PGIOFS_DIR_WAL, whose backing object is @st (walmount.c makes a WAL
@@ -440,11 +453,10 @@ struct pfs_mount_info {
 int pfs_find_mount(const char *path, bool exact, struct pfs_mount_info *out);
 int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor);
 void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
-/* pfs_dev_rotational() -- whether the block device of file system @dev
- * (st_dev) says it is rotational (sysfs queue/rotational, a partition's
- * disk's): 1 or 0 with its name in @name, or -errno (-ENODEV: no block
- * device, as tmpfs or a network file system). */
-int pfs_dev_rotational(dev_t dev, char *name, size_t len);
+/* pfs_dev_medium() -- what the block device of file system @dev (st_dev)
+ * says of its medium (sysfs queue/rotational, a partition's disk's), with
+ * its name in @name ("" for PFS_MEDIUM_NONE). */
+enum pfs_medium pfs_dev_medium(dev_t dev, char *name, size_t len);
 /* pfs_run_fusermount() -- run `fusermount3 FLAGS -q -- MOUNTPOINT` (an
  * unprivileged unmount); 0 if it exited 0, else -1. */
 int pfs_run_fusermount(const char *flags, const char *mountpoint);

@@ -10,7 +10,8 @@
 # mount has its pages in the backing file system's cache when buffered, and
 # none when O_DIRECT.  A tmpfs backing directory (no block device) is
 # reached O_DIRECT under auto, as before auto existed.  Every file's bytes
-# are checked after the unmount.  iosched.data_inline = auto: the data
+# are checked after the unmount.  The disk the test's directory is on is
+# described as its sysfs entry says.  iosched.data_inline = auto: the data
 # files' requests run at arrival when buffered (stat says so, and dbaware
 # then has no writeback throttle: nothing queued for it to hold), queued
 # when O_DIRECT; data_inline = no queues them when buffered too.
@@ -83,6 +84,40 @@ line=$("$BIN/pgiofs" stat "$M" | grep '^backing files') || fail "tmpfs: pgiofs s
 echo "tmpfs: $line"
 [[ $line == "backing files O_DIRECT ("*"no block device"*")" ]] || fail "tmpfs: pgiofs stat says \"$line\""
 pgiofs_umount "$M" || fail "tmpfs: cannot unmount"
+
+# the disk under the test's own directory, whatever it is: pgiofs says of
+# it what its sysfs entry says.  A virtio disk's queue/rotational is the
+# block layer's default, 1, because the virtio block protocol cannot say
+# what the medium is: pgiofs says so, and auto takes it as rotational
+# (backing files buffered, relation files' writes kept in the backing page
+# cache).
+mkdir "$T/own"
+sys=$(readlink -f "/sys/dev/block/$(stat -c '%Hd:%Ld' "$T")") || sys=
+disk=$sys
+[ -e "$sys/partition" ] && disk=$sys/..
+if [ -z "$sys" ] || [ ! -r "$disk/queue/rotational" ]; then
+	want=O_DIRECT why="no block device" rels=true
+else
+	name=$(basename "$sys") rot=$(cat "$disk/queue/rotational")
+	drv=$(basename "$(readlink -f "$disk/device/driver" 2>/dev/null)")
+	if [ "$rot" = 0 ]; then
+		want=O_DIRECT why="the backing device $name is not rotational" rels=true
+	elif [ "$drv" = virtio_blk ]; then
+		want=buffered rels=false
+		why="the backing device $name is a virtio disk, which cannot say whether it is rotational: taken as rotational"
+	else
+		want=buffered why="the backing device $name is rotational" rels=false
+	fi
+fi
+pgiofs_mount "$T/own" "$M"
+line=$("$BIN/pgiofs" stat "$M" | grep '^backing files') || fail "own disk: pgiofs stat says nothing of the backing files"
+echo "own disk (${sys:-none}, driver ${drv:-none}): $line"
+[[ $line == "backing files $want ("*"$why"*")" ]] ||
+	fail "own disk: pgiofs stat says \"$line\", want \"backing files $want (...$why...)\""
+json=$("$BIN/pgiofs" stat "$M" --json) || fail "own disk: pgiofs stat --json failed"
+grep -q "\"drop_behind\":{\"mode\":\"auto\",\"relations\":$rels," <<<"$json" ||
+	fail "own disk: pgiofs stat --json does not say \"relations\":$rels under files.drop_behind = auto"
+pgiofs_umount "$M" || fail "own disk: cannot unmount"
 
 "$BIN/pgiofs" --set files.backing_direct=sometimes "$B" "$M" 2>"$T/err" && fail "files.backing_direct=sometimes was taken"
 grep -q "backing_direct" "$T/err" || fail "the refusal does not name files.backing_direct: $(cat "$T/err")"
