@@ -10,7 +10,10 @@
 # pgbench -l, the whole run), the p99 of the transactions that ended while
 # the import ran ("p99 imp."), tps (without connection time) and the
 # wall-clock time of the import (no CHECKPOINT after it), with the
-# import's steps as pgbench -i times them.
+# import's steps as pgbench -i times them, and PostgreSQL's own timing of
+# its WAL writes and syncs over the run (pg_stat_wal, track_wal_io_timing
+# on in every cell, averages): where WAL is in passthrough pgiofs sees no
+# WAL write, and this says whether commits waited in write() or in the sync.
 #
 # Cells: native (the file system under --dir) and pgiofs with
 # --profile noop, deadline-2.6 and dbaware (--profiles), plus cells of
@@ -292,6 +295,7 @@ sample() {
 		port = $port
 		unix_socket_directories = '$SOCK'
 		wal_sync_method = ${CELL_METHOD[$cell]}
+		track_wal_io_timing = on
 	EOF
 	"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$data" -l "$log" -w -t 300 start >/dev/null 2>&1 ||
 		fail_log "$cell: pg_ctl start failed" "$log"
@@ -301,7 +305,8 @@ sample() {
 		fail_log "$cell: CREATE DATABASE failed" "$out"
 	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$port" -i -s "$CLIENTS" -q oltp >>"$out" 2>&1 ||
 		fail_log "$cell: pgbench -i oltp failed" "$out"
-	"${psql[@]}" -c CHECKPOINT >>"$out" 2>&1 || fail_log "$cell: CHECKPOINT failed" "$out"
+	"${psql[@]}" -c CHECKPOINT -c "SELECT pg_stat_reset_shared('wal')" >>"$out" 2>&1 ||
+		fail_log "$cell: CHECKPOINT failed" "$out"
 
 	progress "round $round $cell: pgbench -c $CLIENTS -j $JOBS -T $DURATION -l, import -s $SCALE after 1 s"
 	local dpid="" cpu0="" w0
@@ -329,6 +334,13 @@ sample() {
 		"$round" "$cell" "$p50" "$p99" "$p999" "$pmax" "$n" "$p99i" "$ni" "$(last_of "${TPS[$cell]}")" "$(last_of "${IMPORT[$cell]}")"
 	# the import's steps, as pgbench -i timed them
 	sed -n 's/^done in [0-9.]* s (\(.*\))\.$/          import steps: \1/p' "$ilog"
+	# WAL writes and syncs as PostgreSQL timed them (track_wal_io_timing):
+	# what a commit waited for, where pgiofs does not see WAL's writes
+	"${psql[@]}" -F ' ' -c "SELECT wal_write, wal_write_time, wal_sync, wal_sync_time FROM pg_stat_wal" \
+		>"$WORK/logs/$tag.wal.log" 2>&1 &&
+		awk '{ printf "          WAL as PostgreSQL timed it: %d writes, avg %.3f ms; %d syncs, avg %.3f ms\n",
+			$1, $1 ? $2 / $1 : 0, $3, $3 ? $4 / $3 : 0 }' "$WORK/logs/$tag.wal.log" ||
+		fail_log "$cell: pg_stat_wal could not be read" "$WORK/logs/$tag.wal.log"
 
 	if on_pgiofs "$b"; then
 		# the daemon's peak RSS (under 128 MiB with defaults), and its
