@@ -306,7 +306,7 @@ sample() {
 	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$port" -i -s "$CLIENTS" -q oltp >>"$out" 2>&1 ||
 		fail_log "$cell: pgbench -i oltp failed" "$out"
 	"${psql[@]}" -c CHECKPOINT -c "SELECT pg_stat_reset_shared('wal')" >>"$out" 2>&1 ||
-		fail_log "$cell: CHECKPOINT failed" "$out"
+		fail_log "$cell: CHECKPOINT or the reset of the WAL statistics failed" "$out"
 
 	progress "round $round $cell: pgbench -c $CLIENTS -j $JOBS -T $DURATION -l, import -s $SCALE after 1 s"
 	local dpid="" cpu0="" w0
