@@ -6,8 +6,10 @@
  *   - Every backing object the kernel knows is a struct pfs_inode holding an
  *     O_PATH descriptor, keyed by (st_dev, st_ino), with the kernel's lookup
  *     count; it is freed (and its descriptor closed) when the count reaches 0
- *     through FORGET.  Holding the descriptor keeps the backing inode number
- *     from being reused while the kernel still uses our node id.
+ *     through FORGET, unless it holds a write error no fsync has reported
+ *     yet (then it stays, for the next lookup of its file).  Holding the
+ *     descriptor keeps the backing inode number from being reused while
+ *     the kernel still uses our node id.
  *   - Path operations are relative to a directory descriptor with a single
  *     name component from the kernel (never a path), so nothing escapes the
  *     backing tree; ".." of the root is the root.  The daemon never follows a
@@ -179,7 +181,21 @@ static struct pfs_inode *inode_find(struct pfs *fs, const struct stat *st)
 	return in;
 }
 
-/* inode_forget() -- drop @n lookup references; free the inode at zero. */
+/* inode_keeps_error() -- whether @in, which the kernel no longer knows,
+ * stays in the table: it holds an error no fsync has reported
+ * (writebehind.c) and its file still exists, so the next lookup of the
+ * file finds the inode and the next fsync the error (its descriptor keeps
+ * the inode number from being reused meanwhile).  Such inodes are few:
+ * files whose acknowledged writes failed.  Caller holds fs->lock. */
+static bool inode_keeps_error(struct pfs_inode *in)
+{
+	struct stat st;
+
+	return pfs_wb_err_unreported(in) && fstat(in->fd, &st) == 0 && st.st_nlink > 0;
+}
+
+/* inode_forget() -- drop @n lookup references; free the inode at zero,
+ * unless inode_keeps_error(). */
 static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 {
 	struct pfs_inode **pp;
@@ -194,7 +210,7 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 		n = in->nlookup;
 	}
 	in->nlookup -= n;
-	if (in->nlookup) {
+	if (in->nlookup || inode_keeps_error(in)) {
 		pthread_mutex_unlock(&fs->lock);
 		return;
 	}
@@ -849,6 +865,7 @@ struct pfs_fh {
 	struct pfs_inode *inode;
 	enum ios_class cls;
 	struct pfs_open_how how; /* page cache, direct or passthrough */
+	uint32_t err_cursor;	 /* the inode's kept errors this handle has had */
 };
 
 /* Alignment of offsets, lengths and buffers for O_DIRECT: 4096 covers the
@@ -970,6 +987,7 @@ static int fh_new(struct pfs *fs, struct fuse_file_info *fi, int fd, int flags,
 	fh->dfd = -1;
 	fh->flags = flags;
 	fh->inode = in;
+	fh->err_cursor = pfs_wb_err_sample(in);
 	fh->cls = (enum ios_class)__atomic_load_n(&in->cls, __ATOMIC_RELAXED);
 	pfs_open_mode_take(fs, in, fh->cls, &fh->how);
 	/* read without ios_lock: a reload may change it meanwhile */
@@ -1655,9 +1673,12 @@ static void submit_sync(fuse_req_t req, struct pfs_fh *fh, int fd, int datasync,
 /* sync_in_chunks() -- files.sync_chunk_kb: the dirty pages of a data file
  * reached through the backing page cache written in chunks, each waited
  * for, before its fsync: a WAL flush queued meanwhile waits behind one
- * chunk, not the whole file.  The fsync that follows still writes what is
- * left and reports every error (the kernel keeps writeback errors for it). */
-static void sync_in_chunks(const struct pfs *fs, const struct pfs_fh *fh)
+ * chunk, not the whole file.  0, or the -errno of a chunk: that is the
+ * fsync's answer.  A wait of sync_file_range() reports a write-back error
+ * of the backing file and moves this descriptor's cursor past it (the
+ * kernel's file_check_and_advance_wb_err()), so the fsync that follows
+ * would find nothing: the error must not be dropped here. */
+static int sync_in_chunks(const struct pfs *fs, const struct pfs_fh *fh)
 {
 	const unsigned flags =
 	    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
@@ -1667,25 +1688,31 @@ static void sync_in_chunks(const struct pfs *fs, const struct pfs_fh *fh)
 
 	if (!chunk || fh->dfd >= 0 || fh->how.mode != PFS_OPEN_CACHED || cls == IOS_CLASS_WAL ||
 	    cls == IOS_CLASS_XACT || fstat(fh->fd, &st) < 0 || st.st_size <= chunk)
-		return;
+		return 0;
 	for (off = 0; off < st.st_size; off += chunk)
 		if (sync_file_range(fh->fd, off, chunk, flags) < 0)
-			return;
+			return -errno;
+	return 0;
 }
 
 static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	struct pfs_fh *fh = fh_of(fi);
 	int err;
 
 	/* acknowledged writes first; an error of theirs is this fsync's */
-	err = pfs_wb_take_error(fh_of(fi)->inode);
+	err = pfs_wb_err_check(fh->inode, &fh->err_cursor);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
 	}
-	pfs_ckpt_start(pfs_of(req), fuse_req_ctx(req)->pid, fh_class(fh_of(fi)));
-	sync_in_chunks(pfs_of(req), fh_of(fi));
-	submit_sync(req, fh_of(fi), fh_fd(fi), datasync, false);
+	pfs_ckpt_start(pfs_of(req), fuse_req_ctx(req)->pid, fh_class(fh));
+	err = sync_in_chunks(pfs_of(req), fh);
+	if (err < 0) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	submit_sync(req, fh, fh_fd(fi), datasync, false);
 }
 
 static void pfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,

@@ -43,13 +43,20 @@ struct pfs_inode {
 	uint32_t nopen; /* open handles (atomic): iosched readahead state is
 			 * released with the last */
 	/* writes acknowledged before they are on the backing store
-	 * (writebehind.c), under wb_lock: how many are left, and the first
-	 * error of one, kept for the next fsync */
+	 * (writebehind.c), under wb_lock: how many are left */
 	pthread_mutex_t wb_lock;
 	pthread_cond_t wb_done; /* wb_pending reached 0 */
 	uint32_t wb_pending;
 	off_t wb_size; /* the file's size once they are written, or 0 */
+	/* errors no caller has had yet (an acknowledged write's, a close's),
+	 * for the next fsync of every open handle, as the kernel's errseq
+	 * keeps write-back errors (writebehind.c), under wb_lock: the latest
+	 * (a positive errno), how many were kept (0: never one; a new one
+	 * counts only once the one before was reported) and whether an fsync
+	 * has reported the latest */
 	int wb_err;
+	uint32_t wb_errseq;
+	bool wb_err_seen;
 	/* files.defer_times: the mtime the kernel sent, not yet applied to
 	 * the backing file (under wb_lock) */
 	bool wb_mtime_kept;
@@ -372,11 +379,24 @@ off_t pfs_wb_size(struct pfs_inode *in);
 struct stat;
 void pfs_wb_fix_size(off_t size, struct stat *st);
 /* pfs_wb_end() -- that write finished with @res (bytes, or -errno) of the
- * @len it had: an error or a short write is kept for the next fsync. */
+ * @len it had: an error or a short write is kept for the next fsync
+ * (pfs_wb_note_error()). */
 void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res, size_t len);
 /* pfs_wb_note_error() -- keep @err (a positive errno) for the next fsync of
- * @in, unless an error is kept already. */
+ * @in on every open handle, and on every handle opened before one has
+ * reported it (the kernel's errseq_set()). */
 void pfs_wb_note_error(struct pfs_inode *in, int err);
+/* pfs_wb_err_sample() -- a new handle's error cursor: it will report an
+ * error kept now that no fsync has reported yet (errseq_sample()). */
+uint32_t pfs_wb_err_sample(struct pfs_inode *in);
+/* pfs_wb_err_check() -- pfs_wb_wait(), then the error kept since @cursor
+ * (a positive errno, or 0); @cursor moves past it (the kernel's
+ * file_check_and_advance_wb_err()). */
+int pfs_wb_err_check(struct pfs_inode *in, uint32_t *cursor);
+/* pfs_wb_err_unreported() -- whether @in holds an error no fsync has
+ * reported: the inode must not be freed while its file exists (the
+ * next open and fsync of the file must see it). */
+bool pfs_wb_err_unreported(struct pfs_inode *in);
 /* pfs_wb_keep_mtime() -- files.defer_times: @mtime, the kernel's mtime of
  * @in sent with the write-back cache (before an fsync or at close), is
  * kept instead of being applied: setting it now would make the fsync that
@@ -391,9 +411,6 @@ int pfs_wb_apply_mtime(struct pfs_inode *in);
 void pfs_wb_fix_mtime(struct pfs_inode *in, struct stat *st);
 /* pfs_wb_wait() -- until no acknowledged write to @in is left. */
 void pfs_wb_wait(struct pfs_inode *in);
-/* pfs_wb_take_error() -- pfs_wb_wait(), then the error kept (a positive
- * errno, or 0), forgotten once returned. */
-int pfs_wb_take_error(struct pfs_inode *in);
 void pfs_wb_counters(struct pfs *fs, struct pfs_wb_counters *out);
 
 /* passthrough.c: how files are opened (cached, direct, passthrough) */

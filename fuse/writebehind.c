@@ -29,9 +29,12 @@
  * truncation, fallocate, FLUSH (fuse.flush = yes) and RELEASE of the file
  * wait until none is left; a write that failed (or wrote less than it was
  * given: a full filesystem) is remembered and returned by the next fsync of
- * the file, as the kernel reports write-back errors, and then forgotten
- * (with fuse.flush = no a close() does not wait for them: it never returned
- * their errors); the cache never holds more than its limit, except for one
+ * the file on every handle open when it failed or opened before an fsync
+ * reported it, once per handle, as the kernel's errseq reports write-back
+ * errors (with fuse.flush = no a close() does not wait for them: it never
+ * returned their errors); an inode holding an error no fsync has reported
+ * is not freed when the kernel forgets it (fs.c), so that the next open of
+ * the file finds it; the cache never holds more than its limit, except for one
  * write larger than the whole cache, which goes alone.  A WAL mount
  * (walmount.c) shares its mount's cache (fs->core).
  *
@@ -123,13 +126,23 @@ void pfs_wb_begin(struct pfs *fs, struct pfs_inode *in, size_t bytes, off_t end)
 	pthread_mutex_unlock(&in->wb_lock);
 }
 
+/* note_error__() -- pfs_wb_note_error(); caller holds in->wb_lock. */
+static void note_error__(struct pfs_inode *in, int err)
+{
+	/* errors that follow one nobody has had yet are one error */
+	if (in->wb_errseq == 0 || in->wb_err_seen)
+		in->wb_errseq++;
+	in->wb_err = err;
+	in->wb_err_seen = false;
+}
+
 void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res, size_t len)
 {
 	pthread_mutex_lock(&in->wb_lock);
-	if (res < 0 && !in->wb_err)
-		in->wb_err = (int)-res;
-	else if (res >= 0 && (size_t)res < len && !in->wb_err)
-		in->wb_err = ENOSPC; /* a short write: the filesystem is full */
+	if (res < 0)
+		note_error__(in, (int)-res);
+	else if ((size_t)res < len)
+		note_error__(in, ENOSPC); /* a short write: the filesystem is full */
 	if (--in->wb_pending == 0) {
 		in->wb_size = 0;
 		pthread_cond_broadcast(&in->wb_done);
@@ -148,9 +161,45 @@ void pfs_wb_end(struct pfs *fs, struct pfs_inode *in, size_t bytes, ssize_t res,
 void pfs_wb_note_error(struct pfs_inode *in, int err)
 {
 	pthread_mutex_lock(&in->wb_lock);
-	if (!in->wb_err)
-		in->wb_err = err;
+	note_error__(in, err);
 	pthread_mutex_unlock(&in->wb_lock);
+}
+
+uint32_t pfs_wb_err_sample(struct pfs_inode *in)
+{
+	uint32_t cursor;
+
+	pthread_mutex_lock(&in->wb_lock);
+	/* 0 is before every error: a new handle reports one not yet reported */
+	cursor = in->wb_err_seen ? in->wb_errseq : 0;
+	pthread_mutex_unlock(&in->wb_lock);
+	return cursor;
+}
+
+int pfs_wb_err_check(struct pfs_inode *in, uint32_t *cursor)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&in->wb_lock);
+	while (in->wb_pending)
+		pthread_cond_wait(&in->wb_done, &in->wb_lock);
+	if (*cursor != in->wb_errseq) {
+		err = in->wb_err;
+		in->wb_err_seen = true;
+		*cursor = in->wb_errseq;
+	}
+	pthread_mutex_unlock(&in->wb_lock);
+	return err;
+}
+
+bool pfs_wb_err_unreported(struct pfs_inode *in)
+{
+	bool unreported;
+
+	pthread_mutex_lock(&in->wb_lock);
+	unreported = in->wb_errseq != 0 && !in->wb_err_seen;
+	pthread_mutex_unlock(&in->wb_lock);
+	return unreported;
 }
 
 off_t pfs_wb_size(struct pfs_inode *in)
@@ -209,19 +258,6 @@ void pfs_wb_wait(struct pfs_inode *in)
 	while (in->wb_pending)
 		pthread_cond_wait(&in->wb_done, &in->wb_lock);
 	pthread_mutex_unlock(&in->wb_lock);
-}
-
-int pfs_wb_take_error(struct pfs_inode *in)
-{
-	int err;
-
-	pthread_mutex_lock(&in->wb_lock);
-	while (in->wb_pending)
-		pthread_cond_wait(&in->wb_done, &in->wb_lock);
-	err = in->wb_err;
-	in->wb_err = 0;
-	pthread_mutex_unlock(&in->wb_lock);
-	return err;
 }
 
 void pfs_wb_counters(struct pfs *fs, struct pfs_wb_counters *out)

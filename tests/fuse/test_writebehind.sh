@@ -22,9 +22,17 @@
 #
 # (5) A backing write that fails after it was acknowledged (an injected
 # EIO, WAL direct and the write cache) is never turned into success: the
-# next fsync of the file reports it, once, like a writeback error.
+# next fsync of the file reports it, once per open handle, like the
+# kernel's errseq reports a write-back error: on the handle that wrote,
+# on another handle open at the time, on one opened after the failure
+# (before any fsync reported it), and not on one opened after that.
 #
 # (6) A truncation by open(O_TRUNC) waits for acknowledged writes.
+#
+# (7) The error outlives the kernel's memory of the file: with the file
+# closed and the kernel made to forget its inode (drop_caches, until a
+# closed neighbour's descriptor is gone from the daemon: its FORGET was
+# handled), the next open and fsync of the file report it.
 source "$(dirname "$0")/../lib.sh"
 need_root
 T=$(mktempdir)
@@ -167,20 +175,68 @@ for what in "WAL pg_wal/000000010000000000000009 2" "heap base/1/16390 1"; do
 import errno, os, sys
 path, what = sys.argv[1], sys.argv[2]
 fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+other = os.open(path, os.O_RDWR)            # open when the write fails
 os.pwrite(fd, b"1" * 8192, 0)               # WAL: fine; heap: acknowledged, fails in the cache
 os.pwrite(fd, b"2" * 8192, 8192)            # WAL: acknowledged, fails behind; heap: fine
 sync = os.fdatasync if what == "WAL" else os.fsync
-try:
-    sync(fd)
-    sys.exit("the %s fsync succeeded after an acknowledged write failed" % what)
-except OSError as e:
-    assert e.errno == errno.EIO, "%s fsync failed with %s, want EIO" % (what, e)
-sync(fd)                                    # reported once
-os.close(fd)
-print("ok: %s: EIO of an acknowledged write reported by the next fsync, once" % what)
+def fails(f, who):
+    try:
+        sync(f)
+        sys.exit("%s: the fsync on %s succeeded after an acknowledged write failed" % (what, who))
+    except OSError as e:
+        assert e.errno == errno.EIO, "%s: the fsync on %s failed with %s, want EIO" % (what, who, e)
+later = os.open(path, os.O_RDWR)            # opened after the failure, before a report
+fails(fd, "the writer's handle")
+sync(fd)                                    # reported once per handle
+fails(other, "a handle open when the write failed")
+sync(other)
+fails(later, "a handle opened after the failure")
+last = os.open(path, os.O_RDWR)             # opened after it was reported: nothing
+sync(last)
+for f in (fd, other, later, last):
+    os.close(f)
+print("ok: %s: EIO of an acknowledged write reported by the next fsync of each handle, once" % what)
 PY
 	pgiofs_umount "$T/mnt3" || fail "cannot unmount"
 done
+
+# ---- (7) the error outlives the kernel's inode --------------------------------
+mkdir -p "$T/mnt4"
+pgiofs_mount "$T/backing" "$T/mnt4" --allow-faults --set fuse.writeback_cache=no \
+	--set fault.class=heap --set fault.direction=write --set fault.error=eio \
+	--set fault.nth=1 --set fault.count=1
+pid=$(pgrep -f "pgiofs .* $T/mnt4\$") || fail "(7): no daemon for $T/mnt4"
+python3 - "$T/mnt4/base/1" <<'PY' || fail "(7): writing the files"
+import os, sys
+d = sys.argv[1]
+fd = os.open(d + "/16395", os.O_RDWR | os.O_CREAT, 0o600)
+os.pwrite(fd, b"x" * 8192, 0)               # acknowledged, then fails: nobody fsyncs it
+os.close(fd)
+fd = os.open(d + "/16396", os.O_RDWR | os.O_CREAT, 0o600)
+os.close(fd)
+PY
+# holds_fd FILE: the daemon holds a descriptor of backing FILE
+holds_fd() { find "/proc/$pid/fd" -lname "$1" 2>/dev/null | grep -q .; }
+holds_fd "$T/backing/base/1/16396" || fail "(7): the daemon holds no descriptor of base/1/16396"
+for ((i = 0; i < 100; i++)); do
+	echo 2 >/proc/sys/vm/drop_caches
+	holds_fd "$T/backing/base/1/16396" || break
+	sleep 0.1
+done
+holds_fd "$T/backing/base/1/16396" && fail "(7): the kernel never forgot base/1/16396"
+python3 - "$T/mnt4/base/1/16395" <<'PY' || fail "(7): an acknowledged write's error lost with the inode"
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    os.fsync(fd)
+    sys.exit("the fsync after the kernel forgot the file succeeded; its acknowledged write had failed")
+except OSError as e:
+    assert e.errno == errno.EIO, "the fsync failed with %s, want EIO" % e
+os.fsync(fd)
+os.close(fd)
+print("ok: the error of an acknowledged write reported after the kernel forgot the file")
+PY
+pgiofs_umount "$T/mnt4" || fail "cannot unmount"
 
 # (6) a truncation waits for an acknowledged write: with the backing write
 # held back 300 ms by fault injection, a WRITE is acknowledged, then an
