@@ -4,7 +4,8 @@
  * cluster on its own back end of the test bed (testbed.h), the same
  * workload loaded N times into each, reported as a seed-style table,
  * ratios to a baseline, a tiobench-style latency table, JSON, CSV, SVG
- * charts and one HTML page (compare_report.c, compare_html.c).
+ * charts and one HTML page (compare_verdict.c, compare_table.c,
+ * compare_report.c, compare_html.c).
  *
  * This file is the command: the cells (back end, its queue and streaming
  * figures, server through pgiofs unless native, admin connection, the

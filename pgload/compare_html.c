@@ -1,6 +1,6 @@
 /*
  * compare_html.c -- the page people read of `pgload compare`: index.html
- * opens with the verdict lines (compare_report.c: what was compared, the
+ * opens with the verdict lines (compare_verdict.c: what was compared, the
  * best cell of each figure, which cells are faster or slower than the
  * baseline and which are within noise), then the charts, then the tables;
  * the charts are also written alone as import.svg, oltp.svg (--oltp) and

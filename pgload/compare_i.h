@@ -2,7 +2,9 @@
  * compare_i.h -- the internals of `pgload compare` shared by its files:
  * the command (cmd_compare.c: cells and rounds), its options
  * (compare_opts.c), the background loads (bgload.c), the OLTP clients in
- * the foreground (oltp.c) and the report (compare_report.c).  It runs on
+ * the foreground (oltp.c) and the report (compare_verdict.c: figures and
+ * verdicts; compare_table.c: the tables; compare_report.c: its files;
+ * compare_html.c: the page).  It runs on
  * the test bed (testbed.h) and the run engine (run_i.h).  Errors follow
  * pgload_i.h.
  */
@@ -211,22 +213,10 @@ int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct cell *c, struct o
 /* pgl_oltp_figures() -- the figures of N latencies (ms, sorted in place) over SECS. */
 void pgl_oltp_figures(double *lat, size_t n, double secs, struct oltp_figures *f);
 
-/* ---- the report (compare_report.c) ---------------------------------------- */
+/* ---- figures and verdicts (compare_verdict.c) ----------------------------- */
 
 /* pgl_cmp_summarize() -- each cell's statistics and ratio to the baseline. */
 void pgl_cmp_summarize(struct cmp *m);
-
-/* pgl_cmp_report() -- the table on stdout, and table.txt, results.json and
- * results.csv in --out.  Returns 0 or -errno after saying why. */
-int pgl_cmp_report(struct cmp *m);
-
-/* pgl_cmp_print_table() -- the tables of the report (as on stdout) into F. */
-void pgl_cmp_print_table(const struct cmp *m, FILE *f);
-
-/* pgl_cmp_print_verdicts() -- the verdict lines (what was compared, the
- * best of each figure, faster, slower or within noise of the baseline),
- * one a line, into F. */
-void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f);
 
 /* pgl_cmp_noisy() -- C's import times vary by more than CV_LIMIT_PCT. */
 bool pgl_cmp_noisy(const struct cell *c);
@@ -241,6 +231,64 @@ uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k);
  * R and SD are judged as the reports print them, to two decimals.
  */
 const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better);
+
+/* Where a figure's values come from. */
+enum fig_src {
+	FIG_IMPORT,	/* the mean import time; per run, its import time */
+	FIG_OLTP,	/* a member of struct oltp_figures, of the cell and of each run */
+	FIG_STREAM_DEV, /* streaming figures: measured once per cell */
+	FIG_STREAM_READ,
+};
+
+/* A figure the report names the best cell of. */
+struct figure {
+	const char *name, *unit;
+	bool higher_better;
+	enum fig_src src;
+	size_t off; /* FIG_OLTP: offsetof(struct oltp_figures, member) */
+};
+
+/* Who wins a figure. */
+struct verdict {
+	int best, second; /* cells; second -1 if only one cell has the figure */
+	double vb, vs;	  /* their values */
+	double vlo, vhi;  /* the range of the cells' values */
+	int n;		  /* cells having the figure */
+	bool all_tied;	  /* every cell within TIE_PCT of the best: no winner */
+	bool tie_next;	  /* the best within TIE_PCT of the second, or their runs overlap */
+	bool overlap;	  /* their runs overlap */
+};
+
+/* The figures the report names the best cell of, in the report's order. */
+extern const struct figure pgl_cmp_figures[];
+extern const size_t pgl_cmp_nfigures;
+
+/* pgl_cmp_judge() -- the verdict on figure FIG into V; false if fewer than
+ * two cells have it. */
+bool pgl_cmp_judge(const struct cmp *m, const struct figure *fig, struct verdict *v);
+
+/* pgl_cmp_print_verdicts() -- the verdict lines (what was compared, the
+ * best of each figure, faster, slower or within noise of the baseline),
+ * one a line, into F. */
+void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f);
+
+/* pgl_cmp_print_best() -- the best cell of every figure the cells have (a
+ * figure on which every cell is within 5 % of the best names no cell), the
+ * kernel's best against pgiofs's, each pgiofs cell against the native
+ * cell of the lowest commit p99, as rows of a table with labels W wide,
+ * into F. */
+void pgl_cmp_print_best(const struct cmp *m, FILE *f, int w);
+
+/* ---- the tables (compare_table.c) ------------------------------------------ */
+
+/* pgl_cmp_print_table() -- the tables of the report (as on stdout) into F. */
+void pgl_cmp_print_table(const struct cmp *m, FILE *f);
+
+/* ---- the files of the report (compare_report.c) ---------------------------- */
+
+/* pgl_cmp_report() -- the table on stdout, and table.txt, results.json and
+ * results.csv in --out.  Returns 0 or -errno after saying why. */
+int pgl_cmp_report(struct cmp *m);
 
 /* ---- the page (compare_html.c) --------------------------------------------- */
 

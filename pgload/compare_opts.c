@@ -8,7 +8,7 @@
  *
  * What must stay true: nothing is created before every argument has been
  * checked: back end names, root for loop and tmpfs back ends, mkfs programs
- * (testbed.c), profiles and --set values (by `pgiofs --print-config`),
+ * (backends.c), profiles and --set values (by `pgiofs --print-config`),
  * elevators (known to pgload and present in this kernel), queue tunables
  * (the table of blkqueue.c: name, owner, range), --disk-set values (by
  * `pgdisk --print-config`), --baseline.

@@ -1,9 +1,10 @@
 /*
- * testbed.h -- the test bed of `pgload compare` (testbed.c): a work
- * directory that holds everything a comparison makes, the back ends its
- * clusters run on, and the clean-up that removes it all, even after a run
- * that was killed; and the kernel's block queues under the back ends that
- * are block devices (blkqueue.c): elevators, tunables, streaming figures.
+ * testbed.h -- the test bed of `pgload compare`: a work directory that
+ * holds everything a comparison makes and the clean-up that removes it
+ * all, even after a run that was killed (testbed.c); the back ends its
+ * clusters run on (backends.c); and the kernel's block queues under the
+ * back ends that are block devices (blkqueue.c): elevators, tunables,
+ * streaming figures.
  *
  * Layout: everything lives under one work directory
  * $TMPDIR/pgload-compare.XXXXXX (WD): the state file "state" ("pid N" of
@@ -23,7 +24,7 @@
  * same for the work directories of earlier runs whose owner is dead
  * (killed with SIGKILL, power loss).
  *
- * A back end is one row of a table in testbed.c: its names, what to check
+ * A back end is one row of a table in backends.c: its names, what to check
  * before anything is made (root, programs), how to set it up and, if more
  * than the generic tear-down (unmount, detach, remove) is needed, what to
  * do after it.  Errors follow pgload_i.h: -errno after saying why.
@@ -225,5 +226,36 @@ int pgl_stream_device(const char *dev, uint64_t bytes, double *mb_s);
  * remove it.  Returns 0, -EINTR or -errno after saying why.
  */
 int pgl_stream_file(const char *dir, uint64_t bytes, double *write_mb_s, double *read_mb_s);
+
+/* ---- for the back ends: the test bed's own helpers (testbed.c) --------- */
+
+/* The tmpfs a modelled disk's image lives in, DIR/PGL_IMAGE_TMPFS: it goes
+ * after pgdisk's mount, as pgdisk's does. */
+#define PGL_IMAGE_TMPFS "pgdisk-image"
+
+/* pgl_testbed_mkdir_path() -- make directory PATH (mode 0711, as
+ * pgl_testbed_mkdir()); an existing one will do.  Returns 0 or -errno
+ * after saying why. */
+int pgl_testbed_mkdir_path(const char *path);
+
+/* pgl_testbed_record() -- record DIR, outside the work directory, in the
+ * state file before it is made, so that the clean-up removes it.  Returns
+ * 0 or -errno. */
+int pgl_testbed_record(struct pgl_testbed *tb, const char *dir);
+
+/*
+ * pgl_testbed_unmount_under() -- unmount every mount under DIR, deepest
+ * first; with BUT_PGDISK not pgdisk's (a loop device on its disk keeps it
+ * busy until detached).  Returns how many.
+ */
+int pgl_testbed_unmount_under(const char *dir, bool but_pgdisk);
+
+/* pgl_testbed_detach_loops_under() -- detach the loop devices whose backing
+ * file is under DIR.  Returns how many. */
+int pgl_testbed_detach_loops_under(const char *dir);
+
+/* pgl_testbed_wait_users() -- wait until no process's command line names a
+ * path under DIR (SECS at most); with KILL_LEFT, kill those left. */
+void pgl_testbed_wait_users(const char *dir, double secs, bool kill_left);
 
 #endif /* PGLOAD_TESTBED_H */

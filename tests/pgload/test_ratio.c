@@ -1,5 +1,5 @@
 /*
- * test_ratio.c -- pgl_cmp_ratio_word() (pgload/compare_report.c): the word
+ * test_ratio.c -- pgl_cmp_ratio_word() (pgload/compare_verdict.c): the word
  * a report prints after "took R ± SD times the import time of ..." agrees
  * with R and SD as printed, to two decimals, at the edge of the noise band
  * too (a 1.1249 ± 0.1151 prints as 1.12 ± 0.12 and is within noise); a

@@ -1,0 +1,396 @@
+/*
+ * compare_verdict.c -- how `pgload compare` judges its cells: per cell the
+ * mean, sd, CV, min and max of the import time and its ratio to the
+ * baseline cell (with --oltp the commit latency and tps of the clients
+ * over all runs); the figures the report names a best cell of, who wins
+ * each and whether the lead is a tie; the kernel's best cell against
+ * pgiofs's; and the verdict lines that open the page (compare_html.c).
+ * The tables that print these are in compare_table.c, the files of the
+ * report in compare_report.c.
+ *
+ * What must stay true: a cell whose import time varies by more than
+ * CV_LIMIT_PCT is flagged noisy wherever it is shown; every ratio is a
+ * figure over its reference's (the baseline's, the next cell's, the
+ * kernel's), and its word (faster, slower, within noise) agrees with it;
+ * a lead that a run of the runner-up matched is never called a win.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare_i.h"
+#include "stats.h"
+
+#define TIE_PCT	     5.0 /* a best cell less than this ahead of the next is a tie */
+#define TIE_PCT_TEXT "5 %"
+
+void pgl_cmp_summarize(struct cmp *m)
+{
+	for (int i = 0; i < m->ncell; i++) {
+		struct cell *c = &m->cell[i];
+		double x[5][1000];
+		struct stats_summary s[5];
+		int n = c->ns;
+		for (int k = 0; k < n; k++) {
+			x[0][k] = c->s[k].import;
+			x[1][k] = c->s[k].schema;
+			x[2][k] = c->s[k].cpu_pct;
+			x[3][k] = c->s[k].load_mb;
+			x[4][k] = c->s[k].load_cpu_pct;
+		}
+		for (int v = 0; v < 5; v++)
+			stats_summarize(x[v], (size_t)n, &s[v]);
+		c->mean = s[0].mean;
+		c->sd = s[0].sd;
+		c->min = s[0].min;
+		c->max = s[0].max;
+		c->cv = s[0].cv_pct;
+		c->schema_mean = s[1].mean;
+		c->cpu_mean = s[2].mean;
+		c->load_mean = s[3].mean;
+		c->lcpu_mean = s[4].mean;
+	}
+	for (int i = 0; i < m->ncell && m->oltp_clients; i++) {
+		struct cell *c = &m->cell[i];
+		double *v = malloc((c->oltp_n ? c->oltp_n : 1) * sizeof(*v));
+		c->oltp.errors = c->oltp_errors;
+		if (v) {
+			memcpy(v, c->oltp_lat, c->oltp_n * sizeof(*v));
+			pgl_oltp_figures(v, c->oltp_n, c->oltp_secs, &c->oltp);
+			free(v);
+		}
+	}
+	const struct cell *b = &m->cell[m->baseline];
+	for (int i = 0; i < m->ncell; i++) {
+		struct cell *c = &m->cell[i];
+		c->ratio = b->mean > 0 ? c->mean / b->mean : 0;
+		c->ratio_sd =
+		    c->mean > 0 && b->mean > 0
+			? c->ratio * sqrt(pow(c->sd / c->mean, 2) + pow(b->sd / b->mean, 2))
+			: 0;
+	}
+}
+
+uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k)
+{
+	return io->v[k][PGL_IO_READ_OPS] + io->v[k][PGL_IO_WRITE_OPS] + io->v[k][PGL_IO_SYNC_OPS];
+}
+
+bool pgl_cmp_noisy(const struct cell *c)
+{
+	return c->ns > 1 && c->cv > CV_LIMIT_PCT;
+}
+
+const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better)
+{
+	if (r <= 0)
+		return "";
+	/* Judged on the two decimals the reports print, so that a printed
+	 * "1.12 ± 0.12" never reads "slower". */
+	r = round(r * 100) / 100;
+	sd = round(sd * 100) / 100;
+	if (sd > 0 && fabs(r - 1) <= sd + 1e-9)
+		return "within noise";
+	return (r < 1) == lower_better ? "faster" : "slower";
+}
+
+const struct figure pgl_cmp_figures[] = {
+    {"import", "s", false, FIG_IMPORT, 0},
+    {"commit p50", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, p50)},
+    {"commit p99", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, p99)},
+    {"commit p99.9", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, p999)},
+    {"commit max", "ms", false, FIG_OLTP, offsetof(struct oltp_figures, max)},
+    {"tps", "", true, FIG_OLTP, offsetof(struct oltp_figures, tps)},
+    {"device read", "MB/s", true, FIG_STREAM_DEV, 0},
+    {"file read", "MB/s", true, FIG_STREAM_READ, 0},
+};
+const size_t pgl_cmp_nfigures = sizeof(pgl_cmp_figures) / sizeof(pgl_cmp_figures[0]);
+
+/* oltp_value() -- member OFF of O, or -1 without transactions. */
+static double oltp_value(const struct oltp_figures *o, size_t off)
+{
+	return o->tx ? *(const double *)((const char *)o + off) : -1;
+}
+
+/* fig_cell() -- FIG of cell C; < 0: the cell has no such figure. */
+static double fig_cell(const struct figure *fig, const struct cell *c)
+{
+	switch (fig->src) {
+	case FIG_IMPORT:
+		return c->ns ? c->mean : -1;
+	case FIG_OLTP:
+		return oltp_value(&c->oltp, fig->off);
+	case FIG_STREAM_DEV:
+		return c->stream_dev;
+	case FIG_STREAM_READ:
+		return c->stream_read;
+	}
+	return -1;
+}
+
+/* fig_run() -- FIG of one run; < 0: none (a streaming figure is measured
+ * once per cell, not per run). */
+static double fig_run(const struct figure *fig, const struct sample *s)
+{
+	if (fig->src == FIG_IMPORT)
+		return s->import;
+	return fig->src == FIG_OLTP ? oltp_value(&s->oltp, fig->off) : -1;
+}
+
+/* Which cells best() looks at. */
+enum side { ALL_CELLS, NATIVE_CELLS, PGIOFS_CELLS };
+
+/* best() -- the best cell of figure F among the cells of SIDE and the
+ * runner-up (-1: none). */
+static int best(const struct cmp *m, const struct figure *fig, enum side side, int *second)
+{
+	int b = -1;
+	*second = -1;
+	for (int i = 0; i < m->ncell; i++) {
+		double v = fig_cell(fig, &m->cell[i]);
+		if (v < 0 || (side == NATIVE_CELLS && m->cell[i].profile) ||
+		    (side == PGIOFS_CELLS && !m->cell[i].profile))
+			continue;
+		bool better_than_b = b < 0 || (fig->higher_better ? v > fig_cell(fig, &m->cell[b])
+								  : v < fig_cell(fig, &m->cell[b]));
+		if (better_than_b) {
+			*second = b;
+			b = i;
+		} else if (*second < 0 ||
+			   (fig->higher_better ? v > fig_cell(fig, &m->cell[*second])
+					       : v < fig_cell(fig, &m->cell[*second]))) {
+			*second = i;
+		}
+	}
+	return b;
+}
+
+/* ratio() -- how far V is ahead of W in FIG's direction (>= 1 if it is). */
+static double ratio(const struct figure *fig, double v, double w)
+{
+	if (fig->higher_better)
+		return w > 0 ? v / w : 0;
+	return v > 0 ? w / v : 0;
+}
+
+/* worst() -- the worst value of figure FIG among the cells having it, and
+ * how many have it into *N. */
+static double worst(const struct cmp *m, const struct figure *fig, int *n)
+{
+	double w = -1;
+	*n = 0;
+	for (int i = 0; i < m->ncell; i++) {
+		double v = fig_cell(fig, &m->cell[i]);
+		if (v < 0)
+			continue;
+		if (!(*n)++ || ratio(fig, w, v) > 1)
+			w = v;
+	}
+	return w;
+}
+
+/* tied() -- whether V is less than TIE_PCT ahead of W. */
+static bool tied(const struct figure *fig, double v, double w)
+{
+	return ratio(fig, v, w) < 1.0 + TIE_PCT / 100.0;
+}
+
+/* runs_overlap() -- whether a run of cell A was no better on FIG than a run
+ * of cell B: then A's lead over B is within the spread of the runs, and
+ * the report does not call it a win. */
+static bool runs_overlap(const struct figure *fig, const struct cell *a, const struct cell *b)
+{
+	double worst_a = -1, best_b = -1;
+	for (int i = 0; i < a->ns; i++) {
+		double v = fig_run(fig, &a->s[i]);
+		if (v >= 0 && (worst_a < 0 || ratio(fig, worst_a, v) > 1))
+			worst_a = v;
+	}
+	for (int i = 0; i < b->ns; i++) {
+		double v = fig_run(fig, &b->s[i]);
+		if (v >= 0 && (best_b < 0 || ratio(fig, v, best_b) > 1))
+			best_b = v;
+	}
+	return worst_a >= 0 && best_b >= 0 && ratio(fig, worst_a, best_b) <= 1;
+}
+
+bool pgl_cmp_judge(const struct cmp *m, const struct figure *fig, struct verdict *v)
+{
+	v->best = best(m, fig, ALL_CELLS, &v->second);
+	if (v->best < 0 || v->second < 0)
+		return false;
+	v->vb = fig_cell(fig, &m->cell[v->best]);
+	v->vs = fig_cell(fig, &m->cell[v->second]);
+	double vw = worst(m, fig, &v->n);
+	v->vlo = fig->higher_better ? vw : v->vb;
+	v->vhi = fig->higher_better ? v->vb : vw;
+	v->all_tied = tied(fig, v->vb, vw);
+	v->overlap = runs_overlap(fig, &m->cell[v->best], &m->cell[v->second]);
+	v->tie_next = tied(fig, v->vb, v->vs) || v->overlap;
+	return true;
+}
+
+/* print_sides() -- the kernel against pgiofs: the best native cell of each
+ * figure against the best pgiofs cell, under the same rule for a tie. */
+static void print_sides(const struct cmp *m, FILE *f)
+{
+	bool header = false;
+	for (size_t k = 0; k < pgl_cmp_nfigures; k++) {
+		const struct figure *fig = &pgl_cmp_figures[k];
+		int unused, kn = best(m, fig, NATIVE_CELLS, &unused);
+		int kp = best(m, fig, PGIOFS_CELLS, &unused);
+		if (kn < 0 || kp < 0)
+			continue;
+		if (!header)
+			fprintf(f,
+				"\nThe kernel against pgiofs (the best cell of each, the same rule "
+				"for a tie; pgiofs's figure over the kernel's):\n");
+		header = true;
+		const struct cell *n = &m->cell[kn], *p = &m->cell[kp];
+		double vn = fig_cell(fig, n), vp = fig_cell(fig, p);
+		bool nwins = ratio(fig, vn, vp) >= 1;
+		const struct cell *w = nwins ? n : p, *l = nwins ? p : n;
+		double vw = nwins ? vn : vp, vl = nwins ? vp : vn;
+		bool tie = tied(fig, vw, vl) || runs_overlap(fig, w, l);
+		fprintf(f, "  %-13s %-7s pgiofs %.2fx the kernel: %.2f %s (%s) against %.2f (%s)\n",
+			fig->name,
+			tie	? "a tie"
+			: nwins ? "kernel"
+				: "pgiofs",
+			vn > 0 ? vp / vn : 0, vp, fig->unit, p->label, vn, n->label);
+	}
+}
+
+/*
+ * print_figures() -- the verdict on every figure the cells have: the best
+ * cell, its value, its figure over the next's and whether that is a tie;
+ * or that every cell is within TIE_PCT of the best.  W >= 0: as rows of
+ * the table, labels W wide; W < 0: as sentences, a line each.
+ */
+static void print_figures(const struct cmp *m, FILE *f, int w)
+{
+	for (size_t k = 0; k < pgl_cmp_nfigures; k++) {
+		const struct figure *fig = &pgl_cmp_figures[k];
+		struct verdict v;
+		if (!pgl_cmp_judge(m, fig, &v))
+			continue;
+		const char *best = m->cell[v.best].label, *next = m->cell[v.second].label;
+		double r = v.vs > 0 ? v.vb / v.vs : 0;
+		if (v.all_tied && w >= 0)
+			fprintf(f, "  %-13s all %d cells within %.0f %% (%.2f to %.2f %s)\n",
+				fig->name, v.n, TIE_PCT, v.vlo, v.vhi, fig->unit);
+		else if (v.all_tied)
+			fprintf(f,
+				"%s: no winner, all %d cells within %.0f %% (%.2f to %.2f %s).\n",
+				fig->name, v.n, TIE_PCT, v.vlo, v.vhi, fig->unit);
+		else if (w >= 0)
+			fprintf(f, "  %-13s %-*s %10.2f %-4s %.2fx the next, %s%s\n", fig->name, w,
+				best, v.vb, fig->unit, r, next,
+				v.overlap    ? " (a tie: their runs overlap)"
+				: v.tie_next ? " (a tie)"
+					     : "");
+		else
+			fprintf(f, "%s: best %s, %.2f%s%s, %.2fx the next (%s)%s.\n", fig->name,
+				best, v.vb, fig->unit[0] ? " " : "", fig->unit, r, next,
+				v.overlap    ? ": a tie, their runs overlap"
+				: v.tie_next ? ": a tie, less than " TIE_PCT_TEXT " ahead"
+					     : "");
+	}
+}
+
+void pgl_cmp_print_best(const struct cmp *m, FILE *f, int w)
+{
+	if (m->ncell < 2)
+		return;
+	fprintf(f,
+		"\nBest of each figure (lowest, but tps and MB/s highest; the ratio is the best's "
+		"figure over the next's; a tie when within %.0f %% of the next or when a run of "
+		"the best was no better than one of the next):\n",
+		TIE_PCT);
+	print_figures(m, f, w);
+	print_sides(m, f);
+	/* the pgiofs cells against the native cell of the lowest commit p99 */
+	int nat = -1;
+	bool pgiofs = false;
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		pgiofs |= c->profile && c->oltp.tx;
+		if (!c->profile && c->oltp.tx && (nat < 0 || c->oltp.p99 < m->cell[nat].oltp.p99))
+			nat = i;
+	}
+	if (nat < 0 || !pgiofs)
+		return;
+	const struct cell *b = &m->cell[nat];
+	fprintf(f, "\npgiofs cells against the native cell of the lowest commit p99 (%s):\n",
+		b->label);
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		if (c->profile && c->oltp.tx && b->oltp.p99 > 0 && b->mean > 0)
+			fprintf(f, "  %-*s commit p99 %5.2fx  import %5.2fx\n", w, c->label,
+				c->oltp.p99 / b->oltp.p99, c->mean / b->mean);
+	}
+}
+
+/* join_cells() -- the labels of the cells of M but the baseline whose
+ * ratio word is WORD, with their ratios, into F; how many. */
+static int join_cells(const struct cmp *m, FILE *f, const char *word)
+{
+	int n = 0;
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		if (i == m->baseline || c->ratio <= 0 ||
+		    strcmp(pgl_cmp_ratio_word(c->ratio, c->ratio_sd, true), word) != 0)
+			continue;
+		fprintf(f, "%s%s %.2f ± %.2f", n++ ? ", " : " ", c->label, c->ratio, c->ratio_sd);
+	}
+	return n;
+}
+
+/*
+ * pgl_cmp_print_verdicts() -- one line per question a reader of the report
+ * asks: what was compared; the best cell of each figure (or that all are
+ * within TIE_PCT); which cells were faster, slower, or within noise of the
+ * baseline (import time relative to the baseline's: within noise when
+ * ratio ± its sd covers 1).  The page opens with them.
+ */
+void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f)
+{
+	fprintf(f, "Compared %d cell%s (back ends", m->ncell, m->ncell == 1 ? "" : "s");
+	for (int i = 0; i < m->nbe; i++)
+		fprintf(f, "%s %s", i ? "," : "", m->be[i].name);
+	fprintf(f, "; profiles");
+	for (int i = 0; i < m->nprofile; i++)
+		fprintf(f, "%s %s", i ? "," : "", m->profile[i]);
+	if (m->workload)
+		fprintf(f, "), loading workload %s", m->workload);
+	else
+		fprintf(f, "), loading a generated workload (scale %g)", m->gen_scale);
+	fprintf(f, " %d time%s each, interleaved; load %s%s; baseline %s.\n", m->runs,
+		m->runs == 1 ? "" : "s", pgl_load_names[m->load],
+		m->oltp_clients ? ", OLTP clients committing during the import" : "",
+		m->cell[m->baseline].label);
+	print_figures(m, f, -1);
+	if (m->ncell < 2)
+		return;
+	static const char *const words[] = {"faster", "slower", "within noise"};
+	for (size_t w = 0; w < 3; w++) {
+		char *line = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&line, &len);
+		if (!mem)
+			return;
+		int n = join_cells(m, mem, words[w]);
+		fclose(mem);
+		if (n)
+			fprintf(f,
+				"%s the baseline (import time relative to it, below 1 is "
+				"faster):%s.\n",
+				w == 0	 ? "Faster than"
+				: w == 1 ? "Slower than"
+					 : "Within noise of",
+				line);
+		free(line);
+	}
+}
