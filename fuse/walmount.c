@@ -420,7 +420,11 @@ static void scan(struct pfs_walmounts *wm, int fd, const char *rel, int depth, i
 		char sub[PATH_MAX];
 		int cfd;
 
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+		/* DT_UNKNOWN: a file system that does not say (xfs with
+		 * ftype=0, ext4 without filetype); the open below refuses
+		 * what is not a directory */
+		if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) || !strcmp(e->d_name, ".") ||
+		    !strcmp(e->d_name, ".."))
 			continue;
 		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", e->d_name) >=
 		    sizeof(sub))

@@ -112,19 +112,21 @@ loop_detach() {
 	return 0
 }
 
-# ext4_on_loop DIR MB -- a fresh ext4 of MB MiB on a loop device (its
-# image in a fresh temporary directory), mounted on DIR; the device is in
-# $LOOP.  Unmounted and detached at exit.  Not in a subshell: it registers
-# its clean-up.
+# ext4_on_loop DIR MB [MKFS_OPTION...] -- a fresh ext4 of MB MiB on a loop
+# device (its image in a fresh temporary directory), made with the options
+# given (-O ^filetype: no file types in directory entries), mounted on DIR;
+# the device is in $LOOP.  Unmounted and detached at exit.  Not in a
+# subshell: it registers its clean-up.
 ext4_on_loop() {
-	local img
+	local img dir=$1 mb=$2
+	shift 2
 	img=$(mktempdir)/fs.img
-	truncate -s "$2M" "$img" || fail "cannot make a $2 MiB image"
-	mkfs.ext4 -q -F "$img" || fail "mkfs.ext4 failed"
+	truncate -s "${mb}M" "$img" || fail "cannot make a $mb MiB image"
+	mkfs.ext4 -q -F "$@" "$img" || fail "mkfs.ext4 $* failed"
 	LOOP=$(losetup --find --show "$img") || fail "losetup failed"
 	on_exit "loop_detach '$LOOP' '$img'"
-	mount "$LOOP" "$1" || fail "cannot mount $LOOP"
-	on_exit "umount -l '$1'"
+	mount "$LOOP" "$dir" || fail "cannot mount $LOOP"
+	on_exit "umount -l '$dir'"
 }
 
 # journal_info -- after ext4_on_loop: INFO, the journal statistics of $LOOP's

@@ -30,6 +30,10 @@
 #      only they) run at that nice value and I/O class; a daemon without
 #      CAP_SYS_NICE says it cannot have the nice value and still mounts;
 #      `pgiofs stat` shows the priority the WAL mount has.
+#   f. on a backing file system whose directory entries carry no file type
+#      (DT_UNKNOWN: ext4 without the filetype feature, xfs with ftype=0) the
+#      scan at start still finds an existing cluster and mounts over its
+#      pg_wal, before anything looks it up.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
@@ -222,4 +226,14 @@ grep -qx "pgiofs-walmnt $own realtime:prio4" "$T/threads" ||
 	fail "e: pgiofs stat without CAP_SYS_NICE: $("$BIN/pgiofs" stat "$MNT")"
 "$BIN/pgiofs" umount "$MNT" || fail "e: pgiofs umount failed without CAP_SYS_NICE"
 [ -z "$(grep " $T/" /proc/self/mountinfo)" ] || fail "e: left mounted: $(grep " $T/" /proc/self/mountinfo)"
+
+# ---- f: directory entries without a file type --------------------------------
+LABEL=f
+mkdir -p "$T/notype" "$T/notype-mnt"
+ext4_on_loop "$T/notype" 32 -O ^filetype
+mkdir -p "$T/notype/pg/data/pg_wal"
+echo 15 >"$T/notype/pg/data/PG_VERSION"
+pgiofs_mount_fg "$T/pgiofs.log" "$T/notype" "$T/notype-mnt"
+wait_wal_mount "$T/notype-mnt/pg/data/pg_wal" # in the mount table: no lookup
+"$BIN/pgiofs" umount "$T/notype-mnt" || fail "f: pgiofs umount failed"
 log "all checks passed"
