@@ -37,8 +37,11 @@
 #include <sys/file.h>
 #include <sys/fsuid.h>
 #include <sys/resource.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/utsname.h>
 #include <sys/xattr.h>
 #include <syslog.h>
 #include <time.h>
@@ -1746,6 +1749,36 @@ static void pfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 /* ------------------------------------------------------------------------ */
 /* directories */
 
+/* offsets_are_positions() -- whether the directory offsets of the file
+ * system of @fd count entries in a list rather than name a place that
+ * stays put: a READDIR served from a fresh stream seeked to such an offset
+ * skips as many names as were removed before it since the last one.  The
+ * file systems whose offsets are known to be positions: overlayfs (merged
+ * directories), FUSE, ramfs, SMB, and tmpfs before Linux 6.6 (which gave
+ * it stable offsets). */
+static bool offsets_are_positions(int fd)
+{
+	struct statfs sf;
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case OVERLAYFS_SUPER_MAGIC:
+	case FUSE_SUPER_MAGIC:
+	case RAMFS_MAGIC:
+	case SMB2_SUPER_MAGIC:
+	case CIFS_SUPER_MAGIC:
+		return true;
+	case TMPFS_MAGIC:
+		return uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+		       (major < 6 || (major == 6 && minor < 6));
+	default:
+		return false;
+	}
+}
+
 struct pfs_dir {
 	DIR *dp;
 	struct dirent *entry; /* read but not yet returned */
@@ -2035,8 +2068,10 @@ static void pfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	/* with cached listings, a directory's open and release are two round
 	 * trips that buy nothing: answered ENOSYS once, OPENDIR is never sent
-	 * again, and the kernel keeps every listing (FOPEN_CACHE_DIR) */
-	fs->no_opendir = s->cache_readdir && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
+	 * again, and the kernel keeps every listing (FOPEN_CACHE_DIR); except
+	 * where offsets are positions, where a listing needs its stream */
+	fs->no_opendir = s->cache_readdir && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) &&
+			 !offsets_are_positions(fs->root.fd);
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)

@@ -65,7 +65,11 @@ static const struct conf_tunable rows[] = {
     {"fuse", "cache_readdir", CONF_BOOL, "", "yes", 0, 0, NULL, F(cache_readdir),
      "Let the kernel keep directory listings in its cache across opens (FOPEN_CACHE_DIR) "
      "and list a directory again without asking pgiofs until the mount changes it; like "
-     "entry_timeout, right while pgiofs is the only writer of the backing directory."},
+     "entry_timeout, right while pgiofs is the only writer of the backing directory.  No "
+     "OPENDIR reaches pgiofs then, except where the backing directory offsets count "
+     "entries in a list (overlayfs, FUSE, ramfs, SMB, tmpfs before Linux 6.6): there each "
+     "open directory keeps a stream of its own, so that a listing under way skips no "
+     "name when others are removed."},
     {"fuse", "flush", CONF_BOOL, "", "no", 0, 0, NULL, F(flush),
      "Make every close() of a file a FLUSH request to pgiofs, which waits for the file's "
      "writes pgiofs acknowledged early and returns what closing a duplicate of the backing "

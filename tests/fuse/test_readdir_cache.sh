@@ -7,7 +7,10 @@
 # 3000 long names, read in many READDIR requests each on a stream of its
 # own, lists every name once; fsync of a directory reaches pgiofs.  With
 # cache_readdir = no every listing asks pgiofs, through OPENDIR and
-# RELEASEDIR.  Requests are counted from pgiofs -d's log.
+# RELEASEDIR.  Requests are counted from pgiofs -d's log.  On a backing
+# directory whose offsets are positions in a list (an overlayfs merged
+# directory) names removed while a listing is under way make no later name
+# go missing.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 need_root
@@ -81,4 +84,30 @@ for mode in yes no; do
 	pgiofs_umount "$T/m" || fail "$LABEL: unmount"
 	echo "ok: $LABEL: $((n1 - n0)) READDIRs for 10 listings, $opendirs OPENDIRs; every change through the mount listed"
 done
+# offsets that are positions: a listing goes on from where the kernel is
+# although 50 names before it were unlinked meanwhile (each READDIR of a
+# fresh stream, seeking to the offset, would skip 50 names)
+LABEL=overlay
+mkdir -p "$T/lower/d" "$T/upper" "$T/work" "$T/ovl" "$T/om"
+touch "$T/lower/d/from-lower" # d is in both layers: a merged directory
+mount -t overlay overlay -o "lowerdir=$T/lower,upperdir=$T/upper,workdir=$T/work" "$T/ovl" ||
+	fail "$LABEL: cannot mount an overlayfs"
+on_exit "umount -l '$T/ovl'"
+pgiofs_mount "$T/ovl" "$T/om"
+(cd "$T/om/d" && seq -f "a-long-name-to-fill-the-readdir-buffers-quickly-%05g" 1 3000 | xargs touch) ||
+	fail "$LABEL: cannot create the names"
+python3 -c 'import os, sys
+d, back = sys.argv[1], sys.argv[2]
+want, seen = set(os.listdir(back)), []
+for e in os.scandir(d):
+    seen.append(e.name)
+    if len(seen) == 50:
+        for n in seen:
+            os.unlink(os.path.join(d, n))
+missing = want - set(seen)
+if missing or len(seen) != len(set(seen)):
+    sys.exit("%d names missing (%s), %d listed twice" % (len(missing), sorted(missing)[0] if missing else "", len(seen) - len(set(seen))))' \
+	"$T/om/d" "$T/ovl/d" || fail "$LABEL: a listing with names unlinked under way"
+pgiofs_umount "$T/om" || fail "$LABEL: unmount"
+echo "ok: $LABEL: a listing under way on an overlayfs merged directory lists every name once"
 echo "all checks passed"
