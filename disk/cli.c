@@ -107,9 +107,10 @@ static void usage(FILE *out, const struct conf_table *t)
 	    "    losetup --direct-io=on --find --show MOUNTPOINT/" PGDISK_DISK_NAME "\n"
 	    "\n"
 	    "MOUNTPOINT/" PGDISK_STATS_NAME
-	    " shows the model and counters.  IMAGE must be a regular file\n"
-	    "of whole 512-byte sectors (truncate -s 2G IMAGE makes one); MOUNTPOINT an\n"
-	    "empty directory.  Runs as root.\n"
+	    " shows the model and counters; MOUNTPOINT/" PGDISK_CONTROL_NAME " lists the\n"
+	    "fault rules (write \"add RULE\", \"clear ID\" or \"clear all\" to it).\n"
+	    "IMAGE must be a regular file of whole 512-byte sectors (truncate -s 2G IMAGE\n"
+	    "makes one); MOUNTPOINT an empty directory.  Runs as root.\n"
 	    "\n"
 	    "Options:\n"
 	    "  -f, --foreground        stay in the foreground (default: daemonize once mounted)\n"
@@ -120,6 +121,17 @@ static void usage(FILE *out, const struct conf_table *t)
 	    "  -l, --log FILE          log every write, flush, discard and write-zeroes\n"
 	    "                          with its data into FILE, a new file (lz4), for\n"
 	    "                          `pgdisk cut` (cap: log.max_mb)\n"
+	    "  -F, --fault RULE        fail chosen requests (repeatable; "
+	    "MOUNTPOINT/" PGDISK_CONTROL_NAME "\n"
+	    "                          changes them at run time).  RULE: KEY=VALUE words,\n"
+	    "                          op=read,write,flush,discard,zero|all (required)\n"
+	    "                          sectors=FIRST-LAST|FIRST+COUNT (512-byte sectors;\n"
+	    "                          default the whole disk; none for a flush rule)\n"
+	    "                          nth=N (the Nth matching request fails first; 1)\n"
+	    "                          count=N (fail N, then no more; 0: no limit)\n"
+	    "                          for=DURATION (from the first fault: 5s, 500ms, 2m;\n"
+	    "                          0: for good) error=eio|enospc|lost (eio; lost:\n"
+	    "                          acknowledged, not performed)\n"
 	    "      --print-config      print the effective settings as INI and exit\n"
 	    "      --check IMAGE       check IMAGE as pgdisk does before serving it, and exit\n"
 	    "                          (0: it can be served)\n"
@@ -143,6 +155,8 @@ struct cli {
 	const char *config;
 	const char *overrides[64];
 	int noverrides;
+	const char *faults[PGD_MAX_RULES];
+	int nfaults;
 	const char *image, *mountpoint;
 };
 
@@ -160,13 +174,14 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"log", required_argument, NULL, 'l'},
+	    {"fault", required_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0},
 	};
 	static char model_arg[64];
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+fm:c:s:l:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+fm:c:s:l:F:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			c->foreground = true;
@@ -191,6 +206,14 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 			break;
 		case 'l':
 			c->log = optarg;
+			break;
+		case 'F':
+			if (c->nfaults == PGD_MAX_RULES) {
+				fprintf(stderr, "pgdisk: too many --fault options (%d at most)\n",
+					PGD_MAX_RULES);
+				return 1;
+			}
+			c->faults[c->nfaults++] = optarg;
 			break;
 		case 'C':
 			c->check = true;
@@ -494,6 +517,11 @@ int pgdisk_main(int argc, char **argv)
 		goto out;
 	}
 	fstat(p->dev.fd_cached, &p->image_st); /* owner and mode of the disk file */
+	for (int i = 0; i < c.nfaults; i++)
+		if (pgd_fault_add(&p->dev.faults, c.faults[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "pgdisk: --fault \"%s\": %s\n", c.faults[i], err);
+			goto out;
+		}
 	if (c.log) {
 		/* a new file (never overwrite a log), named in absolute terms:
 		 * the daemon changes to "/" */

@@ -35,7 +35,7 @@ enum keep { KEEP_RANDOM, KEEP_ALL, KEEP_NONE };
 
 static const char *const kind_names[] = {
     [PGD_WLOG_WRITE] = "write", [PGD_WLOG_FLUSH] = "flush", [PGD_WLOG_DISCARD] = "discard",
-    [PGD_WLOG_ZERO] = "zero",	[PGD_WLOG_END] = "end",
+    [PGD_WLOG_ZERO] = "zero",	[PGD_WLOG_END] = "end",	    [PGD_WLOG_FAULT] = "fault",
 };
 
 /* survives() -- the seeded choice for unflushed record @seq: a splitmix64
@@ -124,7 +124,9 @@ static int scan(const char *log, uint64_t at, uint64_t flush_no, struct plan *pl
 			break;
 		}
 		last = rec.seq;
-		if (rec.kind == PGD_WLOG_FLUSH) {
+		if (rec.kind == PGD_WLOG_FAULT) {
+			/* a request not performed: nothing to keep or lose */
+		} else if (rec.kind == PGD_WLOG_FLUSH) {
 			pl->flush = rec.seq;
 			pl->nflushes++;
 			pl->np = 0;
@@ -235,11 +237,14 @@ static int apply(const char *log, const char *out, int fd, const struct plan *pl
 	while ((ret = pgd_wlog_next(r, &rec, data)) > 0 && rec.seq <= pl->cut) {
 		bool lost = false;
 
-		if (rec.seq > pl->flush && rec.kind != PGD_WLOG_FLUSH) {
+		if (rec.kind == PGD_WLOG_FLUSH || rec.kind == PGD_WLOG_END ||
+		    rec.kind == PGD_WLOG_FAULT)
+			continue;
+		if (rec.seq > pl->flush) {
 			lost = pl->p[next].lost; /* the pending list is in log order */
 			next++;
 		}
-		if (lost || rec.kind == PGD_WLOG_FLUSH || rec.kind == PGD_WLOG_END)
+		if (lost)
 			continue;
 		if (rec.kind == PGD_WLOG_WRITE) {
 			uint64_t done = 0;
@@ -450,7 +455,7 @@ int pgd_log_main(int argc, char **argv)
 	struct pgd_wlog_reader *r;
 	struct pgd_wlog_rec rec;
 	char err[PATH_MAX + 256], *data;
-	uint64_t n[PGD_WLOG_END + 1] = {0}, bytes = 0, last = 0, fua = 0;
+	uint64_t n[PGD_WLOG_FAULT + 1] = {0}, bytes = 0, last = 0, fua = 0;
 	const struct pgd_wlog_info *info;
 	bool records = false, capped = false;
 	int ret, i = 1;
@@ -463,7 +468,8 @@ int pgd_log_main(int argc, char **argv)
 		fprintf(stderr,
 			"Usage: pgdisk log [--records] LOG\n"
 			"Print what pgdisk's write log LOG holds (with --records: one line per\n"
-			"record, \"SEQ KIND TIME_NS OFFSET LENGTH FLAGS\", first).\n");
+			"record, \"SEQ KIND TIME_NS OFFSET LENGTH FLAGS\", first; an injected\n"
+			"fault's adds the request's kind and its error, or \"lost\").\n");
 		return argc == 2 && strcmp(argv[1], "--help") == 0 ? 0 : 1;
 	}
 	if (pgd_wlog_open(&r, argv[i], err, sizeof(err)) < 0) {
@@ -477,7 +483,12 @@ int pgd_log_main(int argc, char **argv)
 	}
 	info = pgd_wlog_info(r);
 	while ((ret = pgd_wlog_next(r, &rec, data)) > 0) {
-		if (records)
+		if (records && rec.kind == PGD_WLOG_FAULT)
+			printf("%" PRIu64 " fault %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %s %s\n",
+			       rec.seq, rec.time_ns, rec.off, rec.len, rec.flags,
+			       rec.fault_kind ? kind_names[rec.fault_kind] : "read",
+			       rec.fault_err ? strerrorname_np((int)rec.fault_err) : "lost");
+		else if (records)
 			printf("%" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n", rec.seq,
 			       kind_names[rec.kind], rec.time_ns, rec.off, rec.len, rec.flags);
 		n[rec.kind]++;
@@ -493,10 +504,10 @@ int pgd_log_main(int argc, char **argv)
 	printf("disk_size %" PRIu64 "\nwrite_cache_bytes %" PRIu64 "\nstart_time_ns %" PRIu64
 	       "\nmax_bytes %" PRIu64 "\nrecords %" PRIu64 "\nwrites %" PRIu64
 	       "\nwrite_bytes %" PRIu64 "\nflushes %" PRIu64 "\ndiscards %" PRIu64
-	       "\nzeroes %" PRIu64 "\nfua_writes %" PRIu64 "\nended %s\n",
+	       "\nzeroes %" PRIu64 "\nfua_writes %" PRIu64 "\nfaults %" PRIu64 "\nended %s\n",
 	       info->disk_size, info->cache_bytes, info->start_realtime_ns, info->max_bytes, last,
 	       n[PGD_WLOG_WRITE], bytes, n[PGD_WLOG_FLUSH], n[PGD_WLOG_DISCARD], n[PGD_WLOG_ZERO],
-	       fua,
+	       fua, n[PGD_WLOG_FAULT],
 	       ret < 0	? "damaged"
 	       : capped ? "cap"
 			: "clean");

@@ -18,7 +18,9 @@
  * modelled completion (except when the session has ended); a write is
  * acknowledged only when all of it is on the image (a FUA write: and
  * synced), a flush only after fdatasync() of the image succeeded, and a
- * failure reaches the kernel as the error itself; every request that
+ * failure reaches the kernel as the error itself; a request an injected
+ * fault (fault.c) fails or loses is not performed, and is logged as a
+ * fault, never as performed; every request that
  * succeeded is in the write log before its reply is queued; nothing on the request path allocates
  * memory (a block device's server must not wait for memory that writeback to its own device would
  * free): the slots and buffers are allocated, touched and locked before serving.
@@ -36,21 +38,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const op_names[PGD_NOPS] = {
-    [PGD_READ] = "read",       [PGD_WRITE] = "write", [PGD_FLUSH] = "flush",
-    [PGD_DISCARD] = "discard", [PGD_ZERO] = "zero",
-};
-
 /* how the model sees each: a flush or discard moves no data */
 static const enum ios_dir op_dir[PGD_NOPS] = {
     [PGD_READ] = IOS_READ,    [PGD_WRITE] = IOS_WRITE, [PGD_FLUSH] = IOS_SYNC,
     [PGD_DISCARD] = IOS_SYNC, [PGD_ZERO] = IOS_WRITE,
 };
-
-const char *pgd_op_name(enum pgd_op op)
-{
-	return op < PGD_NOPS ? op_names[op] : "?";
-}
 
 /* check_sector() -- read sector @n of the image: 0, or -errno (-EIO for a
  * short read) with the reason in @err. */
@@ -150,6 +142,7 @@ int pgd_dev_open(struct pgd_dev *d, const char *path, char *err, size_t errlen)
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->work, NULL);
 	pthread_cond_init(&d->space, NULL);
+	pgd_fault_init(&d->faults, d->size);
 	return 0;
 }
 
@@ -231,6 +224,7 @@ void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t 
 	ssize_t result;
 	uint64_t i, busy = 1, now;
 	bool modelled = false;
+	int fault = 0;
 
 	pthread_mutex_lock(&d->lock);
 	while (d->tail - d->head == PGD_NSLOTS ||
@@ -252,9 +246,15 @@ void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t 
 		result = -EINVAL; /* more than the kernel was told it may send */
 	} else {
 		ios_disk_serve(d->disk, off, len, op_dir[op], now, &t);
-		result = perform(d, op, off, len, data, buf, fua);
+		fault = pgd_fault_check(&d->faults, op, off, len, now);
+		if (fault) /* failed or lost: not performed, logged as a fault */
+			result = fault < 0 ? fault : op == PGD_WRITE ? (ssize_t)len : 0;
+		else
+			result = perform(d, op, off, len, data, buf, fua);
 		modelled = true;
-		if (result >= 0) /* the data of a write is in d->bounce */
+		if (fault)
+			pgd_wlog_fault(d->wlog, op, fua, off, len, fault);
+		else if (result >= 0) /* the data of a write is in d->bounce */
 			pgd_wlog_append(d->wlog, op, fua, off, len, d->bounce);
 	}
 
@@ -270,6 +270,7 @@ void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t 
 	d->cnt.bytes[op] += len;
 	if (result < 0) /* counted before the reply, which the caller may act on */
 		d->cnt.errors++;
+	d->cnt.faults += fault != 0;
 	d->cnt.service_ns += t.done_ns - t.start_ns;
 	d->cnt.seek_ns += t.seek_ns;
 	d->cnt.rotation_ns += t.rotation_ns;

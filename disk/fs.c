@@ -1,8 +1,10 @@
 /*
- * fs.c -- the FUSE operations of pgdisk: a root directory holding two
+ * fs.c -- the FUSE operations of pgdisk: a root directory holding three
  * files, "disk" (the image, every read, write, flush, discard and
- * write-zeroes of which goes through pgd_dev_submit()) and "stats" (the
- * counters, a snapshot taken at open).
+ * write-zeroes of which goes through pgd_dev_submit()), "stats" (the
+ * counters, a snapshot taken at open) and "control" (the fault rules:
+ * each write changes them, fault.c; a read lists them as they were at
+ * open).
  *
  * What must stay true: the disk file's size is the image's and never
  * changes (no truncate, no write or allocation beyond it); its data is
@@ -51,6 +53,10 @@ static bool stat_of(const struct pgd *p, fuse_ino_t ino, struct stat *st)
 		st->st_mode = S_IFREG | 0444;
 		st->st_nlink = 1;
 		return true;
+	case PGD_INO_CONTROL:
+		st->st_mode = S_IFREG | 0600;
+		st->st_nlink = 1;
+		return true;
 	default:
 		return false;
 	}
@@ -79,6 +85,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.ino = PGD_INO_DISK;
 	else if (strcmp(name, PGDISK_STATS_NAME) == 0)
 		e.ino = PGD_INO_STATS;
+	else if (strcmp(name, PGDISK_CONTROL_NAME) == 0)
+		e.ino = PGD_INO_CONTROL;
 	else {
 		fuse_reply_err(req, ENOENT);
 		return;
@@ -99,7 +107,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 }
 
 /* op_setattr() -- a disk's size is fixed and its owner and mode are the
- * image's: only setting the size it already has is accepted. */
+ * image's: only setting the size it already has is accepted; the control
+ * file takes a truncation (the shell's ">") and stays as it is. */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
@@ -110,8 +119,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (to_set & ~FUSE_SET_ATTR_SIZE || ino != PGD_INO_DISK ||
-	    (uint64_t)attr->st_size != p->dev.size) {
+	if (to_set & ~FUSE_SET_ATTR_SIZE || (ino != PGD_INO_DISK && ino != PGD_INO_CONTROL) ||
+	    (ino == PGD_INO_DISK && (uint64_t)attr->st_size != p->dev.size)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
@@ -129,17 +138,18 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_open(req, fi);
 		return;
 	}
-	if (ino != PGD_INO_STATS) {
+	if (ino != PGD_INO_STATS && ino != PGD_INO_CONTROL) {
 		fuse_reply_err(req, ino == PGD_INO_ROOT ? EISDIR : ENOENT);
 		return;
 	}
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+	if (ino == PGD_INO_STATS && (fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
 	{
 		size_t len;
-		char *text = pgd_stats_text(p, &len);
+		char *text = ino == PGD_INO_STATS ? pgd_stats_text(p, &len)
+						  : pgd_fault_text(&p->dev.faults, &len);
 
 		if (!text) {
 			fuse_reply_err(req, ENOMEM);
@@ -153,7 +163,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (ino == PGD_INO_STATS)
+	if (ino == PGD_INO_STATS || ino == PGD_INO_CONTROL)
 		free((char *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
@@ -178,6 +188,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
+	if (ino == PGD_INO_CONTROL) {
+		int ret = pgd_fault_control(&pgd_of(req)->dev.faults, buf, size);
+
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_write(req, size);
+		return;
+	}
 	if (ino != PGD_INO_DISK) {
 		fuse_reply_err(req, EBADF);
 		return;
@@ -251,6 +270,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	    {"..", PGD_INO_ROOT},
 	    {PGDISK_DISK_NAME, PGD_INO_DISK},
 	    {PGDISK_STATS_NAME, PGD_INO_STATS},
+	    {PGDISK_CONTROL_NAME, PGD_INO_CONTROL},
 	};
 	char buf[512];
 	size_t used = 0, i;
@@ -320,9 +340,11 @@ char *pgd_stats_text(struct pgd *p, size_t *len)
 		fprintf(f, "%s_ops %" PRIu64 "\n%s_bytes %" PRIu64 "\n", pgd_op_name(op), c.ops[op],
 			pgd_op_name(op), c.bytes[op]);
 	fprintf(f,
-		"completed %" PRIu64 "\nerrors %" PRIu64 "\nheld %" PRIu64 "\nheld_max %" PRIu64
-		"\nin_service_max %" PRIu64 "\n",
-		c.completed, c.errors, held, c.held_max, c.in_service_max);
+		"completed %" PRIu64 "\nerrors %" PRIu64 "\nfaults %" PRIu64
+		"\nfault_rules %u\nheld %" PRIu64 "\nheld_max %" PRIu64 "\nin_service_max %" PRIu64
+		"\n",
+		c.completed, c.errors, c.faults, pgd_fault_rules(&p->dev.faults), held, c.held_max,
+		c.in_service_max);
 	fprintf(f,
 		"service_ns %" PRIu64 "\nseek_ns %" PRIu64 "\nrotation_ns %" PRIu64
 		"\ntransfer_ns %" PRIu64 "\nlatency_ns %" PRIu64 "\n",

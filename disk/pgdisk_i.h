@@ -31,7 +31,7 @@
 #define PGD_BUF_ALIGN  4096	    /* request buffers: aligned for O_DIRECT */
 #define PGD_STACK_SIZE (256u << 10) /* the daemon's threads (memory is locked) */
 
-enum pgd_ino { PGD_INO_ROOT = 1, PGD_INO_DISK = 2, PGD_INO_STATS = 3 };
+enum pgd_ino { PGD_INO_ROOT = 1, PGD_INO_DISK = 2, PGD_INO_STATS = 3, PGD_INO_CONTROL = 4 };
 
 /* ---- the write log (wlog.c) ---------------------------------------------
  * With --log FILE, pgdisk records every write, flush, discard and
@@ -45,12 +45,19 @@ enum pgd_ino { PGD_INO_ROOT = 1, PGD_INO_DISK = 2, PGD_INO_STATS = 3 };
  *          the start   40 u64 the log's cap in bytes
  *   record  0 u64 sequence (1, 2, ...)   8 u64 CLOCK_REALTIME ns at arrival
  *          16 u64 offset   24 u64 length   32 u8 kind   33 u8 flags
- *          34..39 reserved; a write's record is followed by its data
+ *          34 u8 a fault's request   35 u8 a fault's errno   36..39
+ *          reserved; a write's record is followed by its data
  *
- * The last record is an end record: flags 0 after a clean stop, or
- * PGD_WLOG_F_CAP when the cap was reached (nothing after it was logged). */
+ * A request failed by an injected fault (fault.c) is not performed and is
+ * logged as a fault record instead of itself: kind PGD_WLOG_FAULT, the
+ * request's offset, length and flags, byte 34 its kind (0 for a read, else
+ * the kind it would have been logged as), byte 35 the errno it failed with
+ * (0: a lost write or flush, acknowledged as done).  Version 1 logs have
+ * no fault records.  The last record is an end record: flags 0 after a
+ * clean stop, or PGD_WLOG_F_CAP when the cap was reached (nothing after it
+ * was logged). */
 #define PGD_WLOG_MAGIC	     "PGDWLOG1"
-#define PGD_WLOG_VERSION     1
+#define PGD_WLOG_VERSION     2
 #define PGD_WLOG_HEADER_SIZE 48
 #define PGD_WLOG_REC_SIZE    40
 #define PGD_WLOG_F_FUA	     0x1 /* a write: durable at once (forced unit access) */
@@ -62,6 +69,7 @@ enum pgd_wlog_kind {
 	PGD_WLOG_DISCARD,
 	PGD_WLOG_ZERO,
 	PGD_WLOG_END,
+	PGD_WLOG_FAULT, /* version 2 */
 };
 
 /* What a request on the image does. */
@@ -80,7 +88,8 @@ struct pgd_slot {
 struct pgd_counters {
 	uint64_t ops[PGD_NOPS];	  /* arrived */
 	uint64_t bytes[PGD_NOPS]; /* bytes requested (read, write, discard, zero) */
-	uint64_t errors;	  /* failed (counted when performed) */
+	uint64_t errors;	  /* failed (counted when performed), injected faults too */
+	uint64_t faults;	  /* injected faults (fault.c), lost writes too */
 	uint64_t completed;	  /* replies sent */
 	uint64_t held_max;	  /* requests held at once, at most */
 	uint64_t in_service_max;  /* requests the model had in service at once */
@@ -90,6 +99,64 @@ struct pgd_counters {
 	uint64_t late_ns_sum, late_ns_max;
 };
 
+/* ---- fault injection (fault.c) ------------------------------------------
+ * Rules that fail chosen requests, as dm-error and dm-flakey do: set with
+ * --fault at start and through MOUNTPOINT/control at run time.  The rules
+ * are the session thread's alone: it checks every request against them in
+ * pgd_dev_submit() and it serves the control file; nothing allocates. */
+#define PGD_MAX_RULES  32
+#define PGD_RULE_MAX   256 /* the longest rule text */
+#define PGD_FAULT_LOST 1   /* pgd_fault_check(): acknowledged, not performed */
+
+struct pgd_fault_rule {
+	unsigned id;	      /* 1, 2, ... in the order added; 0: a free slot */
+	unsigned ops;	      /* 1 << enum pgd_op, for each kind it fails */
+	uint64_t first, last; /* the sectors it covers, inclusive */
+	uint64_t nth;	      /* the nth request it matches is the first to fail */
+	uint64_t count;	      /* it fails this many, then no more; 0: no limit */
+	uint64_t for_ns;      /* it fails for this long from its first fault; 0: for good */
+	int err;	      /* EIO or ENOSPC; 0: lost (acknowledged, not performed) */
+	/* runtime */
+	uint64_t seen;	   /* requests it matched */
+	uint64_t hits;	   /* faults it injected */
+	uint64_t first_ns; /* ios_now_ns() of its first fault */
+	bool ended_logged; /* its end (count or time) was logged */
+};
+
+struct pgd_faults {
+	struct pgd_fault_rule rule[PGD_MAX_RULES];
+	unsigned next_id;
+	uint64_t disk_size;
+	char refused[2 * PGD_RULE_MAX]; /* the last control line refused, and why */
+};
+
+/* pgd_op_name() -- "read", "write", "flush", "discard", "zero" (the names
+ * rules, the stats and the messages use). */
+const char *pgd_op_name(enum pgd_op op);
+/* pgd_fault_init() -- no rules, for a disk of @disk_size bytes. */
+void pgd_fault_init(struct pgd_faults *f, uint64_t disk_size);
+/* pgd_fault_add() -- parse the rule @text and add it: its id, or -errno
+ * with a message naming the part of the rule at fault in @err (-EINVAL: a
+ * malformed rule or one outside the disk; -ENOSPC: no free slot). */
+int pgd_fault_add(struct pgd_faults *f, const char *text, char *err, size_t errlen);
+/* pgd_fault_control() -- a write of @len bytes to MOUNTPOINT/control: one
+ * or more lines, "add RULE", "clear ID" or "clear all", all applied or,
+ * if one is refused, none.  0 or -errno (the reason logged and kept for
+ * the control file's listing). */
+int pgd_fault_control(struct pgd_faults *f, const char *buf, size_t len);
+/* pgd_fault_check() -- whether an injected fault fails @op of @len bytes
+ * at @off arriving at @now_ns: 0 (no: perform it), -EIO or -ENOSPC (fail
+ * it unperformed) or PGD_FAULT_LOST (acknowledge it unperformed).  Counts
+ * the request for every rule that matches it; when several would fail it,
+ * the rule added first does.  Logs a rule's first fault and its end. */
+int pgd_fault_check(struct pgd_faults *f, enum pgd_op op, uint64_t off, uint64_t len,
+		    uint64_t now_ns);
+/* pgd_fault_text() -- MOUNTPOINT/control's listing: a malloc()ed text,
+ * its length in *@len; NULL if out of memory. */
+char *pgd_fault_text(struct pgd_faults *f, size_t *len);
+/* pgd_fault_rules() -- rules in the table. */
+unsigned pgd_fault_rules(const struct pgd_faults *f);
+
 /* The device: the image, the model and the held requests. */
 struct pgd_dev {
 	/* set up before serving, then read-only */
@@ -98,7 +165,8 @@ struct pgd_dev {
 	uint64_t size;
 	unsigned dio_align; /* offset, length and buffer alignment of fd */
 	struct ios_disk *disk;
-	struct pgd_wlog *wlog; /* the write log, or NULL (session thread only) */
+	struct pgd_wlog *wlog;	  /* the write log, or NULL (session thread only) */
+	struct pgd_faults faults; /* the session thread's only */
 
 	/* runtime data, under lock */
 	pthread_mutex_t lock;
@@ -143,8 +211,6 @@ void pgd_dev_stop(struct pgd_dev *d);
 void pgd_dev_close(struct pgd_dev *d);
 /* pgd_dev_counters() -- a copy of the counters and the requests held now. */
 void pgd_dev_counters(struct pgd_dev *d, struct pgd_counters *out, uint64_t *held);
-/* pgd_op_name() -- "read", "write", "flush", "discard", "zero". */
-const char *pgd_op_name(enum pgd_op op);
 
 /* wlog.c: writing (session thread only) */
 struct pgd_wlog;
@@ -166,6 +232,10 @@ int pgd_wlog_create(struct pgd_wlog **out, int fd, const char *path, uint64_t di
  * is the close's). */
 void pgd_wlog_append(struct pgd_wlog *l, enum pgd_op op, bool fua, uint64_t off, uint64_t len,
 		     const void *data);
+/* pgd_wlog_fault() -- log @op, which an injected fault failed with @fault
+ * (pgd_fault_check()'s answer) instead of performing it.  As append. */
+void pgd_wlog_fault(struct pgd_wlog *l, enum pgd_op op, bool fua, uint64_t off, uint64_t len,
+		    int fault);
 /* pgd_wlog_counters() -- what was logged (zeros for NULL). */
 void pgd_wlog_counters(const struct pgd_wlog *l, struct pgd_wlog_counters *c);
 /* pgd_wlog_close() -- the end record, the end of the frame, fsync, close.
@@ -182,6 +252,7 @@ struct pgd_wlog_info {
 struct pgd_wlog_rec {
 	uint64_t seq, time_ns, off, len;
 	unsigned kind, flags;
+	unsigned fault_kind, fault_err; /* a fault record's bytes 34 and 35 */
 };
 /* pgd_wlog_open() -- open a write log and check its header.  0, or -errno
  * with a message naming the file and the reason in @err. */

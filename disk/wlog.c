@@ -9,7 +9,9 @@
  * What must stay true: records appear in the order pgd_dev_submit()
  * performed the requests, each with the next sequence number (1, 2, ...),
  * and only requests that succeeded (a failed one changed nothing the kernel
- * may rely on); nothing is ever dropped: the writer waits for room, so a
+ * may rely on), but that a request an injected fault failed or lost is
+ * logged as a fault record, which no reader takes for a request performed;
+ * nothing is ever dropped: the writer waits for room, so a
  * log that ends cleanly holds every request up to its end record; the log
  * never grows past its cap: the request that would pass it is not logged,
  * an end record says the cap was reached, and logging stops.
@@ -78,9 +80,10 @@ int pgd_wlog_create(struct pgd_wlog **out, int fd, const char *path, uint64_t di
 	return 0;
 }
 
-/* put() -- one record (and @len bytes of @data if not NULL). */
-static void put(struct pgd_wlog *l, enum pgd_wlog_kind kind, unsigned flags, uint64_t off,
-		uint64_t len, const void *data)
+/* put_fault() -- one record (and @len bytes of @data if not NULL), with
+ * a fault record's request kind and errno. */
+static void put_fault(struct pgd_wlog *l, enum pgd_wlog_kind kind, unsigned flags, uint64_t off,
+		      uint64_t len, const void *data, unsigned fkind, unsigned ferr)
 {
 	unsigned char h[PGD_WLOG_REC_SIZE] = {0};
 
@@ -90,6 +93,8 @@ static void put(struct pgd_wlog *l, enum pgd_wlog_kind kind, unsigned flags, uin
 	lz4s_put64(h + 24, len);
 	h[32] = (unsigned char)kind;
 	h[33] = (unsigned char)flags;
+	h[34] = (unsigned char)fkind;
+	h[35] = (unsigned char)ferr;
 	/* the writer waits for room and fails only after an output error,
 	 * which it reports at close */
 	(void)lz4s_write(l->s, h, sizeof(h));
@@ -100,31 +105,53 @@ static void put(struct pgd_wlog *l, enum pgd_wlog_kind kind, unsigned flags, uin
 	}
 }
 
+/* put() -- one record (and @len bytes of @data if not NULL). */
+static void put(struct pgd_wlog *l, enum pgd_wlog_kind kind, unsigned flags, uint64_t off,
+		uint64_t len, const void *data)
+{
+	put_fault(l, kind, flags, off, len, data, 0, 0);
+}
+
+static const enum pgd_wlog_kind kinds[PGD_NOPS] = {
+    [PGD_WRITE] = PGD_WLOG_WRITE,
+    [PGD_FLUSH] = PGD_WLOG_FLUSH,
+    [PGD_DISCARD] = PGD_WLOG_DISCARD,
+    [PGD_ZERO] = PGD_WLOG_ZERO,
+};
+
+/* room() -- whether a record of @need bytes fits under the cap with the end
+ * record after it; if not, the log ends here (once). */
+static bool room(struct pgd_wlog *l, uint64_t need)
+{
+	if (!l || l->full)
+		return false;
+	if (l->bytes + need + PGD_WLOG_REC_SIZE <= l->max_bytes)
+		return true;
+	put(l, PGD_WLOG_END, PGD_WLOG_F_CAP, 0, 0, NULL);
+	l->full = true;
+	log_msg(LOG_WARNING,
+		"the write log reached its cap (%" PRIu64
+		" bytes): no request after record %" PRIu64 " is logged",
+		l->max_bytes, l->seq - 1);
+	return false;
+}
+
 void pgd_wlog_append(struct pgd_wlog *l, enum pgd_op op, bool fua, uint64_t off, uint64_t len,
 		     const void *data)
 {
-	static const enum pgd_wlog_kind kinds[PGD_NOPS] = {
-	    [PGD_WRITE] = PGD_WLOG_WRITE,
-	    [PGD_FLUSH] = PGD_WLOG_FLUSH,
-	    [PGD_DISCARD] = PGD_WLOG_DISCARD,
-	    [PGD_ZERO] = PGD_WLOG_ZERO,
-	};
-	uint64_t need;
-
-	if (!l || l->full || op == PGD_READ || op >= PGD_NOPS)
+	if (op == PGD_READ || op >= PGD_NOPS ||
+	    !room(l, PGD_WLOG_REC_SIZE + (op == PGD_WRITE ? len : 0)))
 		return;
-	need = PGD_WLOG_REC_SIZE + (op == PGD_WRITE ? len : 0);
-	/* room for this record and the end record */
-	if (l->bytes + need + PGD_WLOG_REC_SIZE > l->max_bytes) {
-		put(l, PGD_WLOG_END, PGD_WLOG_F_CAP, 0, 0, NULL);
-		l->full = true;
-		log_msg(LOG_WARNING,
-			"the write log reached its cap (%" PRIu64
-			" bytes): no request after record %" PRIu64 " is logged",
-			l->max_bytes, l->seq - 1);
-		return;
-	}
 	put(l, kinds[op], fua ? PGD_WLOG_F_FUA : 0, off, len, op == PGD_WRITE ? data : NULL);
+}
+
+void pgd_wlog_fault(struct pgd_wlog *l, enum pgd_op op, bool fua, uint64_t off, uint64_t len,
+		    int fault)
+{
+	if (op >= PGD_NOPS || !room(l, PGD_WLOG_REC_SIZE))
+		return;
+	put_fault(l, PGD_WLOG_FAULT, fua ? PGD_WLOG_F_FUA : 0, off, len, NULL,
+		  op == PGD_READ ? 0 : kinds[op], fault < 0 ? (unsigned)-fault : 0);
 }
 
 void pgd_wlog_counters(const struct pgd_wlog *l, struct pgd_wlog_counters *c)
@@ -187,7 +214,7 @@ int pgd_wlog_open(struct pgd_wlog_reader **out, const char *path, char *err, siz
 	else if (ret > 0 && memcmp(p, PGD_WLOG_MAGIC, 8) != 0)
 		ret = lz4s_fail(r->s, "not a pgdisk write log (no \"%s\" at the start)",
 				PGD_WLOG_MAGIC);
-	else if (ret > 0 && (lz4s_get16(p + 8) != PGD_WLOG_VERSION ||
+	else if (ret > 0 && ((lz4s_get16(p + 8) != 1 && lz4s_get16(p + 8) != PGD_WLOG_VERSION) ||
 			     lz4s_get16(p + 10) != PGD_WLOG_HEADER_SIZE ||
 			     lz4s_get16(p + 12) != PGD_WLOG_REC_SIZE))
 		ret = lz4s_fail(r->s,
@@ -236,7 +263,10 @@ int pgd_wlog_next(struct pgd_wlog_reader *r, struct pgd_wlog_rec *rec, void *dat
 	rec->len = lz4s_get64(p + 24);
 	rec->kind = p[32];
 	rec->flags = p[33];
-	if (rec->seq != r->next_seq || rec->kind < PGD_WLOG_WRITE || rec->kind > PGD_WLOG_END ||
+	rec->fault_kind = p[34];
+	rec->fault_err = p[35];
+	if (rec->seq != r->next_seq || rec->kind < PGD_WLOG_WRITE || rec->kind > PGD_WLOG_FAULT ||
+	    (rec->kind == PGD_WLOG_FAULT && rec->fault_kind > PGD_WLOG_ZERO) ||
 	    (rec->kind == PGD_WLOG_WRITE && rec->len > PGD_MAX_IO) ||
 	    (rec->kind != PGD_WLOG_END && rec->off + rec->len > r->info.disk_size))
 		return lz4s_fail(
