@@ -168,7 +168,6 @@ size_t pfs_ckpt_start(struct pfs *fs, pid_t pid, enum ios_class cls)
 	 * takes the lock); write back outside it */
 	pthread_mutex_lock(&core->ckpt.lock);
 	while ((in = core->ckpt.head)) {
-		char path[64];
 		int fd;
 
 		if (__atomic_load_n(&in->ckpt_bytes, __ATOMIC_RELAXED) > max) {
@@ -185,10 +184,9 @@ size_t pfs_ckpt_start(struct pfs *fs, pid_t pid, enum ios_class cls)
 			fds = nfds;
 			cap = ncap;
 		}
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", in->fd);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
-		if (fd < 0 && errno == EPERM) /* O_NOATIME: not the file's owner */
-			fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = pfs_inode_open(core, in, O_RDONLY | O_NOATIME);
+		if (fd == -EPERM) /* O_NOATIME: not the file's owner */
+			fd = pfs_inode_open(core, in, O_RDONLY);
 		unlink__(core, in); /* the last use of @in */
 		if (fd >= 0)
 			fds[n++] = fd;

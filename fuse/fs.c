@@ -3,13 +3,14 @@
  * directory.
  *
  * What must stay true:
- *   - Every backing object the kernel knows is a struct pfs_inode holding an
- *     O_PATH descriptor, keyed by (st_dev, st_ino), with the kernel's lookup
- *     count; it is freed (and its descriptor closed) when the count reaches 0
+ *   - Every backing object the kernel knows is a struct pfs_inode in the
+ *     connection's inode table (inode.c: what keeps a node id from meeting
+ *     a reused inode is stated there), with the kernel's lookup count; it
+ *     is made here at its first lookup and freed when the count reaches 0
  *     through FORGET, unless it holds a write error no fsync has reported
- *     yet (then it stays, for the next lookup of its file).  Holding the
- *     descriptor keeps the backing inode number from being reused while
- *     the kernel still uses our node id.
+ *     yet (then it stays, for the next lookup of its file).  A handler
+ *     reaches the backing object through pfs_inode_fd() or
+ *     pfs_inode_open(), never a descriptor kept past its request.
  *   - Path operations are relative to a directory descriptor with a single
  *     name component from the kernel (never a path), so nothing escapes the
  *     backing tree; ".." of the root is the root.  The daemon never follows a
@@ -36,7 +37,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/fsuid.h>
-#include <sys/resource.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
-/* inode table */
+/* inodes (the table that keys them and holds their descriptors is inode.c) */
 
 static inline struct pfs *pfs_of(fuse_req_t req)
 {
@@ -62,57 +62,10 @@ static struct pfs_inode *inode_of(fuse_req_t req, fuse_ino_t ino)
 	return (struct pfs_inode *)(uintptr_t)ino;
 }
 
-static inline int fd_of(fuse_req_t req, fuse_ino_t ino)
-{
-	return inode_of(req, ino)->fd;
-}
-
-static size_t hash_of(const struct pfs *fs, dev_t dev, ino_t ino)
-{
-	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev;
-
-	return (size_t)(h ^ (h >> 29)) & (fs->tabsize - 1);
-}
-
-/* table_grow__() -- double the table; caller holds fs->lock. */
-static void table_grow__(struct pfs *fs)
-{
-	size_t newsize = fs->tabsize * 2, i;
-	struct pfs_inode **nt = calloc(newsize, sizeof(*nt));
-	struct pfs_inode **old = fs->tab, *in, *next;
-	size_t oldsize = fs->tabsize;
-
-	if (!nt)
-		return; /* keep the longer chains */
-	fs->tab = nt;
-	fs->tabsize = newsize;
-	for (i = 0; i < oldsize; i++)
-		for (in = old[i]; in; in = next) {
-			size_t h = hash_of(fs, in->dev, in->ino);
-
-			next = in->hnext;
-			in->hnext = nt[h];
-			nt[h] = in;
-		}
-	free(old);
-}
-
-/* inode_find__() -- the inode of (@dev, @ino), or NULL; caller holds
- * fs->lock. */
-static struct pfs_inode *inode_find__(struct pfs *fs, dev_t dev, ino_t ino)
-{
-	struct pfs_inode *in;
-
-	for (in = fs->tab[hash_of(fs, dev, ino)]; in; in = in->hnext)
-		if (in->ino == ino && in->dev == dev)
-			return in;
-	return NULL;
-}
-
-/* set_class__() -- known inode @in was reached by a name of this kind and
- * class; caller holds fs->lock. */
-static void set_class__(struct pfs *fs, struct pfs_inode *in, enum pgiofs_dirkind kind,
-			enum ios_class cls)
+/* set_class() -- known inode @in was reached by a name of this kind and
+ * class. */
+static void set_class(struct pfs *fs, struct pfs_inode *in, enum pgiofs_dirkind kind,
+		      enum ios_class cls)
 {
 	if (in == &fs->root) /* read without the lock elsewhere */
 		return;
@@ -123,124 +76,105 @@ static void set_class__(struct pfs *fs, struct pfs_inode *in, enum pgiofs_dirkin
 		__atomic_store_n(&in->cls, (uint8_t)cls, __ATOMIC_RELAXED);
 }
 
-/* inode_get() -- find or add the inode for (@st, @fd), taking one lookup
- * reference, and record the class of the name it was reached by (a hard
- * link in two places takes the class of the last name).  @fd is consumed:
- * kept by a new inode, closed if one existed. */
-static struct pfs_inode *inode_get(struct pfs *fs, const struct stat *st, int fd,
-				   enum pgiofs_dirkind kind, enum ios_class cls)
+/* inode_new() -- an inode for an object of attributes @st reached by a name
+ * of this kind and class, not in the table yet; NULL if out of memory. */
+static struct pfs_inode *inode_new(const struct stat *st, enum pgiofs_dirkind kind,
+				   enum ios_class cls)
 {
-	struct pfs_inode *in;
-	size_t h;
+	struct pfs_inode *in = calloc(1, sizeof(*in));
 
-	pthread_mutex_lock(&fs->lock);
-	h = hash_of(fs, st->st_dev, st->st_ino);
-	in = inode_find__(fs, st->st_dev, st->st_ino);
-	if (in) {
-		in->nlookup++;
-		set_class__(fs, in, kind, cls);
-		pthread_mutex_unlock(&fs->lock);
-		close(fd);
-		return in;
-	}
-	in = calloc(1, sizeof(*in));
-	if (!in) {
-		pthread_mutex_unlock(&fs->lock);
-		close(fd);
+	if (!in)
 		return NULL;
-	}
-	in->fd = fd;
-	in->dev = st->st_dev;
-	in->ino = st->st_ino;
+	in->fd = -1;
 	in->fmt = st->st_mode & S_IFMT;
 	in->kind = (uint8_t)kind;
 	in->cls = (uint8_t)cls;
-	in->nlookup = 1;
 	pfs_wb_inode_init(in);
 	pthread_mutex_init(&in->om_lock, NULL);
 	pthread_mutex_init(&in->write_lock, NULL);
-	in->hnext = fs->tab[h];
-	fs->tab[h] = in;
-	if (++fs->count > fs->tabsize * 2)
-		table_grow__(fs);
-	pthread_mutex_unlock(&fs->lock);
 	return in;
 }
 
-/* inode_find() -- the inode of (@st->st_dev, @st->st_ino) if the kernel
- * knows it, with one more lookup reference (drop it with inode_forget());
- * NULL otherwise. */
-static struct pfs_inode *inode_find(struct pfs *fs, const struct stat *st)
+/* inode_free() -- free @in, which is not in the table (any more); @unmounted:
+ * the session has ended, nobody is left to hear of an error. */
+static void inode_free(struct pfs *fs, struct pfs_inode *in, bool unmounted)
 {
-	struct pfs_inode *in;
+	int ret = pfs_wb_apply_mtime(fs, in);
 
-	pthread_mutex_lock(&fs->lock);
-	for (in = fs->tab[hash_of(fs, st->st_dev, st->st_ino)]; in; in = in->hnext)
-		if (in->ino == st->st_ino && in->dev == st->st_dev) {
-			in->nlookup++;
-			break;
-		}
-	pthread_mutex_unlock(&fs->lock);
-	return in;
-}
-
-/* inode_keeps_error() -- whether @in, which the kernel no longer knows,
- * stays in the table: it holds an error no fsync has reported
- * (writebehind.c) and its file still exists, so the next lookup of the
- * file finds the inode and the next fsync the error (its descriptor keeps
- * the inode number from being reused meanwhile).  Such inodes are few:
- * files whose acknowledged writes failed.  Caller holds fs->lock. */
-static bool inode_keeps_error(struct pfs_inode *in)
-{
-	struct stat st;
-
-	return pfs_wb_err_unreported(in) && fstat(in->fd, &st) == 0 && st.st_nlink > 0;
-}
-
-/* inode_forget() -- drop @n lookup references; free the inode at zero,
- * unless inode_keeps_error(). */
-static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
-{
-	struct pfs_inode **pp;
-	int ret;
-
-	if (in == &fs->root)
-		return;
-	pthread_mutex_lock(&fs->lock);
-	if (n > in->nlookup) {
-		log_msg(LOG_ERR, "forget of %" PRIu64 " on inode %ju with %" PRIu64 " lookups", n,
-			(uintmax_t)in->ino, in->nlookup);
-		n = in->nlookup;
-	}
-	in->nlookup -= n;
-	if (in->nlookup || inode_keeps_error(in)) {
-		pthread_mutex_unlock(&fs->lock);
-		return;
-	}
-	for (pp = &fs->tab[hash_of(fs, in->dev, in->ino)]; *pp; pp = &(*pp)->hnext)
-		if (*pp == in) {
-			*pp = in->hnext;
-			break;
-		}
-	fs->count--;
-	pthread_mutex_unlock(&fs->lock);
-	if ((ret = pfs_wb_apply_mtime(in)) < 0)
+	if (ret < 0 && !unmounted)
 		log_msg(LOG_WARNING, "cannot set the mtime of inode %ju: %s", (uintmax_t)in->ino,
 			strerror(-ret));
 	pfs_ckpt_forget(fs, in);
-	close(in->fd);
+	pfs_inode_release(fs, in);
 	pfs_wb_inode_destroy(in);
 	pthread_mutex_destroy(&in->om_lock);
 	pthread_mutex_destroy(&in->write_lock);
 	free(in);
 }
 
+/* inode_get() -- find or add the inode of the object of @fd (an O_PATH
+ * descriptor, consumed) whose attributes are @st, taking one lookup
+ * reference, and record the class of the name it was reached by (a hard
+ * link in two places takes the class of the last name).  0 or -errno. */
+static int inode_get(struct pfs *fs, const struct stat *st, int fd, enum pgiofs_dirkind kind,
+		     enum ios_class cls, struct pfs_inode **out)
+{
+	struct pfs_inode *in, *fresh;
+	struct pfs_ikey key;
+	int ret = pfs_inode_key(fs, fd, st, &key);
+
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	in = pfs_inode_find(fs, &key, fd);
+	if (!in) {
+		fresh = inode_new(st, kind, cls);
+		if (!fresh) {
+			close(fd);
+			return -ENOMEM;
+		}
+		in = pfs_inode_add(fs, &key, fd, fresh);
+		if (in != fresh)
+			inode_free(fs, fresh, false);
+	}
+	set_class(fs, in, kind, cls);
+	*out = in;
+	return 0;
+}
+
+/* inode_keeps_error() -- whether @in, which the kernel no longer knows,
+ * stays in the table: it holds an error no fsync has reported
+ * (writebehind.c) and its file still exists, so the next lookup of the
+ * file finds the inode and the next fsync the error.  Such inodes are few:
+ * files whose acknowledged writes failed.  Called under the table's lock
+ * (pfs_inode_forget()). */
+static bool inode_keeps_error(struct pfs *fs, struct pfs_inode *in)
+{
+	struct stat st;
+	bool keep;
+	int fd;
+
+	if (!pfs_wb_err_unreported(in) || (fd = pfs_inode_fd(fs, in)) < 0)
+		return false;
+	keep = fstat(fd, &st) == 0 && st.st_nlink > 0;
+	pfs_inode_fd_put(fs, in);
+	return keep;
+}
+
+/* inode_forget() -- drop @n lookup references; free the inode at zero,
+ * unless inode_keeps_error(). */
+static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
+{
+	if (pfs_inode_forget(fs, in, n, inode_keeps_error))
+		inode_free(fs, in, false);
+}
+
 int pfs_init_root(struct pfs *fs, const char *backing)
 {
 	pthread_rwlockattr_t ra;
-	struct stat st;
+	int ret;
 
-	pthread_mutex_init(&fs->lock, NULL);
 	if (!fs->core)
 		fs->core = fs;
 	if (fs->core == fs) { /* a WAL mount uses its mount's */
@@ -252,19 +186,9 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 		pfs_wb_init(fs, (uint64_t)fs->set.write_cache_mb << 20);
 		pfs_ckpt_init(fs);
 	}
-	fs->tabsize = 1024;
-	fs->tab = calloc(fs->tabsize, sizeof(*fs->tab));
-	if (!fs->tab)
-		return -ENOMEM;
-	fs->root.fd = open(backing, O_PATH | O_DIRECTORY);
-	if (fs->root.fd < 0)
-		return -errno;
-	if (fstat(fs->root.fd, &st) < 0)
-		return -errno;
-	fs->root.dev = st.st_dev;
-	fs->root.ino = st.st_ino;
-	fs->root.fmt = S_IFDIR;
-	fs->root.nlookup = 2; /* never freed */
+	ret = pfs_inodes_init(fs, backing);
+	if (ret < 0)
+		return ret;
 	{
 		/* a backing directory may itself be pg_wal (a WAL directory on a
 		 * mount of its own): its name says what its files are */
@@ -275,37 +199,20 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 		pgiofs_classify(PGIOFS_DIR_OTHER, base ? base + 1 : backing, true, &kind, &cls);
 		fs->root.kind = (uint8_t)kind;
 	}
-	fs->backing_medium = pfs_dev_medium(st.st_dev, fs->backing_dev, sizeof(fs->backing_dev));
+	fs->backing_medium = pfs_dev_medium(fs->root.dev, fs->backing_dev, sizeof(fs->backing_dev));
 	pfs_wb_inode_init(&fs->root);
 	pthread_mutex_init(&fs->root.om_lock, NULL);
 	pthread_mutex_init(&fs->root.write_lock, NULL);
-	fs->tab[hash_of(fs, st.st_dev, st.st_ino)] = &fs->root;
-	fs->count = 1;
 	return 0;
 }
 
 void pfs_cleanup(struct pfs *fs)
 {
-	size_t i;
-	struct pfs_inode *in, *next;
+	struct pfs_inode *in;
 
-	if (!fs->tab)
-		return;
-	for (i = 0; i < fs->tabsize; i++)
-		for (in = fs->tab[i]; in; in = next) {
-			next = in->hnext;
-			if (in != &fs->root) {
-				pfs_wb_apply_mtime(in); /* unmounted: no error to report */
-				close(in->fd);
-				free(in);
-			}
-		}
-	free(fs->tab);
-	fs->tab = NULL;
-	if (fs->root.fd >= 0)
-		close(fs->root.fd);
-	fs->root.fd = -1;
-	pthread_mutex_destroy(&fs->lock);
+	while ((in = pfs_inode_take_any(fs)))
+		inode_free(fs, in, true);
+	pfs_inodes_destroy(fs);
 }
 
 /* inode_fid() -- how the scheduler knows @in's backing file. */
@@ -331,36 +238,19 @@ static void proc_path(char *buf, size_t len, int fd)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
-/* out_of_fds() -- ERR (an errno) is EMFILE or ENFILE: say once a minute
- * why, since the caller only sees "Too many open files".  pgiofs holds a
- * descriptor for every file the kernel knows (until its FORGET) and every
- * open file. */
-static void out_of_fds(int err)
-{
-	static _Atomic time_t said;
-	time_t now = time(NULL), last = atomic_load(&said);
-	struct rlimit rl;
-
-	if ((err != EMFILE && err != ENFILE) || now - last < 60 ||
-	    !atomic_compare_exchange_strong(&said, &last, now))
-		return;
-	if (err == ENFILE || getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		log_msg(LOG_ERR, "out of file descriptors: %s (the system's limit, fs.file-max)",
-			strerror(err));
-	else
-		log_msg(LOG_ERR,
-			"out of file descriptors: %s (the daemon's limit is %llu; pgiofs holds one "
-			"per file the kernel knows and per open file: start it as root, which "
-			"raises the limit to fs.nr_open, or with a higher hard limit)",
-			strerror(err), (unsigned long long)rl.rlim_cur);
-}
-
 /* ------------------------------------------------------------------------ */
 /* lookup and attributes */
 
-static int stat_inode(struct pfs_inode *in, struct stat *st)
+/* stat_inode() -- the attributes of @in's backing object.  0 or -errno. */
+static int stat_inode(struct pfs *fs, struct pfs_inode *in, struct stat *st)
 {
-	return fstatat(in->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	int fd = pfs_inode_fd(fs, in), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	pfs_inode_fd_put(fs, in);
+	return ret;
 }
 
 /* check_name() -- a single path component from the kernel. */
@@ -410,7 +300,7 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 	struct pfs_inode *in;
 	enum pgiofs_dirkind kind;
 	enum ios_class cls;
-	int fd, ret;
+	int pfd, fd, ret;
 
 	memset(e, 0, sizeof(*e));
 	e->attr_timeout = fs->set.attr_timeout;
@@ -420,10 +310,14 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 		return ret;
 	if (parent == &fs->root && strcmp(name, "..") == 0)
 		name = ".";
-	fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW);
-	if (fd < 0) {
-		ret = -errno;
-		out_of_fds(-ret);
+	pfd = pfs_inode_fd(fs, parent);
+	if (pfd < 0)
+		return pfd;
+	fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	ret = fd < 0 ? -errno : 0;
+	pfs_inode_fd_put(fs, parent);
+	if (ret < 0) {
+		pfs_inode_out_of_fds(-ret);
 		return ret;
 	}
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
@@ -433,15 +327,15 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 	}
 	pgiofs_classify((enum pgiofs_dirkind)__atomic_load_n(&parent->kind, __ATOMIC_RELAXED), name,
 			S_ISDIR(e->attr.st_mode), &kind, &cls);
-	in = inode_get(fs, &e->attr, fd, kind, cls);
-	if (!in)
-		return -ENOMEM;
+	ret = inode_get(fs, &e->attr, fd, kind, cls, &in);
+	if (ret < 0)
+		return ret;
 	if (S_ISREG(e->attr.st_mode)) {
 		/* acknowledged writes the kernel counts in the size: stat
 		 * again now that the inode is known (writebehind.c) */
 		off_t pending = pfs_wb_size(in);
 
-		if (pending && stat_inode(in, &e->attr) == 0)
+		if (pending && stat_inode(fs, in, &e->attr) == 0)
 			pfs_wb_fix_size(pending, &e->attr);
 		pfs_wb_fix_mtime(in, &e->attr);
 	}
@@ -502,7 +396,7 @@ static void pfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	if (fi)
 		ret = fstat(fh_fd(fi), &st) < 0 ? -errno : 0;
 	else
-		ret = stat_inode(in, &st);
+		ret = stat_inode(pfs_of(req), in, &st);
 	if (ret < 0) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -533,7 +427,9 @@ static bool kill_suidgid(struct pfs *fs, int fd, const char *path)
 	return (fd >= 0 ? fchmod(fd, mode) : chmod(path, mode)) == 0;
 }
 
-static int set_times(struct pfs_inode *in, int fd, struct stat *attr, int valid)
+/* set_times() -- the times of SETATTR's @attr and @valid, on @fd (an open
+ * handle's) if >= 0, else on @in's object through @ifd, its descriptor. */
+static int set_times(const struct pfs_inode *in, int fd, int ifd, struct stat *attr, int valid)
 {
 	struct timespec tv[2];
 	char path[64];
@@ -551,9 +447,8 @@ static int set_times(struct pfs_inode *in, int fd, struct stat *attr, int valid)
 	if (fd >= 0)
 		return futimens(fd, tv) < 0 ? -errno : 0;
 	if (in->fmt == S_IFLNK)
-		return utimensat(in->fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno
-											  : 0;
-	proc_path(path, sizeof(path), in->fd);
+		return utimensat(ifd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	proc_path(path, sizeof(path), ifd);
 	return utimensat(AT_FDCWD, path, tv, 0) < 0 ? -errno : 0;
 }
 
@@ -572,20 +467,26 @@ static bool kernel_times(const struct pfs *fs, const struct pfs_inode *in, int v
 static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			struct fuse_file_info *fi)
 {
+	struct pfs *fs = pfs_of(req);
 	struct pfs_inode *in = inode_of(req, ino);
-	int fd = fi ? fh_fd(fi) : -1;
+	int fd = fi ? fh_fd(fi) : -1, ifd;
 	char path[64];
 	struct stat st;
 	off_t pending;
 	int ret = 0;
 
-	if (kernel_times(pfs_of(req), in, valid, fi)) {
+	if (kernel_times(fs, in, valid, fi)) {
 		pfs_wb_keep_mtime(in, &attr->st_mtim);
 		valid = 0;
-	} else if ((ret = pfs_wb_apply_mtime(in)) < 0) { /* before what may set times */
-		goto out;
+	} else if ((ret = pfs_wb_apply_mtime(fs, in)) < 0) { /* before what may set times */
+		goto out_reply;
 	}
-	proc_path(path, sizeof(path), in->fd);
+	ifd = pfs_inode_fd(fs, in);
+	if (ifd < 0) {
+		ret = ifd;
+		goto out_reply;
+	}
+	proc_path(path, sizeof(path), ifd);
 	if (valid & FUSE_SET_ATTR_MODE) {
 		if (in->fmt == S_IFLNK)
 			ret = -EOPNOTSUPP;
@@ -600,7 +501,7 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 
-		if (fchownat(in->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		if (fchownat(ifd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 			ret = -errno;
 			goto out;
 		}
@@ -613,30 +514,35 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 			ret = truncate(path, attr->st_size) < 0 ? -errno : 0;
 		if (ret < 0)
 			goto out;
-		sched_invalidate(pfs_of(req), in, attr->st_size, 0);
+		sched_invalidate(fs, in, attr->st_size, 0);
 		if (valid & FUSE_SET_ATTR_KILL_SUID)
-			kill_suidgid(pfs_of(req), fd, path);
+			kill_suidgid(fs, fd, path);
 	}
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 		     FUSE_SET_ATTR_MTIME_NOW)) {
 		/* an acknowledged write landing afterwards would move the
 		 * mtime set here */
 		pfs_wb_wait(in);
-		ret = set_times(in, fd, attr, valid);
+		ret = set_times(in, fd, ifd, attr, valid);
 		if (ret < 0)
 			goto out;
 	}
 	pending = pfs_wb_size(in);
-	ret = fd >= 0 ? (fstat(fd, &st) < 0 ? -errno : 0) : stat_inode(in, &st);
+	if (fd >= 0)
+		ret = fstat(fd, &st) < 0 ? -errno : 0;
+	else
+		ret = fstatat(ifd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	if (ret == 0) {
 		pfs_wb_fix_size(pending, &st);
 		pfs_wb_fix_mtime(in, &st);
 	}
 out:
+	pfs_inode_fd_put(fs, in);
+out_reply:
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, pfs_of(req)->set.attr_timeout);
+		fuse_reply_attr(req, &st, fs->set.attr_timeout);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -698,25 +604,25 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct pfs_inode *dir = inode_of(req, parent);
 	struct fuse_entry_param e;
 	struct creds c;
-	int ret = check_name(name);
+	int dfd, ret = check_name(name);
 
-	if (ret < 0) {
+	if (ret < 0 || (ret = dfd = pfs_inode_fd(fs, dir)) < 0) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
 	c = creds_enter(req);
 	if (link)
-		ret = symlinkat(link, dir->fd, name);
+		ret = symlinkat(link, dfd, name);
 	else if (S_ISDIR(mode))
-		ret = mkdirat(dir->fd, name, mode & 07777);
+		ret = mkdirat(dfd, name, mode & 07777);
 	else
-		ret = mknodat(dir->fd, name, mode, rdev);
+		ret = mknodat(dfd, name, mode, rdev);
 	ret = ret < 0 ? -errno : 0;
 	creds_leave(&c);
 	if (ret == 0)
-		ret = creds_own_at(&c, dir->fd, name, S_ISDIR(mode));
+		ret = creds_own_at(&c, dfd, name, S_ISDIR(mode));
 	if (ret == 0 && c.active && c.uid != 0 && S_ISREG(mode) && (mode & (S_ISUID | S_ISGID))) {
-		int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW);
+		int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		char path[64];
 
 		if (fd >= 0) {
@@ -725,6 +631,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 			close(fd);
 		}
 	}
+	pfs_inode_fd_put(fs, dir);
 	if (ret == 0)
 		ret = do_lookup(fs, dir, name, &e);
 	reply_entry_or_err(req, &e, ret);
@@ -752,36 +659,74 @@ static void pfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	struct pfs_inode *dir = inode_of(req, newparent);
 	struct fuse_entry_param e;
 	char path[64];
-	int ret = check_name(newname);
+	int fd, dfd, ret = check_name(newname);
 
-	if (ret == 0) {
-		/* AT_EMPTY_PATH links the object itself, symlinks included; it
-		 * needs CAP_DAC_READ_SEARCH, so fall back to the /proc path
-		 * (which for a symlink would follow it: refuse that case). */
-		ret = linkat(in->fd, "", dir->fd, newname, AT_EMPTY_PATH);
-		if (ret < 0 && (errno == ENOENT || errno == EPERM) && in->fmt != S_IFLNK) {
-			proc_path(path, sizeof(path), in->fd);
-			ret = linkat(AT_FDCWD, path, dir->fd, newname, AT_SYMLINK_FOLLOW);
+	if (ret == 0 && (ret = fd = pfs_inode_fd(fs, in)) >= 0) {
+		if ((ret = dfd = pfs_inode_fd(fs, dir)) >= 0) {
+			/* AT_EMPTY_PATH links the object itself, symlinks
+			 * included; it needs CAP_DAC_READ_SEARCH, so fall back
+			 * to the /proc path (which for a symlink would follow
+			 * it: refuse that case). */
+			ret = linkat(fd, "", dfd, newname, AT_EMPTY_PATH);
+			if (ret < 0 && (errno == ENOENT || errno == EPERM) && in->fmt != S_IFLNK) {
+				proc_path(path, sizeof(path), fd);
+				ret = linkat(AT_FDCWD, path, dfd, newname, AT_SYMLINK_FOLLOW);
+			}
+			ret = ret < 0 ? -errno : 0;
+			pfs_inode_fd_put(fs, dir);
 		}
-		ret = ret < 0 ? -errno : 0;
+		pfs_inode_fd_put(fs, in);
 	}
 	if (ret == 0)
 		ret = do_lookup(fs, dir, newname, &e);
 	reply_entry_or_err(req, &e, ret);
 }
 
+/* remove_name() -- unlinkat(@flags) @name in directory @parent; 0 or -errno. */
+static int remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, int flags)
+{
+	struct pfs_inode *dir = inode_of(req, parent);
+	int fd = pfs_inode_fd(pfs_of(req), dir), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = unlinkat(fd, name, flags) < 0 ? -errno : 0;
+	pfs_inode_fd_put(pfs_of(req), dir);
+	return ret;
+}
+
 static void pfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	int ret = unlinkat(fd_of(req, parent), name, 0);
-
-	fuse_reply_err(req, ret < 0 ? errno : 0);
+	fuse_reply_err(req, -remove_name(req, parent, name, 0));
 }
 
 static void pfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	int ret = unlinkat(fd_of(req, parent), name, AT_REMOVEDIR);
+	fuse_reply_err(req, -remove_name(req, parent, name, AT_REMOVEDIR));
+}
 
-	fuse_reply_err(req, ret < 0 ? errno : 0);
+/* inode_at() -- the inode of the object at @name in @dir, with one more
+ * lookup reference (drop it with inode_forget()), if the kernel knows it;
+ * else NULL.  Its attributes in @st. */
+static struct pfs_inode *inode_at(struct pfs *fs, struct pfs_inode *dir, const char *name,
+				  struct stat *st)
+{
+	struct pfs_inode *in = NULL;
+	struct pfs_ikey key;
+	int dfd = pfs_inode_fd(fs, dir), fd;
+
+	if (dfd < 0)
+		return NULL;
+	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	pfs_inode_fd_put(fs, dir);
+	if (fd < 0)
+		return NULL;
+	if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+	    pfs_inode_key(fs, fd, st, &key) == 0)
+		in = pfs_inode_find(fs, &key, fd);
+	if (!in)
+		close(fd);
+	return in;
 }
 
 /* reclassify() -- the object now at @name in @dir, if the kernel knows it,
@@ -795,15 +740,13 @@ static void reclassify(struct pfs *fs, struct pfs_inode *dir, const char *name)
 	struct pfs_inode *in;
 	struct stat st;
 
-	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	in = inode_at(fs, dir, name, &st);
+	if (!in)
 		return;
 	pgiofs_classify((enum pgiofs_dirkind)__atomic_load_n(&dir->kind, __ATOMIC_RELAXED), name,
 			S_ISDIR(st.st_mode), &kind, &cls);
-	pthread_mutex_lock(&fs->lock);
-	in = inode_find__(fs, st.st_dev, st.st_ino);
-	if (in)
-		set_class__(fs, in, kind, cls);
-	pthread_mutex_unlock(&fs->lock);
+	set_class(fs, in, kind, cls);
+	inode_forget(fs, in, 1);
 	if (kind == PGIOFS_DIR_WAL && fs->wal_dir_seen) /* a pg_wal moved into place */
 		fs->wal_dir_seen(fs, dir, name, &st);
 }
@@ -811,12 +754,17 @@ static void reclassify(struct pfs *fs, struct pfs_inode *dir, const char *name)
 static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		       const char *newname, unsigned int flags)
 {
-	int ret = check_name(newname);
+	struct pfs *fs = pfs_of(req);
+	struct pfs_inode *from = inode_of(req, parent), *to = inode_of(req, newparent);
+	int ffd, tfd, ret = check_name(newname);
 
-	if (ret == 0)
-		ret = renameat2(fd_of(req, parent), name, fd_of(req, newparent), newname, flags) < 0
-			  ? -errno
-			  : 0;
+	if (ret == 0 && (ret = ffd = pfs_inode_fd(fs, from)) >= 0) {
+		if ((ret = tfd = pfs_inode_fd(fs, to)) >= 0) {
+			ret = renameat2(ffd, name, tfd, newname, flags) < 0 ? -errno : 0;
+			pfs_inode_fd_put(fs, to);
+		}
+		pfs_inode_fd_put(fs, from);
+	}
 	if (ret == 0) {
 		reclassify(pfs_of(req), inode_of(req, newparent), newname);
 		if (flags & RENAME_EXCHANGE)
@@ -827,11 +775,21 @@ static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 
 static void pfs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+	struct pfs_inode *in = inode_of(req, ino);
 	char buf[PATH_MAX + 1];
-	ssize_t n = readlinkat(fd_of(req, ino), "", buf, sizeof(buf));
+	int fd = pfs_inode_fd(pfs_of(req), in);
+	ssize_t n;
 
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	n = readlinkat(fd, "", buf, sizeof(buf));
 	if (n < 0)
-		fuse_reply_err(req, errno);
+		n = -errno;
+	pfs_inode_fd_put(pfs_of(req), in);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
 	else if (n == sizeof(buf))
 		fuse_reply_err(req, ENAMETOOLONG);
 	else {
@@ -842,20 +800,45 @@ static void pfs_readlink(fuse_req_t req, fuse_ino_t ino)
 
 static void pfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	struct pfs_inode *in = inode_of(req, ino);
 	struct statvfs sv;
+	int fd = pfs_inode_fd(pfs_of(req), in), ret;
 
-	if (fstatvfs(fd_of(req, ino), &sv) < 0)
-		fuse_reply_err(req, errno);
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	ret = fstatvfs(fd, &sv) < 0 ? -errno : 0;
+	pfs_inode_fd_put(pfs_of(req), in);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
 	else
 		fuse_reply_statfs(req, &sv);
 }
 
+/* proc_path_of() -- "/proc/self/fd/N" of @in's descriptor in @buf: 0, and
+ * pfs_inode_fd_put() once done with the path; or -errno. */
+static int proc_path_of(fuse_req_t req, struct pfs_inode *in, char *buf, size_t len)
+{
+	int fd = pfs_inode_fd(pfs_of(req), in);
+
+	if (fd < 0)
+		return fd;
+	proc_path(buf, len, fd);
+	return 0;
+}
+
 static void pfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
+	struct pfs_inode *in = inode_of(req, ino);
 	char path[64];
+	int ret = proc_path_of(req, in, path, sizeof(path));
 
-	proc_path(path, sizeof(path), fd_of(req, ino));
-	fuse_reply_err(req, faccessat(AT_FDCWD, path, mask, AT_EACCESS) < 0 ? errno : 0);
+	if (ret == 0) {
+		ret = faccessat(AT_FDCWD, path, mask, AT_EACCESS) < 0 ? -errno : 0;
+		pfs_inode_fd_put(pfs_of(req), in);
+	}
+	fuse_reply_err(req, -ret);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1068,21 +1051,17 @@ static void pfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct pfs_inode *in = inode_of(req, ino);
 	bool widened, armed;
 	int flags = open_flags(fs, fi->flags, &widened);
-	char path[64];
 	int fd, ret;
 
-	proc_path(path, sizeof(path), in->fd);
 	/* libfuse enables atomic O_TRUNC: the open truncates, as setattr does */
 	if (flags & O_TRUNC)
 		pfs_wb_wait(in); /* an acknowledged write lands before, not after it */
-	fd = open(path, flags);
-	if (fd < 0 && errno == EACCES && widened)
-		fd = open(path, (flags & ~O_ACCMODE) | O_WRONLY);
+	fd = pfs_inode_open(fs, in, flags);
+	if (fd == -EACCES && widened)
+		fd = pfs_inode_open(fs, in, (flags & ~O_ACCMODE) | O_WRONLY);
 	if (fd < 0) {
-		int err = errno;
-
-		out_of_fds(err);
-		fuse_reply_err(req, err);
+		pfs_inode_out_of_fds(-fd);
+		fuse_reply_err(req, -fd);
 		return;
 	}
 	if (flags & O_TRUNC) {
@@ -1111,9 +1090,9 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	int flags = open_flags(fs, fi->flags, &widened);
 	struct creds c;
 	struct stat st;
-	int fd, ret = check_name(name);
+	int dfd, fd, ret = check_name(name);
 
-	if (ret < 0) {
+	if (ret < 0 || (ret = dfd = pfs_inode_fd(fs, dir)) < 0) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -1121,19 +1100,18 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	flags |= O_CREAT | (fi->flags & O_EXCL);
 	/* a file that exists after all (the kernel's negative entry was out
 	 * of date) is truncated here, as in pfs_open() */
-	if ((flags & (O_TRUNC | O_EXCL)) == O_TRUNC &&
-	    fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (old = inode_find(fs, &st)))
+	if ((flags & (O_TRUNC | O_EXCL)) == O_TRUNC && (old = inode_at(fs, dir, name, &st)))
 		pfs_wb_wait(old);
 	c = creds_enter(req);
-	fd = openat(dir->fd, name, flags, mode);
+	fd = openat(dfd, name, flags, mode);
 	if (fd < 0 && errno == EACCES && widened)
-		fd = openat(dir->fd, name, (flags & ~O_ACCMODE) | O_WRONLY, mode);
+		fd = openat(dfd, name, (flags & ~O_ACCMODE) | O_WRONLY, mode);
 	ret = fd < 0 ? -errno : 0;
 	creds_leave(&c);
 	if (ret == 0 && c.active && c.uid != 0) {
 		if (fchown(fd, c.uid, (gid_t)-1) < 0) {
 			ret = -errno;
-			unlinkat(dir->fd, name, 0);
+			unlinkat(dfd, name, 0);
 		} else {
 			restore_setid(fd, mode);
 		}
@@ -1150,17 +1128,19 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 			inode_forget(fs, inode_of(req, e.ino), 1);
 	}
 	if (ret < 0) {
-		out_of_fds(-ret);
+		pfs_inode_out_of_fds(-ret);
 		if (fd >= 0) {
 			close(fd);
 			/* created here (O_EXCL), so not left behind for a
 			 * caller who was told it failed */
 			if (flags & O_EXCL)
-				unlinkat(dir->fd, name, 0);
+				unlinkat(dfd, name, 0);
 		}
+		pfs_inode_fd_put(fs, dir);
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	pfs_inode_fd_put(fs, dir);
 	armed = set_open_reply(fs, fi);
 	if (!reply_opened(armed, fuse_reply_create(req, &e, fi))) {
 		fh_free(fs, fh_of(fi));
@@ -1177,8 +1157,8 @@ static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct pfs_inode *in = fh_of(fi)->inode;
 	int ret;
 
-	pfs_wb_wait(in);	      /* an acknowledged write may still use the fd */
-	ret = pfs_wb_apply_mtime(in); /* sent at close: see writebehind.c */
+	pfs_wb_wait(in);			   /* an acknowledged write may still use the fd */
+	ret = pfs_wb_apply_mtime(pfs_of(req), in); /* sent at close: see writebehind.c */
 	if (ret < 0)
 		pfs_wb_note_error(in, -ret);
 	ret = fh_free(pfs_of(req), fh_of(fi));
@@ -1453,7 +1433,7 @@ static void sync_done(struct ios_req *r, ssize_t res)
 
 	/* the kernel's mtime, kept until the fsync had what it needed to
 	 * commit (writebehind.c): applied now, it is committed later */
-	if (c->in && (ret = pfs_wb_apply_mtime(c->in)) < 0 && res >= 0)
+	if (c->in && (ret = pfs_wb_apply_mtime(c->fs, c->in)) < 0 && res >= 0)
 		res = ret;
 
 	fuse_reply_err(c->req, res < 0 ? (int)-res : 0);
@@ -1793,9 +1773,7 @@ static inline struct pfs_dir *dir_of(struct fuse_file_info *fi)
 /* dir_fd() -- a descriptor of directory @ino of its own, or -errno. */
 static int dir_fd(fuse_req_t req, fuse_ino_t ino)
 {
-	int fd = openat(fd_of(req, ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
+	return pfs_inode_open(pfs_of(req), inode_of(req, ino), O_RDONLY | O_DIRECTORY);
 }
 
 static void pfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -1992,18 +1970,16 @@ static void pfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
  * a symlink's own attributes cannot be reached from an O_PATH descriptor
  * without following it, so they are reported as unsupported. */
 
-/* xattr_path() -- the /proc link of @ino's descriptor.  For a symlink's
- * O_PATH descriptor the *xattr() calls act on the link itself, as l*xattr()
- * would, not on what it points to. */
-static void xattr_path(fuse_req_t req, fuse_ino_t ino, char *path, size_t len)
-{
-	proc_path(path, len, inode_of(req, ino)->fd);
-}
+/* For a symlink's O_PATH descriptor the *xattr() calls on its /proc link
+ * (proc_path_of()) act on the link itself, as l*xattr() would, not on what
+ * it points to. */
 
-static void reply_xattr_value(fuse_req_t req, size_t size, ssize_t n, const char *buf)
+/* reply_xattr() -- answer an xattr request whose call returned @n (-errno
+ * on failure): the error, the size (@size 0) or the @n bytes of @buf. */
+static void reply_xattr(fuse_req_t req, size_t size, ssize_t n, const char *buf)
 {
 	if (n < 0)
-		fuse_reply_err(req, errno);
+		fuse_reply_err(req, (int)-n);
 	else if (size == 0)
 		fuse_reply_xattr(req, (size_t)n);
 	else
@@ -2012,45 +1988,71 @@ static void reply_xattr_value(fuse_req_t req, size_t size, ssize_t n, const char
 
 static void pfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	struct pfs_inode *in = inode_of(req, ino);
 	char path[64], *buf = NULL;
+	ssize_t n;
 
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	xattr_path(req, ino, path, sizeof(path));
-	reply_xattr_value(req, size, getxattr(path, name, buf, size), buf);
+	n = proc_path_of(req, in, path, sizeof(path));
+	if (n == 0) {
+		n = getxattr(path, name, buf, size);
+		if (n < 0)
+			n = -errno;
+		pfs_inode_fd_put(pfs_of(req), in);
+	}
+	reply_xattr(req, size, n, buf);
 	free(buf);
 }
 
 static void pfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	struct pfs_inode *in = inode_of(req, ino);
 	char path[64], *buf = NULL;
+	ssize_t n;
 
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	xattr_path(req, ino, path, sizeof(path));
-	reply_xattr_value(req, size, listxattr(path, buf, size), buf);
+	n = proc_path_of(req, in, path, sizeof(path));
+	if (n == 0) {
+		n = listxattr(path, buf, size);
+		if (n < 0)
+			n = -errno;
+		pfs_inode_fd_put(pfs_of(req), in);
+	}
+	reply_xattr(req, size, n, buf);
 	free(buf);
 }
 
 static void pfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			 size_t size, int flags)
 {
+	struct pfs_inode *in = inode_of(req, ino);
 	char path[64];
+	int ret = proc_path_of(req, in, path, sizeof(path));
 
-	xattr_path(req, ino, path, sizeof(path));
-	fuse_reply_err(req, setxattr(path, name, value, size, flags) < 0 ? errno : 0);
+	if (ret == 0) {
+		ret = setxattr(path, name, value, size, flags) < 0 ? -errno : 0;
+		pfs_inode_fd_put(pfs_of(req), in);
+	}
+	fuse_reply_err(req, -ret);
 }
 
 static void pfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	struct pfs_inode *in = inode_of(req, ino);
 	char path[64];
+	int ret = proc_path_of(req, in, path, sizeof(path));
 
-	xattr_path(req, ino, path, sizeof(path));
-	fuse_reply_err(req, removexattr(path, name) < 0 ? errno : 0);
+	if (ret == 0) {
+		ret = removexattr(path, name) < 0 ? -errno : 0;
+		pfs_inode_fd_put(pfs_of(req), in);
+	}
+	fuse_reply_err(req, -ret);
 }
 
 /* ------------------------------------------------------------------------ */

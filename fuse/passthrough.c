@@ -120,11 +120,15 @@ static enum pfs_open_mode wanted(const struct pfs *fs, enum ios_class cls)
 static int register_backing__(struct pfs *fs, struct pfs_inode *in)
 {
 	static atomic_bool warned;
-	int id;
+	int fd, id;
 
 	if (in->backing_id > 0)
 		return 0;
-	id = pfs_wire_backing_open(fs, in->fd);
+	fd = id = pfs_inode_fd(fs, in);
+	if (fd >= 0) {
+		id = pfs_wire_backing_open(fs, fd);
+		pfs_inode_fd_put(fs, in);
+	}
 	if (id < 0) {
 		if (!atomic_exchange(&warned, true))
 			log_msg(LOG_WARNING,

@@ -24,10 +24,12 @@
 #include "log.h"
 #include "pgiofs.h"
 
-/* One backing inode the kernel knows about (it holds a lookup count). */
+/* One backing inode the kernel knows about (it holds a lookup count).  The
+ * inode table (inode.c) owns hnext, fd, dev, ino and nlookup. */
 struct pfs_inode {
 	struct pfs_inode *hnext; /* hash chain, under pfs.lock */
-	int fd;			 /* O_PATH descriptor of the backing object */
+	int fd;			 /* O_PATH descriptor of the backing object: use
+				  * pfs_inode_fd() */
 	dev_t dev;
 	ino_t ino;
 	mode_t fmt;	    /* S_IFMT bits */
@@ -237,8 +239,64 @@ bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len);
  * (files.drop_behind as set, auto resolved on the backing device); their
  * reads are whenever files.drop_behind is not no. */
 bool pfs_drop_relations(const struct pfs *fs);
-/* pfs_cleanup() -- close every inode descriptor and free the table. */
+/* pfs_cleanup() -- free every inode and the table (the session has ended). */
 void pfs_cleanup(struct pfs *fs);
+
+/* inode.c: the inode table of a connection and how the daemon reaches the
+ * backing objects (see there for what must stay true).  fs.c makes and
+ * frees the inodes; the table keys them and holds their descriptors. */
+
+struct stat;
+/* What identifies a backing object in the table (pfs_inode_key()). */
+struct pfs_ikey {
+	dev_t dev;
+	ino_t ino;
+};
+/* pfs_inodes_init() -- an empty table for @fs and its root, the backing
+ * directory @backing (fs->root's members the table owns).  0 or -errno. */
+int pfs_inodes_init(struct pfs *fs, const char *backing);
+/* pfs_inodes_destroy() -- once pfs_inode_take_any() found nothing left:
+ * close the root's descriptor and free the table.  Accepts a table that
+ * was never made. */
+void pfs_inodes_destroy(struct pfs *fs);
+/* pfs_inode_key() -- the key of the object of @fd (an O_PATH descriptor,
+ * not consumed) whose attributes are @st.  0 or -errno. */
+int pfs_inode_key(struct pfs *fs, int fd, const struct stat *st, struct pfs_ikey *key);
+/* pfs_inode_find() -- the inode of @key with one more lookup reference
+ * (@fd, if >= 0, a descriptor of the object, is consumed), or NULL (@fd
+ * untouched). */
+struct pfs_inode *pfs_inode_find(struct pfs *fs, const struct pfs_ikey *key, int fd);
+/* pfs_inode_add() -- put @fresh (made by the caller: everything but what
+ * the table owns) into the table as the inode of @key, with its first
+ * lookup reference and @fd (consumed) as its descriptor; or, if another
+ * lookup added an inode of @key meanwhile, take a reference on that one
+ * and return it (the caller then frees @fresh, which the table never
+ * saw). */
+struct pfs_inode *pfs_inode_add(struct pfs *fs, const struct pfs_ikey *key, int fd,
+				struct pfs_inode *fresh);
+/* pfs_inode_forget() -- drop @n lookup references of @in.  At zero, unless
+ * @keep (NULL: never) says to keep it -- asked under the table's lock, so
+ * that no lookup finds the inode meanwhile -- @in leaves the table and
+ * true is returned: the caller frees it, pfs_inode_release() first. */
+bool pfs_inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n,
+		      bool (*keep)(struct pfs *fs, struct pfs_inode *in));
+/* pfs_inode_take_any() -- once the session has ended: some inode other
+ * than the root, taken out of the table for the caller to free, or NULL
+ * when none is left. */
+struct pfs_inode *pfs_inode_take_any(struct pfs *fs);
+/* pfs_inode_release() -- @in has left the table: close its descriptor. */
+void pfs_inode_release(struct pfs *fs, struct pfs_inode *in);
+/* pfs_inode_fd() -- an O_PATH descriptor of @in's backing object, open
+ * until pfs_inode_fd_put(); or -errno. */
+int pfs_inode_fd(struct pfs *fs, struct pfs_inode *in);
+void pfs_inode_fd_put(struct pfs *fs, struct pfs_inode *in);
+/* pfs_inode_open() -- a new descriptor of @in's backing object opened
+ * with open(2)'s @flags (O_CLOEXEC added), for the caller to close; or
+ * -errno. */
+int pfs_inode_open(struct pfs *fs, struct pfs_inode *in, int flags);
+/* pfs_inode_out_of_fds() -- @err (an errno) is EMFILE or ENFILE: say why,
+ * once a minute (the caller only sees "Too many open files"). */
+void pfs_inode_out_of_fds(int err);
 
 /* loop.c: the session loop (fuse.max_threads, max_idle_threads,
  * clone_fd); requests may keep their receive buffer.  One per session, in
@@ -407,7 +465,7 @@ bool pfs_wb_err_unreported(struct pfs_inode *in);
 void pfs_wb_keep_mtime(struct pfs_inode *in, const struct timespec *mtime);
 /* pfs_wb_apply_mtime() -- apply the kept mtime, if any, to the backing
  * file: 0, or -errno (it is forgotten either way). */
-int pfs_wb_apply_mtime(struct pfs_inode *in);
+int pfs_wb_apply_mtime(struct pfs *fs, struct pfs_inode *in);
 void pfs_wb_fix_mtime(struct pfs_inode *in, struct stat *st);
 /* pfs_wb_wait() -- until no acknowledged write to @in is left. */
 void pfs_wb_wait(struct pfs_inode *in);

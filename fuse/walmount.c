@@ -467,6 +467,7 @@ static void consider(struct pfs *fs, struct pfs_inode *dir, const char *name, co
 	char link[64], path[PATH_MAX];
 	size_t n = strlen(wm->backing);
 	ssize_t len;
+	int fd;
 
 	if (!S_ISDIR(st->st_mode) || strcmp(name, "pg_wal") != 0)
 		return;
@@ -479,8 +480,12 @@ static void consider(struct pfs *fs, struct pfs_inode *dir, const char *name, co
 		}
 	pthread_mutex_unlock(&wm->lock);
 	/* where @dir is, relative to the backing root */
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", dir->fd);
+	fd = pfs_inode_fd(fs, dir);
+	if (fd < 0)
+		return;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	len = readlink(link, path, sizeof(path) - 1);
+	pfs_inode_fd_put(fs, dir);
 	if (len < 0)
 		return;
 	path[len] = '\0';

@@ -226,19 +226,23 @@ void pfs_wb_keep_mtime(struct pfs_inode *in, const struct timespec *mtime)
 	pthread_mutex_unlock(&in->wb_lock);
 }
 
-int pfs_wb_apply_mtime(struct pfs_inode *in)
+int pfs_wb_apply_mtime(struct pfs *fs, struct pfs_inode *in)
 {
 	struct timespec tv[2] = {{0, UTIME_OMIT}, {0, 0}};
 	char path[64];
-	int ret = 0;
+	int fd, ret = 0;
 
 	pthread_mutex_lock(&in->wb_lock);
 	if (in->wb_mtime_kept) { /* under the lock: a newer one waits for it */
 		in->wb_mtime_kept = false;
 		tv[1] = in->wb_mtime;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", in->fd);
-		if (utimensat(AT_FDCWD, path, tv, 0) < 0)
-			ret = -errno;
+		fd = ret = pfs_inode_fd(fs, in);
+		if (fd >= 0) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			if (utimensat(AT_FDCWD, path, tv, 0) < 0)
+				ret = -errno;
+			pfs_inode_fd_put(fs, in);
+		}
 	}
 	pthread_mutex_unlock(&in->wb_lock);
 	return ret;
