@@ -185,21 +185,39 @@ static int mkfs(struct pgl_backend *be, const char *target)
 	return pgl_run_ok("compare: mkfs", argv, NULL, 0);
 }
 
-/* attach() -- a loop device on FILE (with direct I/O for a modelled disk)
- * and its queue as the options say. */
+/*
+ * attach() -- a loop device on FILE with direct I/O, and its queue as the
+ * options say.  Direct I/O: the loop device reads and writes the disk under
+ * FILE, not a second copy of it in the page cache (without it a "cold"
+ * read of the file system comes from memory, and the images of every cell
+ * compete for it).  Where the file system under FILE has no direct I/O the
+ * kernel keeps it off, and the run says so.
+ */
 static int attach(struct pgl_backend *be, const char *file)
 {
 	char out[256];
 	int ret;
-	char *los[] = {"losetup", "--find", "--show", (char *)file, NULL};
-	char *los_dio[] = {"losetup", "--direct-io=on", "--find", "--show", (char *)file, NULL};
+	char *los[] = {"losetup", "--direct-io=on", "--find", "--show", (char *)file, NULL};
 	if (pgl_step("losetup", "attaching %s to a loop device", file))
 		return -EINTR;
-	if ((ret = pgl_run_ok("compare: losetup", be->spec->model ? los_dio : los, out,
-			      sizeof(out))) < 0)
+	if ((ret = pgl_run_ok("compare: losetup", los, out, sizeof(out))) < 0)
 		return ret;
-	out[strcspn(out, "\n")] = '\0';
-	snprintf(be->loopdev, sizeof(be->loopdev), "%.63s", out);
+	/* the device, on a line of its own (a warning may come before it) */
+	const char *dev = strstr(out, "/dev/loop");
+	while (dev && dev != out && dev[-1] != '\n')
+		dev = strstr(dev + 1, "/dev/loop");
+	if (!dev) {
+		fprintf(stderr, "pgload compare: losetup named no loop device for \"%s\": %s\n",
+			file, out);
+		return -EIO;
+	}
+	snprintf(be->loopdev, sizeof(be->loopdev), "%.*s", (int)strcspn(dev, "\n"), dev);
+	if (pgl_loop_direct_io(be->loopdev) != 1)
+		fprintf(stderr,
+			"pgload compare: %s: the loop device on \"%s\" could not use direct I/O "
+			"(the file system under it has none): what it reads may come from the "
+			"page cache\n",
+			be->loopdev, file);
 	const struct pgl_queue_conf *q = &be->o->queue;
 	if (!q->elevator && q->rotational < 0 && !(q->sets && q->sets[0]))
 		return 0;

@@ -15,11 +15,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -210,11 +212,30 @@ int pgl_queue_apply(const char *dev, const struct pgl_queue_conf *q)
 	return 0;
 }
 
+/* loop_path() -- /sys/block/DEV/loop/NAME of loop device /dev/DEV. */
+static void loop_path(char *buf, size_t cap, const char *dev, const char *name)
+{
+	const char *base = strrchr(dev, '/');
+	snprintf(buf, cap, "/sys/block/%s/loop/%s", base ? base + 1 : dev, name);
+}
+
+int pgl_loop_direct_io(const char *dev)
+{
+	char path[256], line[32];
+	loop_path(path, sizeof(path), dev, "dio");
+	if (read_line(path, line, sizeof(line)) < 0)
+		return -errno;
+	return strcmp(line, "1") == 0;
+}
+
 int pgl_queue_read(const char *dev, struct pgl_queue_state *st)
 {
 	char path[256], line[512];
 	memset(st, 0, sizeof(*st));
 	snprintf(st->device, sizeof(st->device), "%s", dev);
+	st->direct_io = pgl_loop_direct_io(dev);
+	if (st->direct_io < 0)
+		st->direct_io = -1;
 	queue_path(path, sizeof(path), dev, false, "scheduler");
 	if (read_line(path, line, sizeof(line)) < 0)
 		return -errno;
@@ -245,64 +266,139 @@ int pgl_queue_read(const char *dev, struct pgl_queue_state *st)
 
 /* ---- streaming figures -------------------------------------------------- */
 
-/* stream_read() -- read FD from the start, BYTES at most, timed; MB/s (1e6). */
-static int stream_read(int fd, uint64_t bytes, char *buf, double *mb_s)
+/* drop_file() -- what the page cache holds of FILE: written back, then
+ * dropped (pages still dirty or mapped stay; a cold read says nothing about
+ * them). */
+static void drop_file(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	fdatasync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+}
+
+/*
+ * drop_device() -- every cached copy of block device DEV's contents: its
+ * own page cache (the file system's metadata in it too) and, for a loop
+ * device, its backing file's pages in the page cache of the file system
+ * under it (an image written by mkfs before it was attached, or any read
+ * if direct I/O could not be turned on): a figure read after it comes from
+ * the disk under the image, not from memory.
+ */
+static void drop_device(const char *dev)
+{
+	char path[256], backing[4096];
+	int fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ioctl(fd, BLKFLSBUF, 0); /* as hdparm -t */
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+	loop_path(path, sizeof(path), dev, "backing_file");
+	if (read_line(path, backing, sizeof(backing)) == 0 && backing[0] == '/')
+		drop_file(backing);
+}
+
+/* A stretch of a file or device to read. */
+struct stretch {
+	uint64_t off, len;
+};
+
+#define MAX_STRETCHES 256
+
+/* read_stretches() -- read the N stretches of FD in order, timed; MB/s (1e6). */
+static int read_stretches(int fd, const struct stretch *st, int n, char *buf, double *mb_s)
 {
 	uint64_t done = 0;
 	double t0 = pgl_now();
-	while (done < bytes) {
-		size_t want = bytes - done < STREAM_CHUNK ? (size_t)(bytes - done) : STREAM_CHUNK;
-		ssize_t n = read(fd, buf, want);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		done += (uint64_t)n;
-		if (atomic_load(&pgl_interrupted))
-			return -EINTR;
+	for (int i = 0; i < n; i++) {
+		for (uint64_t at = 0; at < st[i].len;) {
+			uint64_t left = st[i].len - at;
+			size_t want = left < STREAM_CHUNK ? (size_t)left : STREAM_CHUNK;
+			ssize_t got = pread(fd, buf, want, (off_t)(st[i].off + at));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0)
+				return -errno;
+			if (got == 0)
+				break;
+			at += (uint64_t)got;
+			done += (uint64_t)got;
+			if (atomic_load(&pgl_interrupted))
+				return -EINTR;
+		}
 	}
 	double secs = pgl_now() - t0;
 	*mb_s = secs > 0 ? (double)done / 1e6 / secs : 0;
 	return 0;
 }
 
-int pgl_stream_device(const char *dev, uint64_t bytes, double *mb_s)
+/*
+ * file_stretches() -- where the first BYTES of FD lie on its device
+ * (FIEMAP), at most MAX stretches into ST, in the file's order.  Returns
+ * how many; 0 if the file system does not say (or the data is not where a
+ * read of the device finds it: inline, encoded, not yet allocated).
+ */
+static int file_stretches(int fd, uint64_t bytes, struct stretch *st, int max)
 {
-	char *buf = malloc(STREAM_CHUNK);
-	int fd = open(dev, O_RDONLY | O_CLOEXEC), ret = 0;
-	*mb_s = 0;
-	if (fd < 0 || !buf) {
-		ret = fd < 0 ? -errno : -ENOMEM;
-		goto out;
+	struct fiemap *fm = calloc(1, sizeof(*fm) + (size_t)max * sizeof(fm->fm_extents[0]));
+	int n = 0;
+	if (!fm)
+		return 0;
+	fm->fm_start = 0;
+	fm->fm_length = bytes;
+	fm->fm_flags = FIEMAP_FLAG_SYNC;
+	fm->fm_extent_count = (unsigned)max;
+	if (ioctl(fd, FS_IOC_FIEMAP, fm) == 0) {
+		const unsigned bad = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
+				     FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_DATA_INLINE |
+				     FIEMAP_EXTENT_NOT_ALIGNED | FIEMAP_EXTENT_UNWRITTEN;
+		for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
+			const struct fiemap_extent *e = &fm->fm_extents[i];
+			if (e->fe_flags & bad) {
+				n = 0;
+				break;
+			}
+			st[n++] = (struct stretch){e->fe_physical, e->fe_length};
+		}
 	}
-	/* as hdparm -t: from the disk, not from the page cache */
-	ioctl(fd, BLKFLSBUF, 0);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	ret = stream_read(fd, bytes, buf, mb_s);
-out:
-	if (ret < 0 && ret != -EINTR)
-		fprintf(stderr, "pgload compare: could not read %s: %s\n", dev, strerror(-ret));
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return ret;
+	free(fm);
+	return n;
 }
 
-int pgl_stream_file(const char *dir, uint64_t bytes, double *write_mb_s, double *read_mb_s)
+/* resident_pct() -- how much of FD's first BYTES the page cache holds, in %
+ * (mincore() of a mapping, which reads nothing in); 0 if it cannot tell. */
+static double resident_pct(int fd, uint64_t bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t npages = (size_t)((bytes + (uint64_t)page - 1) / (uint64_t)page), in = 0;
+	unsigned char *vec = malloc(npages ? npages : 1);
+	void *map = bytes ? mmap(NULL, (size_t)bytes, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+	if (vec && map != MAP_FAILED && mincore(map, (size_t)bytes, vec) == 0)
+		for (size_t i = 0; i < npages; i++)
+			in += vec[i] & 1;
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)bytes);
+	free(vec);
+	return npages ? 100.0 * (double)in / (double)npages : 0;
+}
+
+int pgl_stream(const char *dir, const char *dev, uint64_t bytes, struct pgl_stream *out)
 {
 	char path[1100];
 	char *buf = malloc(STREAM_CHUNK);
-	int ret = 0;
-	*write_mb_s = *read_mb_s = 0;
+	struct stretch *st = calloc(MAX_STRETCHES, sizeof(*st));
+	int ret = 0, dfd = -1;
+	*out = (struct pgl_stream){.dev_mb_s = dev ? 0 : -1};
 	snprintf(path, sizeof(path), "%s/stream.dat", dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || !buf) {
+	if (fd < 0 || !buf || !st) {
 		ret = fd < 0 ? -errno : -ENOMEM;
 		goto out;
 	}
-	/* a large write + sync, then dd if=big-file of=/dev/null */
+	/* a large write + sync */
 	memset(buf, 'p', STREAM_CHUNK);
 	double t0 = pgl_now();
 	for (uint64_t done = 0; done < bytes && ret == 0; done += STREAM_CHUNK) {
@@ -316,20 +412,43 @@ int pgl_stream_file(const char *dir, uint64_t bytes, double *write_mb_s, double 
 	double secs = pgl_now() - t0;
 	if (ret < 0)
 		goto out;
-	*write_mb_s = secs > 0 ? (double)bytes / 1e6 / secs : 0;
+	out->write_mb_s = secs > 0 ? (double)bytes / 1e6 / secs : 0;
+	if (dev) {
+		/* as hdparm -t, where the file lies: the start of a fresh image
+		 * is mostly holes, which read as zeros without touching a disk */
+		int n = file_stretches(fd, bytes, st, MAX_STRETCHES);
+		if (n == 0) {
+			st[0] = (struct stretch){0, bytes};
+			n = 1;
+		}
+		if ((dfd = open(dev, O_RDONLY | O_CLOEXEC)) < 0) {
+			ret = -errno;
+			goto out;
+		}
+		syncfs(fd);
+		drop_device(dev);
+		if ((ret = read_stretches(dfd, st, n, buf, &out->dev_mb_s)) < 0)
+			goto out;
+	}
+	/* as dd if=big-file of=/dev/null, cold: the file's pages, then the
+	 * device's and the image's under it */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		ret = -errno;
-	else
-		ret = stream_read(fd, bytes, buf, read_mb_s);
+	if (dev)
+		drop_device(dev);
+	out->resident_pct = resident_pct(fd, bytes);
+	st[0] = (struct stretch){0, bytes};
+	ret = read_stretches(fd, st, 1, buf, &out->read_mb_s);
 out:
 	if (ret < 0 && ret != -EINTR)
-		fprintf(stderr, "pgload compare: could not stream through \"%s\": %s\n", path,
-			strerror(-ret));
+		fprintf(stderr, "pgload compare: could not stream through \"%s\"%s%s: %s\n", path,
+			dev ? " and " : "", dev ? dev : "", strerror(-ret));
+	if (dfd >= 0)
+		close(dfd);
 	if (fd >= 0) {
 		close(fd);
 		unlink(path);
 	}
+	free(st);
 	free(buf);
 	return ret;
 }

@@ -120,16 +120,22 @@ static int stream(const struct cmp *m, struct cell *c)
 {
 	uint64_t bytes = (uint64_t)m->stream_mb << 20;
 	const char *dev = pgl_backend_device(c->be);
-	int ret = 0;
+	struct pgl_stream st;
 	c->stream_dev = c->stream_write = c->stream_read = -1;
 	if (!m->stream_mb)
 		return 0;
 	if (pgl_step("stream", "measuring streaming reads and writes of %s",
 		     dev ? dev : pgl_backend_root(c->be)))
 		return -EINTR;
-	if (dev && (ret = pgl_stream_device(dev, bytes, &c->stream_dev)) < 0)
+	int ret = pgl_stream(pgl_backend_root(c->be), dev, bytes, &st);
+	if (ret < 0)
 		return ret;
-	return pgl_stream_file(pgl_backend_root(c->be), bytes, &c->stream_write, &c->stream_read);
+	c->stream_dev = st.dev_mb_s;
+	c->stream_write = st.write_mb_s;
+	c->stream_read = st.read_mb_s;
+	/* tmpfs's medium is the page cache: nothing to drop, nothing to judge */
+	c->stream_resident_pct = strcmp(c->spec->fs, "tmpfs") == 0 ? -1 : st.resident_pct;
+	return 0;
 }
 
 /* settle() -- untimed: what the cluster has written goes to the disks now,

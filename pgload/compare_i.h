@@ -29,6 +29,15 @@
 #define CV_LIMIT_PCT	  10.0		       /* a cell with a higher CV is flagged */
 #define DEFAULT_SIZE	  (4ULL << 30)	       /* --size */
 #define DEFAULT_STREAM_MB 64		       /* --stream-mb */
+/* A "cold" file read that found more than STREAM_CACHED_PCT of the file in
+ * the page cache, or was more than STREAM_CACHED_RATIO times as fast as the
+ * device read of the same bytes, came from a cache: the report calls it
+ * cached, not a result.  The ratio leaves room for the noise of a shared
+ * machine (a file read 0.4 to 2.8 times its device read was seen on a
+ * loaded virtual machine, guest caches dropped); a read from the page
+ * cache is several times faster than that. */
+#define STREAM_CACHED_PCT   10.0
+#define STREAM_CACHED_RATIO 3.0
 
 /* The background load during the import (--load), as contest's. */
 enum load_kind { LOAD_NONE, LOAD_IO, LOAD_READ };
@@ -100,7 +109,8 @@ struct cell {
 	bool has_queue;
 	char disk_stats[4096]; /* pgdisk's stats after the last round ("NAME VALUE" lines) */
 	double stream_dev, stream_write, stream_read; /* MB/s; < 0: not measured */
-	double *oltp_lat;			      /* --oltp: every window latency, ms */
+	double stream_resident_pct; /* of the file read, cached as the read began; -1: tmpfs */
+	double *oltp_lat;	    /* --oltp: every window latency, ms */
 	size_t oltp_n, oltp_cap;
 	double oltp_secs;
 	uint64_t oltp_errors;
@@ -220,6 +230,10 @@ void pgl_cmp_summarize(struct cmp *m);
 
 /* pgl_cmp_noisy() -- C's import times vary by more than CV_LIMIT_PCT. */
 bool pgl_cmp_noisy(const struct cell *c);
+
+/* pgl_cmp_stream_cached() -- C's "cold" file read came from a cache (see
+ * STREAM_CACHED_PCT): it is no figure of the disk. */
+bool pgl_cmp_stream_cached(const struct cell *c);
 
 /* pgl_cmp_lat_ops() -- requests of class K in a latency snapshot. */
 uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k);

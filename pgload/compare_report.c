@@ -124,7 +124,8 @@ static void json_oltp(FILE *f, const struct cmp *m, const struct oltp_figures *o
 		o->p99, o->p999, o->max);
 }
 
-/* json_stream_value() -- a streaming figure, or null if not measured. */
+/* json_mb_s() -- "NAME": a streaming figure (MB/s, %), or null if not
+ * measured (V < 0). */
 static void json_mb_s(FILE *f, const char *name, double v)
 {
 	fprintf(f, "\"%s\": ", name);
@@ -147,6 +148,10 @@ static void json_cell_devices(FILE *f, const struct cell *c)
 		json_str_write(f, c->queue.device);
 		fprintf(f, ", \"elevator\": ");
 		json_str_write(f, c->queue.elevator);
+		fprintf(f, ", \"direct_io\": %s",
+			c->queue.direct_io < 0 ? "null"
+			: c->queue.direct_io   ? "true"
+					       : "false");
 		fprintf(f, ", \"tunables\": {");
 		for (int k = 0; k < c->queue.n; k++) {
 			fprintf(f, "%s", k ? ", " : "");
@@ -190,7 +195,12 @@ static void json_cell_devices(FILE *f, const struct cell *c)
 		fprintf(f, ", ");
 		json_mb_s(f, "file_write_mb_s", c->stream_write);
 		fprintf(f, ", ");
-		json_mb_s(f, "file_read_mb_s", c->stream_read);
+		bool cached = pgl_cmp_stream_cached(c);
+		json_mb_s(f, "file_read_mb_s", cached ? -1 : c->stream_read);
+		fprintf(f, ", ");
+		json_mb_s(f, "file_read_cached_mb_s", cached ? c->stream_read : -1);
+		fprintf(f, ", ");
+		json_mb_s(f, "file_resident_pct", c->stream_resident_pct);
 		fprintf(f, "}");
 	}
 	fprintf(f, ",\n");

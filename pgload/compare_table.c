@@ -58,16 +58,29 @@ static void print_devices(const struct cmp *m, FILE *f, int w)
 			m->stream_mb);
 		fprintf(f, "%-*s %12s %11s %10s\n", w, "Backend/profile", "device read",
 			"file write", "file read");
+		bool cached = false;
 		for (int i = 0; i < m->ncell; i++) {
 			const struct cell *c = &m->cell[i];
 			if (c->stream_read < 0)
 				continue;
-			char dev[32] = "-";
+			char dev[32] = "-", rd[32];
 			if (c->stream_dev >= 0)
 				snprintf(dev, sizeof(dev), "%.1f", c->stream_dev);
-			fprintf(f, "%-*s %12s %11.1f %10.1f\n", w, c->label, dev, c->stream_write,
-				c->stream_read);
+			snprintf(rd, sizeof(rd), "%.1f", c->stream_read);
+			if (pgl_cmp_stream_cached(c))
+				snprintf(rd, sizeof(rd), "cached");
+			cached |= pgl_cmp_stream_cached(c);
+			fprintf(f, "%-*s %12s %11.1f %10s\n", w, c->label, dev, c->stream_write,
+				rd);
 		}
+		if (cached)
+			fprintf(
+			    f,
+			    "cached: the file was still in the page cache as its read began "
+			    "(over %.0f %%), or its read was over %.0f times the device read of "
+			    "the same bytes: it came from a cache, not the disk (results.json "
+			    "has the figure)\n",
+			    STREAM_CACHED_PCT, STREAM_CACHED_RATIO);
 	}
 	if (queue) {
 		fprintf(f, "\nBlock queues as read back (elevator, then its tunables and the "
@@ -79,6 +92,8 @@ static void print_devices(const struct cmp *m, FILE *f, int w)
 			fprintf(f, "%-*s %s", w, c->label, c->queue.elevator);
 			for (int k = 0; k < c->queue.n; k++)
 				fprintf(f, " %s=%s", c->queue.attr[k].name, c->queue.attr[k].value);
+			if (c->queue.direct_io >= 0)
+				fprintf(f, " loop.direct_io=%d", c->queue.direct_io);
 			fprintf(f, "\n");
 		}
 	}

@@ -78,6 +78,13 @@ uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k)
 	return io->v[k][PGL_IO_READ_OPS] + io->v[k][PGL_IO_WRITE_OPS] + io->v[k][PGL_IO_SYNC_OPS];
 }
 
+bool pgl_cmp_stream_cached(const struct cell *c)
+{
+	return c->stream_read >= 0 &&
+	       (c->stream_resident_pct > STREAM_CACHED_PCT ||
+		(c->stream_dev > 0 && c->stream_read > STREAM_CACHED_RATIO * c->stream_dev));
+}
+
 bool pgl_cmp_noisy(const struct cell *c)
 {
 	return c->ns > 1 && c->cv > CV_LIMIT_PCT;
@@ -125,7 +132,7 @@ static double fig_cell(const struct figure *fig, const struct cell *c)
 	case FIG_STREAM_DEV:
 		return c->stream_dev;
 	case FIG_STREAM_READ:
-		return c->stream_read;
+		return pgl_cmp_stream_cached(c) ? -1 : c->stream_read;
 	}
 	return -1;
 }

@@ -201,6 +201,7 @@ int pgl_queue_apply(const char *dev, const struct pgl_queue_conf *q);
 struct pgl_queue_state {
 	char device[64];
 	char elevator[32];
+	int direct_io; /* a loop device's loop/dio: 1 on, 0 off; -1: not a loop device */
 	int n;
 	struct {
 		char name[32];
@@ -212,20 +213,32 @@ struct pgl_queue_state {
  * the elevator's tunables.  Returns 0 or -errno. */
 int pgl_queue_read(const char *dev, struct pgl_queue_state *st);
 
-/*
- * pgl_stream_device() -- as `hdparm -t`: read BYTES of block device DEV
- * from its start, buffered (the queue's readahead applies) after dropping
- * its page cache; *MB_S in MB/s (10^6 bytes).  Returns 0, -EINTR or -errno
- * after saying why.
- */
-int pgl_stream_device(const char *dev, uint64_t bytes, double *mb_s);
+/* pgl_loop_direct_io() -- whether loop device DEV reads and writes its
+ * backing file with direct I/O (sysfs loop/dio): 1 or 0, or -errno (not a
+ * loop device). */
+int pgl_loop_direct_io(const char *dev);
+
+/* The raw streaming figures of a back end, MB/s of 10^6 bytes. */
+struct pgl_stream {
+	double dev_mb_s;     /* the device's own reads where the file lies; -1: no device */
+	double write_mb_s;   /* the file written and fsynced */
+	double read_mb_s;    /* the file read back, cold */
+	double resident_pct; /* of the file, in the page cache as its read began */
+};
 
 /*
- * pgl_stream_file() -- as `dd`: write a file of BYTES in DIR and fsync it
- * (*WRITE_MB_S), drop it from the page cache, read it back (*READ_MB_S),
- * remove it.  Returns 0, -EINTR or -errno after saying why.
+ * pgl_stream() -- the raw streaming figures of a back end, as `dd` and
+ * `hdparm -t` give them: write a file of BYTES in DIR and fsync it; if DIR
+ * is on block device DEV (else NULL), read where the file lies on DEV (the
+ * device's own reads, buffered, the queue's readahead applying); read the
+ * file back; remove it.  Before each read every cached copy is dropped:
+ * the file's pages, DEV's page cache and, for a loop device, its backing
+ * file's pages; how much of the file is still cached as its read begins
+ * is measured (a cache below this machine's, such as a virtual machine's
+ * host's, is beyond reach).  The figures into *OUT.  Returns 0, -EINTR or
+ * -errno after saying why.
  */
-int pgl_stream_file(const char *dir, uint64_t bytes, double *write_mb_s, double *read_mb_s);
+int pgl_stream(const char *dir, const char *dev, uint64_t bytes, struct pgl_stream *out);
 
 /* ---- for the back ends: the test bed's own helpers (testbed.c) --------- */
 
