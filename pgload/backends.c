@@ -31,10 +31,13 @@ struct pgl_backend {
 	struct pgl_testbed *tb;
 	const struct pgl_backend_spec *spec;
 	const struct pgl_backend_opts *o;
-	char dir[256];	 /* the caller's directory in the test bed */
-	char root[1024]; /* the back end's directory for the cluster */
-	char img[1100];	 /* a file system or disk image, or "" */
-	char loopdev[64];
+	char dir[256];			     /* the caller's directory in the test bed */
+	char root[1024];		     /* the back end's directory for the cluster */
+	char img[1100];			     /* a file system or disk image, or "" */
+	char blkdev[128];		     /* the block device the file system is on, or "" */
+	bool loop;			     /* blkdev is a loop device made here */
+	struct pgl_queue_state queue_before; /* dev:DEVICE:FS: its queue, to restore */
+	bool queue_changed;
 	char diskmnt[300]; /* pgdisk's mount point (model back ends), or "" */
 	char imgdir[300];  /* the tmpfs holding a modelled disk's image, or "" */
 	char mnt[300];	   /* the file system's (or tmpfs's) mount point, once mounted */
@@ -43,13 +46,14 @@ struct pgl_backend {
 
 /* One kind of back end. */
 struct pgl_backend_ops {
-	/* check() -- before anything is made (NULL: nothing to check) */
-	int (*check)(const struct pgl_backend_spec *spec);
+	/* check() -- before anything is made (NULL: nothing to check); DESTROY:
+	 * the devices --destroy-device names, NULL-terminated */
+	int (*check)(const struct pgl_backend_spec *spec, const char *const *destroy);
 	/* up() -- set BE up: be->root is then a fresh directory on it */
 	int (*up)(struct pgl_backend *be);
 	/* down() -- more than the generic tear-down, after it (NULL: none) */
 	void (*down)(struct pgl_backend *be);
-	bool blockdev; /* a file system on a loop device */
+	bool blockdev; /* a file system on a block device (a loop device, or the user's) */
 };
 
 /* ---- back ends ------------------------------------------------------------ */
@@ -109,7 +113,7 @@ static int tmpfs_up(struct pgl_backend *be)
 }
 
 /* loop_check() -- root, the back end's mkfs and losetup. */
-static int loop_check(const struct pgl_backend_spec *spec)
+static int loop_check(const struct pgl_backend_spec *spec, const char *const *destroy)
 {
 	char mkfs[32], path[4096];
 	if (geteuid() != 0) {
@@ -134,12 +138,12 @@ static int loop_check(const struct pgl_backend_spec *spec)
 
 /* model_check() -- as loop_check() (but mkfs for an image), and /dev/fuse
  * for pgdisk. */
-static int model_check(const struct pgl_backend_spec *spec)
+static int model_check(const struct pgl_backend_spec *spec, const char *const *destroy)
 {
 	struct pgl_backend_spec fresh = *spec;
 	if (spec->path) /* its file system is there: it needs no mkfs */
 		snprintf(fresh.fs, sizeof(fresh.fs), "ext2");
-	int ret = loop_check(&fresh);
+	int ret = loop_check(&fresh, destroy);
 	if (ret == 0 && access("/dev/fuse", R_OK | W_OK) < 0) {
 		ret = -errno;
 		fprintf(stderr,
@@ -173,17 +177,21 @@ static int mkfs(struct pgl_backend *be, const char *target)
 {
 	char mkfs[32];
 	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", be->spec->fs);
-	/* on a modelled disk, the inode tables and the journal at once, not by
-	 * a kernel thread under the runs (pgdisk.md) */
+	/* on a modelled disk or the user's, the inode tables and the journal at
+	 * once, not by a kernel thread under the runs (pgdisk.md) */
 	char *xfs[] = {mkfs, "-q", "-f", (char *)target, NULL};
 	char *ext[] = {mkfs, "-q", "-F", (char *)target, NULL};
 	char *ext_now[] = {
 	    mkfs, "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", (char *)target, NULL};
-	char **argv = strcmp(be->spec->fs, "xfs") == 0 ? xfs : be->spec->model ? ext_now : ext;
+	char **argv = strcmp(be->spec->fs, "xfs") == 0	       ? xfs
+		      : be->spec->model || be->spec->device[0] ? ext_now
+							       : ext;
 	if (pgl_step("mkfs", "running %s on %s", mkfs, target))
 		return -EINTR;
 	return pgl_run_ok("compare: mkfs", argv, NULL, 0);
 }
+
+static int setup_queue(struct pgl_backend *be);
 
 /*
  * attach() -- a loop device on FILE with direct I/O, and its queue as the
@@ -211,23 +219,30 @@ static int attach(struct pgl_backend *be, const char *file)
 			file, out);
 		return -EIO;
 	}
-	snprintf(be->loopdev, sizeof(be->loopdev), "%.*s", (int)strcspn(dev, "\n"), dev);
-	if (pgl_loop_direct_io(be->loopdev) != 1)
+	snprintf(be->blkdev, sizeof(be->blkdev), "%.*s", (int)strcspn(dev, "\n"), dev);
+	be->loop = true;
+	if (pgl_loop_direct_io(be->blkdev) != 1)
 		fprintf(stderr,
 			"pgload compare: %s: the loop device on \"%s\" could not use direct I/O "
 			"(the file system under it has none): what it reads may come from the "
 			"page cache\n",
-			be->loopdev, file);
+			be->blkdev, file);
+	return setup_queue(be);
+}
+
+/* setup_queue() -- the queue of BE's block device as the options say. */
+static int setup_queue(struct pgl_backend *be)
+{
 	const struct pgl_queue_conf *q = &be->o->queue;
 	if (!q->elevator && q->rotational < 0 && !(q->sets && q->sets[0]))
 		return 0;
-	if (pgl_step("queue", "setting up the queue of %s (elevator %s)", be->loopdev,
+	if (pgl_step("queue", "setting up the queue of %s (elevator %s)", be->blkdev,
 		     q->elevator ? q->elevator : "as it is"))
 		return -EINTR;
-	return pgl_queue_apply(be->loopdev, q);
+	return pgl_queue_apply(be->blkdev, q);
 }
 
-/* mount_fs() -- mount the loop device at DIR/fs: the back end's root. */
+/* mount_fs() -- mount the block device at DIR/fs: the back end's root. */
 static int mount_fs(struct pgl_backend *be)
 {
 	char fs[300];
@@ -235,12 +250,12 @@ static int mount_fs(struct pgl_backend *be)
 	snprintf(fs, sizeof(fs), "%s/fs", be->dir);
 	if ((ret = pgl_testbed_mkdir_path(fs)) < 0)
 		return ret;
-	if (pgl_step("mount", "mounting %s (%s) at %s", be->loopdev, be->spec->fs, fs))
+	if (pgl_step("mount", "mounting %s (%s) at %s", be->blkdev, be->spec->fs, fs))
 		return -EINTR;
-	if (mount(be->loopdev, fs, be->spec->fs, MS_NOSUID | MS_NODEV, NULL) < 0) {
+	if (mount(be->blkdev, fs, be->spec->fs, MS_NOSUID | MS_NODEV, NULL) < 0) {
 		ret = -errno;
 		fprintf(stderr, "pgload compare: could not mount %s (%s on %s) at \"%s\": %s\n",
-			be->loopdev, be->spec->fs, be->img, fs, strerror(-ret));
+			be->blkdev, be->spec->fs, be->img, fs, strerror(-ret));
 		return ret;
 	}
 	be->mounted = true;
@@ -362,8 +377,8 @@ static int model_up(struct pgl_backend *be)
 	if ((ret = pgl_run_ok("compare: pgdisk", argv, NULL, 0)) < 0)
 		return ret;
 	snprintf(disk, sizeof(disk), "%s/disk", be->diskmnt);
-	if ((ret = attach(be, disk)) < 0 ||
-	    (!be->spec->path && (ret = mkfs(be, be->loopdev)) < 0) || (ret = mount_fs(be)) < 0)
+	if ((ret = attach(be, disk)) < 0 || (!be->spec->path && (ret = mkfs(be, be->blkdev)) < 0) ||
+	    (ret = mount_fs(be)) < 0)
 		return ret;
 	if (be->spec->path) {
 		char template[sizeof(be->root)];
@@ -395,10 +410,52 @@ static void model_down(struct pgl_backend *be)
 	}
 }
 
+/* dev_check() -- as loop_check(), and DEVICE is the user's to destroy
+ * (blkdev.c): named by --destroy-device, used by nothing. */
+static int dev_check(const struct pgl_backend_spec *spec, const char *const *destroy)
+{
+	int ret = loop_check(spec, destroy);
+	return ret < 0 ? ret : pgl_blkdev_check(spec->arg, spec->device, destroy);
+}
+
+/*
+ * dev:DEVICE:FS -- the user's device: its queue set up as the options say
+ * (what it was is kept, and given back by dev_down()), the file system
+ * made afresh on it, mounted at DIR/fs.
+ */
+static int dev_up(struct pgl_backend *be)
+{
+	int ret;
+	snprintf(be->blkdev, sizeof(be->blkdev), "%s", be->spec->device);
+	const struct pgl_queue_conf *q = &be->o->queue;
+	if (q->elevator || q->rotational >= 0 || (q->sets && q->sets[0])) {
+		if ((ret = pgl_queue_read(be->blkdev, &be->queue_before)) < 0) {
+			fprintf(stderr, "pgload compare: could not read the queue of %s: %s\n",
+				be->blkdev, strerror(-ret));
+			return ret;
+		}
+		be->queue_changed = true;
+		if ((ret = setup_queue(be)) < 0)
+			return ret;
+	}
+	if ((ret = mkfs(be, be->blkdev)) < 0)
+		return ret;
+	return mount_fs(be);
+}
+
+/* dev_down() -- after the unmount: the device's queue as it was. */
+static void dev_down(struct pgl_backend *be)
+{
+	if (be->queue_changed)
+		pgl_queue_restore(be->blkdev, &be->queue_before);
+}
+
 static const struct pgl_backend_ops loop_ops = {
     .check = loop_check, .up = loop_up, .blockdev = true};
 static const struct pgl_backend_ops model_ops = {
     .check = model_check, .up = model_up, .down = model_down, .blockdev = true};
+static const struct pgl_backend_ops dev_ops = {
+    .check = dev_check, .up = dev_up, .down = dev_down, .blockdev = true};
 static const struct pgl_backend_ops tmpfs_ops = {.up = tmpfs_up};
 static const struct pgl_backend_ops dir_ops = {.up = dir_up};
 
@@ -434,6 +491,31 @@ static int server_cannot_reach(const char *path)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 0;
 }
 
+/* dev_parse() -- "dev:DEVICE:FS" into B; named "dev:NAME:FS" by the
+ * device's file name. */
+static int dev_parse(const char *arg, struct pgl_backend_spec *b)
+{
+	const char *dev = arg + 4, *colon = strrchr(dev, ':');
+	const char *fs = colon ? colon + 1 : "";
+	b->ops = &dev_ops;
+	b->arg = arg;
+	for (size_t i = 0; i < NELEM(fs_names); i++)
+		if (strcmp(fs, fs_names[i]) == 0)
+			snprintf(b->fs, sizeof(b->fs), "%s", fs_names[i]);
+	if (dev[0] != '/' || !colon || (size_t)(colon - dev) >= sizeof(b->device) || !b->fs[0]) {
+		fprintf(stderr,
+			"pgload compare: back end \"%s\": dev:DEVICE:FS expected, DEVICE an "
+			"absolute path and FS one of ext2, ext3, ext4, xfs (such as "
+			"dev:/dev/sdb1:xfs)\n",
+			arg);
+		return -EINVAL;
+	}
+	snprintf(b->device, sizeof(b->device), "%.*s", (int)(colon - dev), dev);
+	const char *base = strrchr(b->device, '/') + 1;
+	snprintf(b->name, sizeof(b->name), "dev:%.40s:%s", base, b->fs);
+	return 0;
+}
+
 int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 {
 	struct stat st;
@@ -464,6 +546,8 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 		}
 		return 0;
 	}
+	if (strncmp(arg, "dev:", 4) == 0)
+		return dev_parse(arg, b);
 	if (strcmp(arg, "tmpfs") == 0) {
 		b->ops = &tmpfs_ops;
 		snprintf(b->name, sizeof(b->name), "tmpfs");
@@ -504,7 +588,7 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 	else
 		fprintf(stderr,
 			"pgload compare: unknown back end \"%s\" (ext2, ext3, ext4, xfs, tmpfs, "
-			"dir:PATH, or a modelled disk: hdd:FS, ssd:FS)\n",
+			"dir:PATH, a modelled disk: hdd:FS, ssd:FS, or a device: dev:DEVICE:FS)\n",
 			arg);
 	return -EINVAL;
 }
@@ -535,9 +619,9 @@ int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk)
 	return -EINVAL;
 }
 
-int pgl_backend_check(const struct pgl_backend_spec *spec)
+int pgl_backend_check(const struct pgl_backend_spec *spec, const char *const *destroy)
 {
-	return spec->ops->check ? spec->ops->check(spec) : 0;
+	return spec->ops->check ? spec->ops->check(spec, destroy) : 0;
 }
 
 bool pgl_backend_blockdev(const struct pgl_backend_spec *spec)
@@ -576,7 +660,7 @@ const char *pgl_backend_root(const struct pgl_backend *be)
 
 const char *pgl_backend_device(const struct pgl_backend *be)
 {
-	return be->loopdev[0] ? be->loopdev : NULL;
+	return be->blkdev[0] ? be->blkdev : NULL;
 }
 
 int pgl_backend_disk_stats(const struct pgl_backend *be, char *buf, size_t cap)
@@ -604,7 +688,7 @@ int pgl_backend_down(struct pgl_backend *be)
 		return 0;
 	if (be->mounted)
 		pgl_testbed_unmount_under(be->mnt, false);
-	if (be->loopdev[0])
+	if (be->loop)
 		pgl_testbed_detach_loops_under(be->dir);
 	if (be->spec->ops->down)
 		be->spec->ops->down(be);

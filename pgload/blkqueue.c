@@ -143,12 +143,20 @@ bool pgl_elevator_in(const char *list, const char *name)
 	return false;
 }
 
-/* queue_path() -- /sys/block/DEV/queue/[iosched/]NAME of /dev/DEV. */
+/* queue_path() -- /sys/block/DEV/queue/[iosched/]NAME of /dev/DEV; of a
+ * partition, its disk's (/sys/class/block/PART/../queue). */
 static void queue_path(char *buf, size_t cap, const char *dev, bool iosched, const char *name)
 {
 	const char *base = strrchr(dev, '/');
-	snprintf(buf, cap, "/sys/block/%s/queue/%s%s", base ? base + 1 : dev,
-		 iosched ? "iosched/" : "", name);
+	base = base ? base + 1 : dev;
+	snprintf(buf, cap, "/sys/class/block/%s/partition", base);
+	bool part = access(buf, F_OK) == 0;
+	if (part)
+		snprintf(buf, cap, "/sys/class/block/%s/../queue/%s%s", base,
+			 iosched ? "iosched/" : "", name);
+	else
+		snprintf(buf, cap, "/sys/block/%s/queue/%s%s", base, iosched ? "iosched/" : "",
+			 name);
 }
 
 /* queue_write() -- VALUE into the queue file of DEV; says why on failure. */
@@ -210,6 +218,31 @@ int pgl_queue_apply(const char *dev, const struct pgl_queue_conf *q)
 			return ret;
 	}
 	return 0;
+}
+
+int pgl_queue_restore(const char *dev, const struct pgl_queue_state *before)
+{
+	struct pgl_queue_state now;
+	int ret = 0, r;
+	if ((r = pgl_queue_read(dev, &now)) < 0)
+		return r;
+	if (before->elevator[0] && strcmp(now.elevator, before->elevator) != 0 &&
+	    (r = queue_write(dev, false, "scheduler", before->elevator)) < 0)
+		ret = r;
+	if ((r = pgl_queue_read(dev, &now)) < 0)
+		return ret < 0 ? ret : r;
+	for (int i = 0; i < before->n; i++) {
+		const char *name = before->attr[i].name;
+		const struct pgl_queue_tunable *t = pgl_queue_tunable_find(name);
+		bool elevator = t && t->elevator;
+		for (int k = 0; k < now.n; k++)
+			if (strcmp(now.attr[k].name, name) == 0 &&
+			    strcmp(now.attr[k].value, before->attr[i].value) != 0 &&
+			    (r = queue_write(dev, elevator, name, before->attr[i].value)) < 0 &&
+			    ret == 0)
+				ret = r;
+	}
+	return ret;
 }
 
 /* loop_path() -- /sys/block/DEV/loop/NAME of loop device /dev/DEV. */

@@ -121,6 +121,8 @@ static int stream(const struct cmp *m, struct cell *c)
 	uint64_t bytes = (uint64_t)m->stream_mb << 20;
 	const char *dev = pgl_backend_device(c->be);
 	struct pgl_stream st;
+	if (c->streamed) /* a cell set up again (a device taken in turns): once is enough */
+		return 0;
 	c->stream_dev = c->stream_write = c->stream_read = -1;
 	if (!m->stream_mb)
 		return 0;
@@ -135,6 +137,7 @@ static int stream(const struct cmp *m, struct cell *c)
 	c->stream_read = st.read_mb_s;
 	/* tmpfs's medium is the page cache: nothing to drop, nothing to judge */
 	c->stream_resident_pct = strcmp(c->spec->fs, "tmpfs") == 0 ? -1 : st.resident_pct;
+	c->streamed = true;
 	return 0;
 }
 
@@ -332,6 +335,56 @@ static int make_out(struct cmp *m, char *buf, size_t cap, bool *made)
 	return 0;
 }
 
+/* cell_finish() -- what C's back end says after its runs: the modelled
+ * disk's counters, pgiofs's latency per class. */
+static int cell_finish(struct cmp *m, struct cell *c)
+{
+	const char *mnt = c->server ? pgl_server_mount(c->server) : NULL;
+	char err[600];
+	if (c->spec->model &&
+	    pgl_backend_disk_stats(c->be, c->disk_stats, sizeof(c->disk_stats)) < 0)
+		fprintf(stderr, "pgload compare: cell %s: could not read pgdisk's stats\n",
+			c->label);
+	if (!mnt)
+		return 0;
+	if (pgl_step("latency", "reading the latency of cell %d %s", c->idx + 1, c->label))
+		return -EINTR;
+	if (pgl_io_sample(m->pgiofs, mnt, &c->lat, err, sizeof(err)) < 0)
+		fprintf(stderr, "pgload compare: cell %s: `%s stat %s --json`: %s\n", c->label,
+			m->pgiofs, mnt, err);
+	else
+		c->has_lat = c->lat.has_lat;
+	return 0;
+}
+
+/* shares_device() -- C's back end is a device (dev:DEVICE:FS) another cell
+ * is on too: they take turns on it, one file system at a time. */
+static bool shares_device(const struct cmp *m, const struct cell *c)
+{
+	for (int i = 0; i < m->ncell && c->spec->device[0]; i++)
+		if (i != c->idx && m->cell[i].spec->device[0] &&
+		    pgl_blkdev_same(m->cell[i].spec->device, c->spec->device) == 1)
+			return true;
+	return false;
+}
+
+/* take_device() -- C's turn on its device: the cell there is finished and
+ * stopped, then C is started on a file system made afresh. */
+static int take_device(struct cmp *m, struct cell *c)
+{
+	int ret;
+	for (int i = 0; i < m->ncell; i++) {
+		struct cell *o = &m->cell[i];
+		if (o == c || !o->be || !o->spec->device[0] ||
+		    pgl_blkdev_same(o->spec->device, c->spec->device) != 1)
+			continue;
+		if ((ret = cell_finish(m, o)) < 0 || (ret = cell_stop(o)) < 0)
+			return ret;
+	}
+	say(m, "cell %d: %s: its turn on %s", c->idx + 1, c->label, c->spec->device);
+	return cell_start(m, c);
+}
+
 /* run_matrix() -- start the cells, run the rounds, take the latency figures. */
 static int run_matrix(struct cmp *m)
 {
@@ -343,6 +396,8 @@ static int run_matrix(struct cmp *m)
 	struct load l = {.bytes = counter};
 	for (int i = 0; i < m->ncell; i++) {
 		pgl_step_context("cell %d %s", i + 1, m->cell[i].label);
+		if ((m->cell[i].turns = shares_device(m, &m->cell[i])))
+			continue; /* set up when its turn comes */
 		if ((ret = cell_start(m, &m->cell[i])) < 0) {
 			if (atomic_load(&pgl_interrupted))
 				ret = -EINTR;
@@ -354,6 +409,11 @@ static int run_matrix(struct cmp *m)
 			struct cell *c = &m->cell[i];
 			pgl_step_context("round %d/%d, cell %d %s", r + 1, m->runs, i + 1,
 					 c->label);
+			if (!c->be && (ret = take_device(m, c)) < 0) {
+				if (atomic_load(&pgl_interrupted))
+					ret = -EINTR;
+				goto out;
+			}
 			if ((ret = cell_run(m, c, r, &l)) < 0) {
 				if (c->server && !pgl_server_alive(c->server)) {
 					char how[128];
@@ -371,26 +431,9 @@ static int run_matrix(struct cmp *m)
 			    m->runs, c->label, s->import, s->data, s->post);
 		}
 	pgl_step_context(NULL);
-	for (int i = 0; i < m->ncell; i++) {
-		struct cell *c = &m->cell[i];
-		const char *mnt = c->server ? pgl_server_mount(c->server) : NULL;
-		char err[600];
-		if (c->spec->model &&
-		    pgl_backend_disk_stats(c->be, c->disk_stats, sizeof(c->disk_stats)) < 0)
-			fprintf(stderr, "pgload compare: cell %s: could not read pgdisk's stats\n",
-				c->label);
-		if (!mnt)
-			continue;
-		if (pgl_step("latency", "reading the latency of cell %d %s", i + 1, c->label)) {
-			ret = -EINTR;
+	for (int i = 0; i < m->ncell; i++)
+		if (m->cell[i].be && (ret = cell_finish(m, &m->cell[i])) < 0)
 			goto out;
-		}
-		if (pgl_io_sample(m->pgiofs, mnt, &c->lat, err, sizeof(err)) < 0)
-			fprintf(stderr, "pgload compare: cell %s: `%s stat %s --json`: %s\n",
-				c->label, m->pgiofs, mnt, err);
-		else
-			c->has_lat = c->lat.has_lat;
-	}
 	ret = 0;
 out:
 	pgl_step_context(NULL);

@@ -110,7 +110,9 @@ struct cell {
 	char disk_stats[4096]; /* pgdisk's stats after the last round ("NAME VALUE" lines) */
 	double stream_dev, stream_write, stream_read; /* MB/s; < 0: not measured */
 	double stream_resident_pct; /* of the file read, cached as the read began; -1: tmpfs */
-	double *oltp_lat;	    /* --oltp: every window latency, ms */
+	bool streamed;		    /* the streaming figures are taken */
+	bool turns;	  /* on a device other cells use too: set up afresh for each of its runs */
+	double *oltp_lat; /* --oltp: every window latency, ms */
 	size_t oltp_n, oltp_cap;
 	double oltp_secs;
 	uint64_t oltp_errors;
@@ -128,6 +130,8 @@ struct cmp {
 	struct pgl_backend_spec be[MAX_BACKENDS]; /* name: as the report labels it */
 	const char *be_arg[MAX_BACKENDS];	  /* as given ("fast=dir:/srv/a") */
 	int nbe;
+	const char *destroy[MAX_BACKENDS + 1]; /* --destroy-device, NULL-terminated */
+	int ndestroy;
 	const char *profile[MAX_PROFILES];
 	int nprofile;
 	struct sweep sets[MAX_SWEEPS];
@@ -170,6 +174,23 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv);
 
 /* pgl_cmp_workload() -- the phase files of workload directory DIR into M. */
 int pgl_cmp_workload(struct cmp *m, const char *dir);
+
+/* ---- the back ends (compare_backends.c) ------------------------------------ */
+
+/*
+ * pgl_cmp_backends() -- the N items of --backends (LABEL=BACKEND or
+ * BACKEND) parsed into M->be, each named for the report: its LABEL, or its
+ * name, told apart from another's by its path's end.  Returns 0, or
+ * -EINVAL after saying why.
+ */
+int pgl_cmp_backends(struct cmp *m, const char *const *items, int n);
+
+/*
+ * pgl_cmp_check_backends() -- what every back end needs, before anything
+ * is made (pgl_backend_check()); every --destroy-device names the device
+ * of a dev:DEVICE:FS back end.  Returns 0, or -errno after saying why.
+ */
+int pgl_cmp_check_backends(struct cmp *m);
 
 /* ---- background loads (bgload.c) ------------------------------------------ */
 

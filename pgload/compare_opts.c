@@ -7,11 +7,11 @@
  * disk).
  *
  * What must stay true: nothing is created before every argument has been
- * checked: back end names, root for loop and tmpfs back ends, mkfs programs
- * (backends.c), profiles and --set values (by `pgiofs --print-config`),
- * elevators (known to pgload and present in this kernel), queue tunables
- * (the table of blkqueue.c: name, owner, range), --disk-set values (by
- * `pgdisk --print-config`), --baseline.
+ * checked: back end names, root for loop and tmpfs back ends, mkfs programs,
+ * a device to destroy (compare_backends.c, backends.c), profiles and --set values (by `pgiofs
+ * --print-config`), elevators (known to pgload and present in this kernel), queue tunables (the
+ * table of blkqueue.c: name, owner, range), --disk-set values (by `pgdisk --print-config`),
+ * --baseline.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,10 +22,6 @@
 #include <unistd.h>
 
 #include "compare_i.h"
-
-/* What a back end's label (LABEL=BACKEND) may hold: not "/", which parts
- * the back end from the profile in a cell's label, nor spaces or commas. */
-#define LABEL_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 
 static void usage(FILE *f)
 {
@@ -43,9 +39,13 @@ static void usage(FILE *f)
 	    "  -b, --backends LIST    comma-separated: ext2, ext3, ext4, xfs (an image of\n"
 	    "                         --size, loop-mounted: root), hdd:FS, ssd:FS (FS on a\n"
 	    "                         disk modelled by pgdisk: a 2004 hdd, an ssd), tmpfs,\n"
-	    "                         dir:PATH (a fresh subdirectory of PATH); LABEL=BACKEND\n"
+	    "                         dir:PATH (a fresh subdirectory of PATH),\n"
+	    "                         dev:DEVICE:FS (FS made afresh on DEVICE for each cell:\n"
+	    "                         with --destroy-device DEVICE); LABEL=BACKEND\n"
 	    "                         names a back end in the report (default: its name;\n"
 	    "                         dir:PATH ones told apart by their paths' ends)\n"
+	    "      --destroy-device DEVICE  allow a dev:DEVICE:FS back end to destroy what\n"
+	    "                         DEVICE holds (repeatable)\n"
 	    "  -P, --profiles LIST    comma-separated: native (no pgiofs) and pgiofs profiles\n"
 	    "                         (config/profiles: noop, deadline-2.6, dbaware, ...)\n"
 	    "  -n, --runs N           runs per cell, interleaved across cells (default 3)\n"
@@ -101,99 +101,6 @@ static int split_list(char *s, const char **out, int max, const char *opt)
 		return -EINVAL;
 	}
 	return n;
-}
-
-/*
- * split_label() -- the LABEL of "LABEL=BACKEND" into LABEL (CAP bytes) and
- * *BACKEND past it.  Returns 1 if ARG had a label, 0 if not (*BACKEND is
- * ARG), or -EINVAL after saying why.  A back end of its own never has an
- * "=" before its first ":", so a label is told apart by that.
- */
-static int split_label(const char *arg, char *label, size_t cap, const char **backend)
-{
-	size_t n = strcspn(arg, "=:");
-	*backend = arg;
-	if (arg[n] != '=')
-		return 0;
-	if (n == 0 || n >= cap || strspn(arg, LABEL_CHARS) != n || !arg[n + 1]) {
-		fprintf(stderr,
-			"pgload compare: --backends \"%s\": LABEL=BACKEND expected, LABEL of "
-			"letters, digits and \"_.-\" (at most %zu), such as fast=dir:/srv/a\n",
-			arg, cap - 1);
-		return -EINVAL;
-	}
-	snprintf(label, cap, "%.*s", (int)n, arg);
-	*backend = arg + n + 1;
-	return 1;
-}
-
-/* path_tail() -- the last K components of PATH (trailing slashes dropped)
- * into OUT; all of it, without its leading slash, if it has fewer. */
-static void path_tail(const char *path, int k, char *out, size_t cap)
-{
-	size_t len = strlen(path);
-	while (len > 1 && path[len - 1] == '/')
-		len--;
-	size_t start = len;
-	for (int seen = 0; start > 0; start--)
-		if (path[start - 1] == '/' && ++seen == k)
-			break;
-	while (start < len && path[start] == '/')
-		start++;
-	snprintf(out, cap, "%.*s", (int)(len - start), path + start);
-}
-
-/*
- * name_backends() -- a unique name for every back end, the first part of
- * its cells' labels: a LABEL given (LABELLED) stays; back ends with a path
- * (dir:PATH, MODEL:IMAGE) whose names collide are told apart by the
- * shortest tail of their paths that differs ("dir:a/x", "dir:b/x").
- * Returns 0, or -EINVAL after saying which two still collide.
- */
-static int name_backends(struct cmp *m, const bool *labelled)
-{
-	char tail[MAX_BACKENDS][sizeof(m->be[0].name)];
-	bool clash[MAX_BACKENDS] = {false};
-	for (int i = 0; i < m->nbe; i++)
-		for (int j = 0; j < m->nbe; j++)
-			clash[i] |= j != i && !labelled[i] && !labelled[j] && m->be[i].path &&
-				    m->be[j].path && strcmp(m->be[i].name, m->be[j].name) == 0;
-	for (int i = 0; i < m->nbe; i++) {
-		if (!clash[i])
-			continue;
-		for (int k = 1; k <= 64; k++) {
-			bool unique = true;
-			path_tail(m->be[i].path, k, tail[i], sizeof(tail[i]));
-			for (int j = 0; j < m->nbe && unique; j++) {
-				char other[sizeof(tail[0])];
-				if (j == i || !clash[j] || strcmp(m->be[i].name, m->be[j].name))
-					continue;
-				path_tail(m->be[j].path, k, other, sizeof(other));
-				unique = strcmp(tail[i], other) != 0;
-			}
-			if (unique)
-				break;
-		}
-	}
-	for (int i = 0; i < m->nbe; i++)
-		if (clash[i])
-			snprintf(m->be[i].name, sizeof(m->be[i].name), "%s:%.*s",
-				 m->be[i].model ? m->be[i].model : "dir",
-				 (int)sizeof(m->be[i].name) - 8, tail[i]);
-	for (int i = 0; i < m->nbe; i++)
-		for (int j = i + 1; j < m->nbe; j++)
-			if (strcmp(m->be[i].name, m->be[j].name) == 0) {
-				char unused[sizeof(m->be[0].name)];
-				const char *bare;
-				split_label(m->be_arg[j], unused, sizeof(unused), &bare);
-				fprintf(stderr,
-					"pgload compare: --backends: \"%s\" and \"%s\" would both "
-					"be labelled \"%s\": give one a label of its own "
-					"(LABEL=BACKEND, such as fast=%s)\n",
-					m->be_arg[i], m->be_arg[j], m->be[i].name, bare);
-				return -EINVAL;
-			}
-	return 0;
 }
 
 static int parse_size(const char *arg, uint64_t *out)
@@ -666,6 +573,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 	    {"workload", required_argument, NULL, 'w'},
 	    {"gen", required_argument, NULL, 'g'},
 	    {"backends", required_argument, NULL, 'b'},
+	    {"destroy-device", required_argument, NULL, 'R'},
 	    {"profiles", required_argument, NULL, 'P'},
 	    {"runs", required_argument, NULL, 'n'},
 	    {"set", required_argument, NULL, 's'},
@@ -719,6 +627,15 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 			break;
 		case 'P':
 			profiles = optarg;
+			break;
+		case 'R':
+			if (m->ndestroy == MAX_BACKENDS) {
+				fprintf(stderr,
+					"pgload compare: --destroy-device: at most %d devices\n",
+					MAX_BACKENDS);
+				return -E2BIG;
+			}
+			m->destroy[m->ndestroy++] = optarg;
 			break;
 		case 'n':
 		case 'j': {
@@ -842,20 +759,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 	int n = split_list(backends, items, MAX_BACKENDS, "--backends");
 	if (n < 0)
 		return n;
-	bool labelled[MAX_BACKENDS] = {false};
-	for (int i = 0; i < n; i++) {
-		char label[sizeof(m->be[0].name)];
-		const char *arg = items[i];
-		m->be_arg[i] = items[i];
-		int has = split_label(arg, label, sizeof(label), &arg);
-		if (has < 0)
-			return has;
-		if ((ret = pgl_backend_parse(arg, &m->be[m->nbe++])) < 0)
-			return ret;
-		if ((labelled[i] = has > 0))
-			snprintf(m->be[i].name, sizeof(m->be[i].name), "%s", label);
-	}
-	if ((ret = name_backends(m, labelled)) < 0)
+	if ((ret = pgl_cmp_backends(m, items, n)) < 0)
 		return ret;
 	if ((n = split_list(profiles, m->profile, MAX_PROFILES, "--profiles")) < 0)
 		return n;
@@ -879,9 +783,8 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 		m->oltp_scale = m->oltp_clients;
 	if (m->workload && (ret = pgl_cmp_workload(m, m->workload)) < 0)
 		return ret;
-	for (int i = 0; i < m->nbe; i++)
-		if ((ret = pgl_backend_check(&m->be[i])) < 0)
-			return ret;
+	if ((ret = pgl_cmp_check_backends(m)) < 0)
+		return ret;
 	if ((ret = check_queues(m)) < 0 || (ret = check_disks(m)) < 0 ||
 	    (ret = check_profiles(m)) < 0)
 		return ret;

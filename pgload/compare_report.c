@@ -302,7 +302,8 @@ static int write_json(const struct cmp *m, const char *path)
 		fprintf(f, ", \"backend\": ");
 		json_str_write(f, c->spec->name);
 		fprintf(f, ", \"backend_path\": ");
-		json_str_or_null(f, c->spec->path);
+		json_str_or_null(f, c->spec->device[0] ? c->spec->device : c->spec->path);
+		fprintf(f, ", \"set_up_per_run\": %s", c->turns ? "true" : "false");
 		fprintf(f, ", \"profile\": ");
 		json_str_write(f, c->profile ? c->profile : "native");
 		fprintf(f, ", \"pgiofs\": %s, \"set\": ", c->profile ? "true" : "false");

@@ -171,6 +171,16 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 		fprintf(f,
 			"p50 ... tps: the OLTP clients' transactions that ended during the imports "
 			"of all runs\n");
+	int turns = 0;
+	for (int i = 0; i < m->ncell; i++)
+		if (m->cell[i].turns)
+			fprintf(f, "%s%s",
+				turns++ ? ", "
+					: "Cells on one device take turns on it (a file system "
+					  "made afresh, initdb, for each run): ",
+				m->cell[i].label);
+	if (turns)
+		fprintf(f, "\n");
 	fprintf(f, "\n");
 	const struct cell *b = &m->cell[m->baseline];
 	for (int i = 0; i < m->ncell; i++) {

@@ -69,16 +69,19 @@ int pgl_testbed_destroy(struct pgl_testbed *tb);
 /* A back end as named on the command line. */
 struct pgl_backend_spec {
 	const struct pgl_backend_ops *ops;
-	char name[64];	   /* ext2, ..., tmpfs, dir, hdd:ext4, ssd:xfs, hdd:IMAGE'S NAME */
+	char name[64];	   /* ext2, ..., tmpfs, dir, hdd:ext4, ssd:xfs, hdd:IMAGE'S NAME,
+			      dev:sdb1:xfs */
 	char fs[8];	   /* the file system: ext2, ext3, ext4, xfs, tmpfs ("" for dir:) */
 	const char *model; /* hdd or ssd: the image is a disk modelled by pgdisk; else NULL */
 	const char *path;  /* dir:PATH, MODEL:IMAGE (an image of a file system), else NULL */
+	char device[128];  /* dev:DEVICE:FS: the user's block device; else "" */
+	const char *arg;   /* dev:DEVICE:FS: the argument, as given */
 };
 
 /*
  * pgl_backend_parse() -- ARG ("ext4", "tmpfs", "dir:/srv/x", "hdd:ext4",
- * "hdd:/srv/fs.img", ...) into *OUT.  Returns 0, or -EINVAL / -ENOTDIR
- * after saying why.
+ * "hdd:/srv/fs.img", "dev:/dev/sdb1:xfs", ...) into *OUT.  Returns 0, or
+ * -EINVAL / -ENOTDIR after saying why.
  */
 int pgl_backend_parse(const char *arg, struct pgl_backend_spec *out);
 
@@ -93,11 +96,14 @@ int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk);
 
 /*
  * pgl_backend_check() -- what the back end needs (root, mkfs, losetup),
- * before anything is made.  Returns 0 or -errno after saying why.
+ * before anything is made; for dev:DEVICE:FS, that DESTROY (the devices
+ * --destroy-device names, NULL-terminated) names DEVICE and that nothing
+ * uses it (pgl_blkdev_check()).  Returns 0 or -errno after saying why.
  */
-int pgl_backend_check(const struct pgl_backend_spec *spec);
+int pgl_backend_check(const struct pgl_backend_spec *spec, const char *const *destroy);
 
-/* pgl_backend_blockdev() -- the back end is a file system on a loop device. */
+/* pgl_backend_blockdev() -- the back end is a file system on a block device
+ * (a loop device, or the user's): its queue can be set up. */
 bool pgl_backend_blockdev(const struct pgl_backend_spec *spec);
 
 /* How a block device's queue is set up (see "block queues" below). */
@@ -128,8 +134,10 @@ struct pgl_backend;
  * the server user may use.  A model back end is an image served by
  * pgdisk (in the background, until pgl_backend_down()), a loop device
  * with direct I/O on pgdisk's disk file, its queue set up, mkfs and a
- * mount.  Each step starts with pgl_step().  On failure what was made is
- * torn down.  Returns 0 and sets *out, or -errno.
+ * mount.  A dev:DEVICE:FS back end is DEVICE's queue set up (what it was
+ * is given back by pgl_backend_down()), mkfs on DEVICE and a mount: one
+ * back end on a device at a time.  Each step starts with pgl_step().  On
+ * failure what was made is torn down.  Returns 0 and sets *out, or -errno.
  */
 int pgl_backend_up(struct pgl_testbed *tb, const struct pgl_backend_spec *spec, const char *dir,
 		   const struct pgl_backend_opts *o, struct pgl_backend **out);
@@ -137,7 +145,8 @@ int pgl_backend_up(struct pgl_testbed *tb, const struct pgl_backend_spec *spec, 
 /* pgl_backend_root() -- the back end's directory. */
 const char *pgl_backend_root(const struct pgl_backend *be);
 
-/* pgl_backend_device() -- the loop device ("/dev/loop3"), or NULL. */
+/* pgl_backend_device() -- the block device of the file system ("/dev/loop3",
+ * "/dev/sdb1"), or NULL. */
 const char *pgl_backend_device(const struct pgl_backend *be);
 
 /*
@@ -148,10 +157,27 @@ const char *pgl_backend_device(const struct pgl_backend *be);
 int pgl_backend_disk_stats(const struct pgl_backend *be, char *buf, size_t cap);
 
 /*
- * pgl_backend_down() -- unmount, detach, stop pgdisk, remove what
- * pgl_backend_up() made; accepts NULL.
+ * pgl_backend_down() -- unmount, detach, stop pgdisk, give a device's queue
+ * back as it was, remove what pgl_backend_up() made; accepts NULL.
  */
 int pgl_backend_down(struct pgl_backend *be);
+
+/* ---- the user's block devices (blkdev.c) --------------------------------- */
+
+/*
+ * pgl_blkdev_check() -- whether back end WHAT may make a file system on the
+ * user's block device DEV: DESTROY (NULL-terminated) names the same device
+ * (by device number), and neither DEV nor, for a whole disk, a partition of
+ * it carries the root file system (itself or under a device built on it),
+ * is mounted, in use as swap (/proc/swaps) or by a holder (LVM, md,
+ * dm-crypt: holders/ in sysfs), and DEV is not a whole disk with a
+ * partition table, nor held open exclusively by another program.  Returns
+ * 0, or -errno after saying why.
+ */
+int pgl_blkdev_check(const char *what, const char *dev, const char *const *destroy);
+
+/* pgl_blkdev_same() -- A and B are the same block device: 1, 0, or -errno. */
+int pgl_blkdev_same(const char *a, const char *b);
 
 /* ---- block queues (blkqueue.c) ------------------------------------------ */
 
@@ -209,9 +235,18 @@ struct pgl_queue_state {
 	} attr[PGL_QUEUE_MAX_ATTRS];
 };
 
-/* pgl_queue_read() -- the queue of DEV: its elevator, queue attributes and
- * the elevator's tunables.  Returns 0 or -errno. */
+/* pgl_queue_read() -- the queue of DEV (a partition's is its disk's): its
+ * elevator, queue attributes and the elevator's tunables.  Returns 0 or
+ * -errno. */
 int pgl_queue_read(const char *dev, struct pgl_queue_state *st);
+
+/*
+ * pgl_queue_restore() -- the queue of DEV as BEFORE (pgl_queue_read()) had
+ * it: the elevator, then every attribute and tunable read then that reads
+ * otherwise now.  Returns 0, or the first error after naming the file and
+ * the value (it goes on with the others).
+ */
+int pgl_queue_restore(const char *dev, const struct pgl_queue_state *before);
 
 /* pgl_loop_direct_io() -- whether loop device DEV reads and writes its
  * backing file with direct I/O (sysfs loop/dio): 1 or 0, or -errno (not a

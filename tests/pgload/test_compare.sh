@@ -125,7 +125,7 @@ bad() { # bad MESSAGE ARGS... -- pgload compare ARGS fails saying MESSAGE
 	[ -e "$W/bad" ] && fail "--out created for $*"
 	return 0
 }
-bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs, dir:PATH, or a modelled disk: hdd:FS, ssd:FS)' \
+bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs, dir:PATH, a modelled disk: hdd:FS, ssd:FS, or a device: dev:DEVICE:FS)' \
 	--backends tmpfs,zfs --profiles native
 bad 'back end "dir:/nonexistent": ' --backends dir:/nonexistent --profiles native
 mkdir -p "$W/private/d" && chmod 700 "$W/private" # root's only: the server runs as postgres
