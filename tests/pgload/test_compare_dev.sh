@@ -38,9 +38,10 @@ NAME=${DEV#/dev/}
 snapshot() {
 	awk '{print $5}' /proc/self/mountinfo | grep -F "$TMPDIR" | grep -vx "$W/m" | sort
 	losetup -a | grep -F -e "$TMPDIR" -e "$DEV:" | sort
-	grep -F "$DEV " /proc/swaps
+	awk -v d="$DEV" '$1 == d {print $1, $2}' /proc/swaps
 	ls "$TMPDIR"
-	head -c 1M "$DEV" | md5sum
+	# (a swap area in use is written by the kernel)
+	grep -q "^$DEV " /proc/swaps || head -c 1M "$DEV" | md5sum
 	cat "/sys/block/$NAME/queue/scheduler"
 }
 
@@ -55,7 +56,8 @@ refused() {
 	[ $rc = 1 ] || { cat "$W/err"; fail "exit status $rc, want 1: $*"; }
 	grep -qF -- "$why" "$W/err" || { cat "$W/err"; fail "no \"$why\" for: $*"; }
 	[ -e "$W/o" ] && fail "--out made by a refused run: $*"
-	[ "$before" = "$(snapshot)" ] || fail "something was set up by a refused run: $*"
+	[ "$before" = "$(snapshot)" ] ||
+		{ diff <(echo "$before") <(snapshot); fail "something was set up by a refused run: $*"; }
 	return 0
 }
 
@@ -84,7 +86,8 @@ else
 	echo "note: / is not on a block device here ($ROOT): its refusal is not tested"
 fi
 
-mkfs.ext4 -q -F "$DEV" && mkdir "$W/m" && mount "$DEV" "$W/m" || fail "could not mount $DEV"
+# read-only: the kernel writes nothing to it while the refusal is checked
+mkfs.ext4 -q -F "$DEV" && mkdir "$W/m" && mount -o ro "$DEV" "$W/m" || fail "could not mount $DEV"
 refused "$DEV is mounted ($NAME or a device on it is mounted at $W/m): unmount it first" \
 	"${C[@]}" --backends "dev:$DEV:xfs" --destroy-device "$DEV"
 umount "$W/m" || fail "umount failed"
@@ -107,7 +110,8 @@ refused "$DEV is in use by dm-9 (a holder in sysfs: LVM, md, dm-crypt or the lik
 	unshare -m bash -c 'mount --bind "$0" "/sys/block/$1/holders" && shift && exec "$@"' \
 	"$W/holders" "$NAME" "${C[@]}" --backends "dev:$DEV:ext4" --destroy-device "$DEV"
 
-mkswap -q "$DEV" >/dev/null && swapon "$DEV" || fail "swapon $DEV failed"
+# a small swap area (64 KiB): the machine may swap to it while it is on
+mkswap -q "$DEV" 64 >/dev/null && swapon "$DEV" || fail "swapon $DEV failed"
 refused "$DEV is in use as swap ($DEV in /proc/swaps)" \
 	"${C[@]}" --backends "dev:$DEV:ext4" --destroy-device "$DEV"
 swapoff "$DEV" || fail "swapoff failed"
