@@ -26,6 +26,7 @@
  * removes whatever a cell left.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -198,8 +199,12 @@ static int cell_start(struct cmp *m, struct cell *c)
 		c->pgiofs_argv[na++] = c->pgiofs_argbuf[MAX_SETS];
 	}
 	c->pgiofs_argv[na] = NULL;
+	/* the checkpoints of a run's timeline, stamped with the epoch (timeline.c) */
+	static const char *const settings[] = {"log_checkpoints=on", "log_line_prefix=%n [%p] ",
+					       NULL};
 	struct pgl_server_opts so = {
 	    .pgbin = m->pgbin,
+	    .settings = settings,
 	    .pgdata = c->profile ? NULL : pgdata,
 	    .quiet = true,
 	    .on_pgiofs = c->profile != NULL,
@@ -248,6 +253,38 @@ static int cell_stop(struct cell *c)
 	return ret;
 }
 
+/*
+ * floor_window() -- after run S of cell C (its checkpoint and sync done):
+ * the OLTP clients alone on the same cell, as long as the import took: the
+ * floor of its commit latency, which no import can improve on; then a
+ * checkpoint and a sync, as after a run.
+ */
+static int floor_window(struct cmp *m, struct cell *c, int round, struct sample *s)
+{
+	struct oltp *oltp = NULL;
+	int ret;
+	if (pgl_step("floor", "running %d OLTP client%s without the import (the floor)",
+		     m->oltp_clients, m->oltp_clients == 1 ? "" : "s"))
+		return -EINTR;
+	if ((ret = pgl_oltp_start(&c->c.base, m->oltp_clients, m->oltp_scale,
+				  (uint64_t)(round + 1) * 7919u + (uint64_t)c->idx + 104729u,
+				  &oltp)) < 0)
+		return ret;
+	double t0 = pgl_now();
+	int w = pgl_wait_fd(pgl_interrupt_fd(), POLLIN, (int)(s->import * 1000.0 + 0.5));
+	double t1 = pgl_now();
+	ret = pgl_oltp_stop(oltp, t0, t1, &c->floor_pool, &s->floor, NULL);
+	if (w != 0 || atomic_load(&pgl_interrupted))
+		return -EINTR;
+	if (ret < 0)
+		return ret;
+	if (pgl_step("checkpoint", "checkpointing after the floor"))
+		return -EINTR;
+	if ((ret = pgl_admin_exec(c->c.admin, "CHECKPOINT", NULL, 0)) < 0)
+		return ret;
+	return settle();
+}
+
 /* cell_run() -- one timed run of cell C in round ROUND. */
 static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 {
@@ -277,15 +314,27 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 			    pgl_oltp_start(&c->c.base, m->oltp_clients, m->oltp_scale,
 					   (uint64_t)(round + 1) * 7919u + (uint64_t)c->idx, &oltp);
 	}
+	struct tl_watch *watch = NULL;
+	char waldir[1100];
+	snprintf(waldir, sizeof(waldir), "%s/pg_wal", pgl_server_datadir(c->server));
+	if (ret >= 0)
+		ret = pgl_tl_start(waldir, pgl_server_log(c->server), &watch);
 	double cpu0 = cpu_busy(), t0 = pgl_now();
-	for (int ph = PGL_PH_DATA; ph < PGL_NPHASE && ret >= 0; ph++)
-		if (c->o.file[ph])
-			ret = pgl_run_phase(&c->c, (enum pgl_phase)ph, &rr.ph[ph]);
+	s->tl.post_start = -1;
+	for (int ph = PGL_PH_DATA; ph < PGL_NPHASE && ret >= 0; ph++) {
+		if (!c->o.file[ph])
+			continue;
+		if (ph == PGL_PH_POST)
+			s->tl.post_start = pgl_now() - t0;
+		ret = pgl_run_phase(&c->c, (enum pgl_phase)ph, &rr.ph[ph]);
+	}
 	double cpu1 = cpu_busy(), t1 = pgl_now(), lcpu;
+	s->tl.secs = t1 - t0;
 	if (oltp) {
-		int r = pgl_oltp_stop(oltp, t0, t1, c, &s->oltp);
+		int r = pgl_oltp_stop(oltp, t0, t1, &c->oltp_pool, &s->oltp, &s->tl);
 		ret = ret < 0 ? ret : r;
 	}
+	pgl_tl_stop(watch, t0, &s->tl);
 	pgl_cmp_load_stop(l, &s->load_mb, &lcpu);
 	if (ret < 0)
 		goto out;
@@ -307,9 +356,13 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 		ret = pgl_admin_exec(c->c.admin, "CHECKPOINT", NULL, 0);
 	if (ret >= 0)
 		ret = settle();
+	if (ret >= 0 && m->floor)
+		ret = floor_window(m, c, round, s);
 out:
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		pgl_tables_free(&rr.ph[ph].tables);
+	if (ret < 0 && s == &c->s[c->ns]) /* the run did not count */
+		pgl_tl_free(&s->tl);
 	return ret;
 }
 
@@ -533,7 +586,10 @@ out:
 		rmdir(m.out); /* an --out it made goes too if it stayed empty */
 	for (int i = 0; i < m.ncell; i++) {
 		free(m.cell[i].s);
-		free(m.cell[i].oltp_lat);
+		for (int k = 0; k < m.cell[i].ns; k++)
+			pgl_tl_free(&m.cell[i].s[k].tl);
+		free(m.cell[i].oltp_pool.v);
+		free(m.cell[i].floor_pool.v);
 	}
 	free(m.cell);
 	for (int i = 0; i < m.nsets; i++)

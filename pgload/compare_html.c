@@ -3,8 +3,8 @@
  * opens with the verdict lines (compare_verdict.c: what was compared, the
  * best cell of each figure, which cells are faster or slower than the
  * baseline and which are within noise), then the charts, then the tables;
- * the charts are also written alone as import.svg, oltp.svg (--oltp) and
- * latency.svg (pgiofs cells).
+ * the charts are also written alone as import.svg, oltp.svg and timeline.svg
+ * (--oltp) and latency.svg (pgiofs cells).
  *
  * The charts are SVG drawn here, inline in the page: it needs no network,
  * no script and no other program, and opens the same offline.  Every chart
@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare_i.h"
 #include "stats.h"
@@ -66,100 +67,6 @@ struct chart {
 	void (*note)(const struct chart *ch, const struct cell *c, char *buf, size_t cap);
 };
 
-/* xml_text() -- S escaped for XML text and attribute values. */
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
-static bool has(double v)
-{
-	return v > 0 && isfinite(v);
-}
-
-/* The scale of a chart's value axis. */
-struct axis {
-	bool log;
-	double lo, hi; /* log: powers of ten */
-	double step;   /* linear: the ticks' distance */
-	double x0, w;  /* where the plot is */
-};
-
-/* axis_x() -- where value V goes. */
-static double axis_x(const struct axis *a, double v)
-{
-	double t;
-	if (a->log)
-		t = has(v) ? (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo)) : 0;
-	else
-		t = v / a->hi;
-	t = t < 0 ? 0 : t > 1 ? 1 : t;
-	return a->x0 + t * a->w;
-}
-
-/* axis_fit() -- a scale for values from LO to HI (both > 0). */
-static void axis_fit(struct axis *a, double lo, double hi)
-{
-	if (a->log) {
-		a->lo = pow(10, floor(log10(lo)));
-		a->hi = pow(10, ceil(log10(hi)));
-		if (a->hi <= a->lo)
-			a->hi = a->lo * 10;
-		return;
-	}
-	/* ticks at 1, 2 or 5 times a power of ten, about five of them */
-	double raw = hi / 5, p = pow(10, floor(log10(raw))), m = raw / p;
-	a->step = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-	a->hi = ceil(hi * 1.02 / a->step) * a->step;
-	a->lo = 0;
-}
-
-/* fmt_value() -- V as a tick's or a note's number. */
-static void fmt_value(char *buf, size_t cap, double v)
-{
-	if (v >= 100 || v == floor(v))
-		snprintf(buf, cap, "%.0f", v);
-	else
-		snprintf(buf, cap, "%.*f", v >= 10 ? 1 : v >= 1 ? 2 : 3, v);
-}
-
-/* legend_item() -- a swatch (rect of COLOUR, or a dot) and TEXT at *X. */
-static void legend_item(FILE *f, double *x, double y, const char *colour, bool dot,
-			const char *text)
-{
-	if (dot)
-		fprintf(f,
-			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#222\" "
-			"fill-opacity=\"0.75\" stroke=\"#fff\"/>",
-			*x + 6, y - 4);
-	else
-		fprintf(f,
-			"<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"11\" fill=\"%s\" "
-			"stroke=\"#555\" stroke-width=\"0.5\"/>",
-			*x, y - 10, colour);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", *x + 18, y);
-	xml_text(f, text);
-	fprintf(f, "</text>\n");
-	*x += 18 + 6.6 * (double)strlen(text) + 16;
-}
-
 /* chart_svg() -- chart CH as one <svg> element. */
 static void chart_svg(FILE *f, const struct chart *ch)
 {
@@ -178,10 +85,10 @@ static void chart_svg(FILE *f, const struct chart *ch)
 			int n = 0;
 			v[n++] = ch->value(ch, c, s);
 			for (int r = 0; ch->run && r < c->ns && r < 1000; r++)
-				if (has(v[n] = ch->run(ch, c, s, r)))
+				if (pgl_svg_has(v[n] = ch->run(ch, c, s, r)))
 					n++, dots = true;
 			for (int k = 0; k < n; k++)
-				if (has(v[k])) {
+				if (pgl_svg_has(v[k])) {
 					lo = lo < 0 || v[k] < lo ? v[k] : lo;
 					hi = v[k] > hi ? v[k] : hi;
 				}
@@ -191,8 +98,8 @@ static void chart_svg(FILE *f, const struct chart *ch)
 		lo = hi = 1;
 	double rh = ch->nser > 1 ? 10.0 * ch->nser + 10 : 24, bh = (rh - 8) / ch->nser;
 	double left = 16 + 6.6 * (double)(longest > 64 ? 64 : longest);
-	struct axis a = {.log = ch->log, .x0 = left, .w = CHART_W - left - CHART_RIGHT};
-	axis_fit(&a, lo, hi);
+	struct pgl_axis a = {.log = ch->log, .x0 = left, .w = CHART_W - left - CHART_RIGHT};
+	pgl_axis_fit(&a, lo, hi);
 	double h = CHART_TOP + rh * ch->nrow + CHART_BOTTOM, bottom = CHART_TOP + rh * ch->nrow;
 
 	fprintf(f,
@@ -200,26 +107,26 @@ static void chart_svg(FILE *f, const struct chart *ch)
 		"viewBox=\"0 0 %d %.0f\" width=\"%d\" height=\"%.0f\" font-family=\"sans-serif\" "
 		"font-size=\"12\" role=\"img\">\n<title>",
 		ch->id, CHART_W, h, CHART_W, h);
-	xml_text(f, ch->title);
+	pgl_svg_text(f, ch->title);
 	fprintf(f, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n"
 		   "<text x=\"8\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
-	xml_text(f, ch->title);
+	pgl_svg_text(f, ch->title);
 	fprintf(f, "</text>\n");
 	/* the legend: series, dots, and the marks of the rows */
 	double lx = 8, ly = 46;
 	for (int s = 0; s < ch->nser; s++)
-		legend_item(f, &lx, ly, ch->ser_colour[s], false, ch->ser_name[s]);
+		pgl_svg_legend(f, &lx, ly, ch->ser_colour[s], false, ch->ser_name[s]);
 	if (dots)
-		legend_item(f, &lx, ly, NULL, true, "one run");
+		pgl_svg_legend(f, &lx, ly, NULL, true, "one run");
 	lx = 8, ly = 64;
 	if (any_base)
-		legend_item(f, &lx, ly, COLOUR_BASELINE, false,
-			    "baseline: the cell ratios refer to");
+		pgl_svg_legend(f, &lx, ly, COLOUR_BASELINE, false,
+			       "baseline: the cell ratios refer to");
 	if (any_noisy) {
 		char t[96];
 		snprintf(t, sizeof(t), "! noisy: CV of the import times above %.0f %%",
 			 CV_LIMIT_PCT);
-		legend_item(f, &lx, ly, COLOUR_NOISY, false, t);
+		pgl_svg_legend(f, &lx, ly, COLOUR_NOISY, false, t);
 	}
 	/* the grid and the axis */
 	fprintf(f, "<g stroke=\"#ddd\">\n");
@@ -233,16 +140,16 @@ static void chart_svg(FILE *f, const struct chart *ch)
 			ticks[nt++] = t;
 	for (int i = 0; i < nt; i++)
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-			axis_x(&a, ticks[i]), CHART_TOP, axis_x(&a, ticks[i]), bottom);
+			pgl_axis_x(&a, ticks[i]), CHART_TOP, pgl_axis_x(&a, ticks[i]), bottom);
 	fprintf(f, "</g>\n<g text-anchor=\"middle\" fill=\"#333\">\n");
 	for (int i = 0; i < nt; i++) {
 		char t[32];
 		snprintf(t, sizeof(t), "%g", ticks[i]);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", axis_x(&a, ticks[i]),
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", pgl_axis_x(&a, ticks[i]),
 			bottom + 15, t);
 	}
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", a.x0 + a.w / 2, bottom + 31);
-	xml_text(f, ch->unit);
+	pgl_svg_text(f, ch->unit);
 	fprintf(f, "%s</text>\n</g>\n", ch->log ? " (log scale)" : "");
 	/* the rows */
 	for (int i = 0; i < ch->nrow; i++) {
@@ -260,33 +167,33 @@ static void chart_svg(FILE *f, const struct chart *ch)
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"%s%s>%s", left - 8,
 			y + rh / 2 + 4, base ? " font-weight=\"bold\"" : "",
 			noise ? " fill=\"" COLOUR_NOISY_TX "\"" : "", noise ? "! " : "");
-		xml_text(f, c->label);
+		pgl_svg_text(f, c->label);
 		fprintf(f, "</text>\n");
 		for (int s = 0; s < ch->nser; s++) {
 			double v = ch->value(ch, c, s), by = y + 4 + bh * s;
-			if (!has(v))
+			if (!pgl_svg_has(v))
 				continue;
 			char t[32];
 			if (ch->histogram)
 				stats_fmt_quantile_ms(t, sizeof(t), v);
 			else
-				fmt_value(t, sizeof(t), v);
+				pgl_svg_fmt(t, sizeof(t), v);
 			fprintf(f,
 				"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				"fill=\"%s\"><title>",
-				a.x0, by, axis_x(&a, v) - a.x0, bh - 1, ch->ser_colour[s]);
-			xml_text(f, c->label);
+				a.x0, by, pgl_axis_x(&a, v) - a.x0, bh - 1, ch->ser_colour[s]);
+			pgl_svg_text(f, c->label);
 			fprintf(f, " %s: %s ", ch->ser_name[s], t);
-			xml_text(f, ch->unit);
+			pgl_svg_text(f, ch->unit);
 			fprintf(f, "</title></rect>\n");
 			for (int r = 0; ch->run && r < c->ns; r++) {
 				double rv = ch->run(ch, c, s, r);
-				if (has(rv))
+				if (pgl_svg_has(rv))
 					fprintf(f,
 						"<circle class=\"run\" cx=\"%.1f\" cy=\"%.1f\" "
 						"r=\"3.5\" fill=\"#222\" fill-opacity=\"0.75\" "
 						"stroke=\"#fff\"/>\n",
-						axis_x(&a, rv),
+						pgl_axis_x(&a, rv),
 						by + (bh - 1) / 2 + (r % 3 - 1) * 2.0);
 			}
 		}
@@ -294,7 +201,7 @@ static void chart_svg(FILE *f, const struct chart *ch)
 			char t[96];
 			ch->note(ch, c, t, sizeof(t));
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", a.x0 + a.w + 8, y + rh / 2 + 4);
-			xml_text(f, t);
+			pgl_svg_text(f, t);
 			fprintf(f, "</text>\n");
 		}
 		fprintf(f, "</g>\n");
@@ -322,7 +229,7 @@ static void import_note(const struct chart *ch, const struct cell *c, char *buf,
 		snprintf(buf, cap, "%.2f s, baseline", c->mean);
 	else
 		snprintf(buf, cap, "%.2f s, %.2fx %s", c->mean, c->ratio,
-			 pgl_cmp_ratio_word(c->ratio, c->ratio_sd, true));
+			 pgl_cmp_baseline_word(ch->m, c));
 }
 
 static double oltp_value(const struct chart *ch, const struct cell *c, int s)
@@ -356,6 +263,29 @@ static int write_chart(FILE *f, const struct chart *ch)
 		return -EIO;
 	fprintf(f, "<figure>\n");
 	chart_svg(f, ch);
+	fprintf(f, "</figure>\n");
+	return 0;
+}
+
+/* write_timeline() -- the time lines (compare_tlchart.c) into the page F
+ * and alone into --out/timeline.svg. */
+static int write_timeline(FILE *f, const struct cmp *m)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/timeline.svg", m->out);
+	FILE *g = fopen(path, "w");
+	if (!g)
+		return -errno;
+	fprintf(g, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
+	int drawn = pgl_cmp_timeline_svg(g, m);
+	if (fclose(g) != 0)
+		return -EIO;
+	if (!drawn) {
+		unlink(path);
+		return 0;
+	}
+	fprintf(f, "<h3>Commit latency over the import</h3>\n<figure>\n");
+	pgl_cmp_timeline_svg(f, m);
 	fprintf(f, "</figure>\n");
 	return 0;
 }
@@ -411,6 +341,8 @@ static int write_charts(FILE *f, const struct cmp *m)
 		fprintf(f, "<h3>Commit latency during the import</h3>\n");
 		if (ch.nrow && (ret = write_chart(f, &ch)) < 0)
 			return ret;
+		if ((ret = write_timeline(f, m)) < 0)
+			return ret;
 	}
 	ch = (struct chart){
 	    .id = "latency",
@@ -451,7 +383,7 @@ static void write_lines(FILE *f, const char *text)
 		snprintf(line, sizeof(line), "%.*s", (int)n, l);
 		if (line[0]) {
 			fprintf(f, "<li>");
-			xml_text(f, line);
+			pgl_svg_text(f, line);
 			fprintf(f, "</li>\n");
 		}
 		l += n + (l[n] == '\n');
@@ -472,15 +404,15 @@ static int write_page(FILE *f, const struct cmp *m, const char *verdicts, const 
 		"figure{margin:0 0 1.5em 0}svg.chart{max-width:100%%;height:auto}"
 		"ul.verdict{padding-left:1.2em;line-height:1.45}p.meta{color:#555}</style>\n"
 		"</head><body>\n<h1>pgload compare</h1>\n<p class=\"meta\">");
-	xml_text(f, m->started);
+	pgl_svg_text(f, m->started);
 	fprintf(f, "; %ld CPUs, ", m->ncpu);
-	xml_text(f, m->kernel);
+	pgl_svg_text(f, m->kernel);
 	fprintf(f, "; PostgreSQL ");
-	xml_text(f, m->server_version);
+	pgl_svg_text(f, m->server_version);
 	fprintf(f, "; pgload " PGIOFS_RELEASE);
 	if (m->pgiofs_version[0]) {
 		fprintf(f, ", ");
-		xml_text(f, m->pgiofs_version);
+		pgl_svg_text(f, m->pgiofs_version);
 	}
 	fprintf(f, ". Raw data: <a href=\"results.json\">results.json</a>, "
 		   "<a href=\"results.csv\">results.csv</a>.</p>\n<h2>Verdict</h2>\n");
@@ -489,7 +421,7 @@ static int write_page(FILE *f, const struct cmp *m, const char *verdicts, const 
 	if ((ret = write_charts(f, m)) < 0)
 		return ret;
 	fprintf(f, "<h2>Tables</h2>\n<pre>");
-	xml_text(f, table);
+	pgl_svg_text(f, table);
 	fprintf(f, "</pre>\n</body></html>\n");
 	return 0;
 }

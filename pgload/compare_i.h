@@ -68,6 +68,42 @@ struct oltp_figures {
 	double p50, p99, p999, max; /* ms, nearest rank */
 };
 
+/* A pool of commit latencies (ms) of the OLTP clients, with its windows'
+ * length and the failed transactions. */
+struct lat_pool {
+	double *v;
+	size_t n, cap;
+	double secs;
+	uint64_t errors;
+};
+
+/* One second of an import: the OLTP clients' commits that ended in it. */
+struct tl_second {
+	uint32_t tx;
+	float p99, max; /* ms, nearest rank; 0 without commits */
+};
+
+/* A checkpoint or a WAL segment's creation, in seconds from the import's
+ * start: START < 0 began before it, END < 0 was under way at its end. */
+struct tl_span {
+	double start, end;
+	char what[40];		/* a checkpoint's kind as logged ("wal", "time"); "" */
+	double write_s, sync_s; /* a checkpoint's write and sync times; -1: unknown */
+};
+
+/* What happened during one import, second by second (timeline.c). */
+struct timeline {
+	double secs;	   /* the import's length */
+	double post_start; /* the post phase's start; < 0: none */
+	struct tl_second *sec;
+	int nsec;	      /* ceil(secs) seconds, with --oltp; else none */
+	struct tl_span *ckpt; /* checkpoints, from the server log */
+	struct tl_span *seg;  /* WAL segments created (zero-filled), from inotify */
+	int nckpt, nseg;
+	int recycled;	       /* WAL segments recycled (renamed: nothing written) */
+	bool has_log, has_wal; /* checkpoints, segments were looked for */
+};
+
 /* One timed run of one cell. */
 struct sample {
 	int round;
@@ -75,7 +111,9 @@ struct sample {
 	double cpu_pct;		      /* system-wide busy CPU during the import, % of one CPU */
 	double load_mb, load_cpu_pct; /* background load's work and CPU */
 	uint64_t wal, rows;
-	struct oltp_figures oltp; /* --oltp: commits during the import */
+	struct oltp_figures oltp;  /* --oltp: commits during the import */
+	struct oltp_figures floor; /* --floor: the same clients after it, no import */
+	struct timeline tl;
 };
 
 /*
@@ -111,15 +149,13 @@ struct cell {
 	double stream_dev, stream_write, stream_read; /* MB/s; < 0: not measured */
 	double stream_resident_pct; /* of the file read, cached as the read began; -1: tmpfs */
 	bool streamed;		    /* the streaming figures are taken */
-	bool turns;	  /* on a device other cells use too: set up afresh for each of its runs */
-	double *oltp_lat; /* --oltp: every window latency, ms */
-	size_t oltp_n, oltp_cap;
-	double oltp_secs;
-	uint64_t oltp_errors;
+	bool turns; /* on a device other cells use too: set up afresh for each of its runs */
+	struct lat_pool oltp_pool, floor_pool; /* --oltp: every commit latency of the windows */
 	/* summary */
 	double mean, sd, cv, min, max, schema_mean, cpu_mean, load_mean, lcpu_mean;
 	double ratio, ratio_sd;
-	struct oltp_figures oltp; /* every run's window together */
+	struct oltp_figures oltp;  /* every run's window together */
+	struct oltp_figures floor; /* --floor: every floor window together */
 };
 
 /* A comparison: its settings, then what it made and measured. */
@@ -143,6 +179,7 @@ struct cmp {
 	int runs, jobs;
 	enum load_kind load;
 	int oltp_clients, oltp_scale; /* --oltp, --oltp-scale; 0 clients: none */
+	bool floor;		      /* --floor: the clients without the import too */
 	int stream_mb;		      /* --stream-mb; 0: no streaming figures */
 	const char *device;
 	const char *baseline_arg;
@@ -236,13 +273,42 @@ int pgl_oltp_start(const struct pgl_target *base, int clients, int scale, uint64
 /*
  * pgl_oltp_stop() -- stop the clients (each ends its transaction) and add
  * the latencies of the transactions that ended between T0 and T1
- * (pgl_now()) to C's pool; their figures into *F.  Frees O.  Returns 0,
- * or -errno if a client lost its connection.
+ * (pgl_now()) to POOL; their figures into *F; with TL (else NULL), the
+ * commits of each second from T0 into TL->sec.  Frees O.  Returns 0, or
+ * -errno if a client lost its connection.
  */
-int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct cell *c, struct oltp_figures *f);
+int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct lat_pool *pool,
+		  struct oltp_figures *f, struct timeline *tl);
 
 /* pgl_oltp_figures() -- the figures of N latencies (ms, sorted in place) over SECS. */
 void pgl_oltp_figures(double *lat, size_t n, double secs, struct oltp_figures *f);
+
+/* ---- the timeline of an import (timeline.c) ------------------------------- */
+
+/* A watch on a running server during an import. */
+struct tl_watch;
+
+/*
+ * pgl_tl_start() -- watch WALDIR (the cluster's pg_wal) for WAL segments
+ * created and recycled, and note where server log LOG (NULL: none) ends,
+ * from now on.  A WALDIR that cannot be watched is said and left out.
+ * Returns 0 and *OUT, or -ENOMEM.
+ */
+int pgl_tl_start(const char *waldir, const char *log, struct tl_watch **out);
+
+/* pgl_tl_stop() -- stop W and put what it saw into TL (checkpoints from the
+ * log, WAL segments), in seconds from T0 (pgl_now()); frees W. */
+void pgl_tl_stop(struct tl_watch *w, double t0, struct timeline *tl);
+
+/* pgl_tl_free() -- free what TL holds; TL is then empty. */
+void pgl_tl_free(struct timeline *tl);
+
+/* pgl_tl_worst() -- the second of TL with the slowest commit, or -1. */
+int pgl_tl_worst(const struct timeline *tl);
+
+/* pgl_tl_describe() -- what was under way in second K of TL (checkpoints,
+ * WAL segments created, the phase), into BUF. */
+void pgl_tl_describe(const struct timeline *tl, int k, char *buf, size_t cap);
 
 /* ---- figures and verdicts (compare_verdict.c) ----------------------------- */
 
@@ -252,20 +318,16 @@ void pgl_cmp_summarize(struct cmp *m);
 /* pgl_cmp_noisy() -- C's import times vary by more than CV_LIMIT_PCT. */
 bool pgl_cmp_noisy(const struct cell *c);
 
+/* pgl_cmp_timeline_run() -- the run of C whose timeline the report shows:
+ * the one with the slowest commit; -1 without --oltp. */
+int pgl_cmp_timeline_run(const struct cell *c);
+
 /* pgl_cmp_stream_cached() -- C's "cold" file read came from a cache (see
  * STREAM_CACHED_PCT): it is no figure of the disk. */
 bool pgl_cmp_stream_cached(const struct cell *c);
 
 /* pgl_cmp_lat_ops() -- requests of class K in a latency snapshot. */
 uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k);
-
-/*
- * pgl_cmp_ratio_word() -- what ratio R (a figure over the reference's)
- * with standard deviation SD says: "within noise" if R ± SD covers 1, else
- * "faster" or "slower" (LOWER_BETTER: below 1 is faster, as for a time).
- * R and SD are judged as the reports print them, to two decimals.
- */
-const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better);
 
 /* Where a figure's values come from. */
 enum fig_src {
@@ -283,15 +345,49 @@ struct figure {
 	size_t off; /* FIG_OLTP: offsetof(struct oltp_figures, member) */
 };
 
+/* Two cells' runs on one figure: how many, their ranges, whether apart. */
+struct separation {
+	int na, nb;		   /* runs having the figure; 0: it is measured once per cell */
+	double alo, ahi, blo, bhi; /* the ranges (once: the value, twice) */
+	bool apart;		   /* the ranges do not overlap */
+};
+
+/* pgl_cmp_separate() -- cells A and B on FIG into *S. */
+void pgl_cmp_separate(const struct figure *fig, const struct cell *a, const struct cell *b,
+		      struct separation *s);
+
+/* pgl_cmp_fmt_separation() -- S as the report says it ("3 runs each, 2.41 to
+ * 2.60 against 2.90 to 3.12 s"; "measured once each"), into BUF. */
+void pgl_cmp_fmt_separation(const struct figure *fig, const struct separation *s, char *buf,
+			    size_t cap);
+
+/*
+ * pgl_cmp_vs_word() -- what a cell's figure over another's, R, says with
+ * separation S: "faster" or "slower" (LOWER_BETTER: below 1 is faster, as
+ * for a time) only when every run of one is apart from every run of the
+ * other, else "not separated"; "" without a ratio.
+ */
+const char *pgl_cmp_vs_word(const struct separation *s, double r, bool lower_better);
+
+/* pgl_cmp_baseline_word() -- pgl_cmp_vs_word() of C's import time against
+ * the baseline's. */
+const char *pgl_cmp_baseline_word(const struct cmp *m, const struct cell *c);
+
+/* pgl_cmp_print_vs_baseline() -- a line per cell but the baseline: its
+ * import time over the baseline's with the error of both, its word, how
+ * many runs and their ranges, into F. */
+void pgl_cmp_print_vs_baseline(const struct cmp *m, FILE *f);
+
 /* Who wins a figure. */
 struct verdict {
-	int best, second; /* cells; second -1 if only one cell has the figure */
-	double vb, vs;	  /* their values */
-	double vlo, vhi;  /* the range of the cells' values */
-	int n;		  /* cells having the figure */
-	bool all_tied;	  /* every cell within TIE_PCT of the best: no winner */
-	bool tie_next;	  /* the best within TIE_PCT of the second, or their runs overlap */
-	bool overlap;	  /* their runs overlap */
+	int best, second;      /* cells; second -1 if only one cell has the figure */
+	double vb, vs;	       /* their values */
+	double vlo, vhi;       /* the range of the cells' values */
+	int n;		       /* cells having the figure */
+	bool all_tied;	       /* every cell within TIE_PCT of the best: no winner */
+	bool tie_next;	       /* the best within TIE_PCT of the second, or their runs overlap */
+	bool overlap;	       /* their runs overlap */
+	struct separation sep; /* the best's runs against the second's */
 };
 
 /* The figures the report names the best cell of, in the report's order. */
@@ -324,6 +420,48 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f);
 /* pgl_cmp_report() -- the table on stdout, and table.txt, results.json and
  * results.csv in --out.  Returns 0 or -errno after saying why. */
 int pgl_cmp_report(struct cmp *m);
+
+/* ---- what the charts are drawn with (compare_svg.c) ----------------------- */
+
+/* pgl_svg_text() -- S escaped for XML text and attribute values, into F. */
+void pgl_svg_text(FILE *f, const char *s);
+
+/* pgl_svg_has() -- V is a value to draw: above 0 and finite. */
+bool pgl_svg_has(double v);
+
+/* The scale of a chart's value axis. */
+struct pgl_axis {
+	bool log;
+	double lo, hi; /* log: powers of ten */
+	double step;   /* linear: the ticks' distance */
+	double x0, w;  /* where the plot is (an x axis; a y axis: its top and height) */
+};
+
+/* pgl_axis_x() -- where value V goes on A, clamped to it. */
+double pgl_axis_x(const struct pgl_axis *a, double v);
+
+/* pgl_axis_fit() -- A's scale for values from LO to HI (both > 0): powers of
+ * ten for a log axis, about five ticks of 1, 2 or 5 times a power of ten
+ * for a linear one (from 0). */
+void pgl_axis_fit(struct pgl_axis *a, double lo, double hi);
+
+/* pgl_svg_fmt() -- V as a tick's or a note's number, into BUF. */
+void pgl_svg_fmt(char *buf, size_t cap, double v);
+
+/* pgl_svg_legend() -- a legend item at *X: a swatch of COLOUR, or a dot,
+ * or for COLOUR "line:C" ("dash:C") a line (dashed) of colour C; then TEXT.
+ * *X moves past it. */
+void pgl_svg_legend(FILE *f, double *x, double y, const char *colour, bool dot, const char *text);
+
+/* ---- time lines (compare_tlchart.c) ----------------------------------------- */
+
+/*
+ * pgl_cmp_timeline_svg() -- the commit latency of each cell over its import
+ * (pgl_cmp_timeline_run()), second by second, with its checkpoints, WAL
+ * segments created and the start of the post phase, as one <svg> (id
+ * "timeline") into F; nothing without --oltp.  Returns 1 if it drew one.
+ */
+int pgl_cmp_timeline_svg(FILE *f, const struct cmp *m);
 
 /* ---- the page (compare_html.c) --------------------------------------------- */
 

@@ -65,6 +65,8 @@ static void usage(FILE *f)
 	    "      --oltp CLIENTS     that many pgbench-like clients committing during the\n"
 	    "                         import: commit latency p50/p99/p99.9/max and tps\n"
 	    "      --oltp-scale N     scale of their tables (default: CLIENTS)\n"
+	    "      --floor            after each run, the same clients as long again without\n"
+	    "                         the import: each cell's distance from that floor\n"
 	    "      --stream-mb N      streaming figures per cell, MB read from the device and\n"
 	    "                         written and read as a file (default 64; 0: none)\n"
 	    "      --device MODEL     pgiofs emulated device for pgiofs cells: none, hdd, ssd\n"
@@ -583,6 +585,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 	    {"disk-set", required_argument, NULL, 'K'},
 	    {"oltp", required_argument, NULL, 'O'},
 	    {"oltp-scale", required_argument, NULL, 'C'},
+	    {"floor", no_argument, NULL, 'F'},
 	    {"stream-mb", required_argument, NULL, 'M'},
 	    {"pgdisk-bin", required_argument, NULL, 'Z'},
 	    {"load", required_argument, NULL, 'l'},
@@ -693,6 +696,9 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 		case 'Z':
 			m->pgdisk_bin = optarg;
 			break;
+		case 'F':
+			m->floor = true;
+			break;
 		case 'l':
 			for (m->load = LOAD_NONE; m->load <= LOAD_READ; m->load++)
 				if (strcmp(optarg, pgl_load_names[m->load]) == 0)
@@ -775,8 +781,9 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 	if ((ret = parse_elevators(pgiofs_elevators, m->pgiofs_elevators, &m->npgiofs_elevators,
 				   "--pgiofs-elevators")) < 0)
 		return ret;
-	if (m->oltp_scale && !m->oltp_clients) {
-		fprintf(stderr, "pgload compare: --oltp-scale needs --oltp CLIENTS\n");
+	if ((m->oltp_scale || m->floor) && !m->oltp_clients) {
+		fprintf(stderr, "pgload compare: %s needs --oltp CLIENTS\n",
+			m->floor ? "--floor" : "--oltp-scale");
 		return -EINVAL;
 	}
 	if (m->oltp_clients && !m->oltp_scale)

@@ -124,6 +124,65 @@ static void json_oltp(FILE *f, const struct cmp *m, const struct oltp_figures *o
 		o->p99, o->p999, o->max);
 }
 
+/* json_floor() -- the figures of the floor (--floor), or null. */
+static void json_floor(FILE *f, const struct cmp *m, const struct oltp_figures *o)
+{
+	if (!m->floor)
+		fprintf(f, "null");
+	else
+		json_oltp(f, m, o);
+}
+
+/* json_spans() -- N spans of a timeline as [{"start_s", "end_s", ...}]. */
+static void json_spans(FILE *f, const struct tl_span *x, int n, bool ckpt)
+{
+	fprintf(f, "[");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s{\"start_s\": %.3f, \"end_s\": ", i ? ", " : "", x[i].start);
+		if (x[i].end < 0)
+			fprintf(f, "null");
+		else
+			fprintf(f, "%.3f", x[i].end);
+		if (ckpt) {
+			fprintf(f, ", \"kind\": ");
+			json_str_write(f, x[i].what);
+			fprintf(f, ", \"write_s\": %.3f, \"sync_s\": %.3f", x[i].write_s,
+				x[i].sync_s);
+		}
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
+}
+
+/* json_timeline() -- what happened during one import (timeline.c). */
+static void json_timeline(FILE *f, const struct timeline *tl)
+{
+	fprintf(f, "{\"seconds\": %.3f, \"post_start_s\": ", tl->secs);
+	if (tl->post_start < 0)
+		fprintf(f, "null");
+	else
+		fprintf(f, "%.3f", tl->post_start);
+	fprintf(f, ", \"per_second\": [");
+	for (int k = 0; k < tl->nsec; k++)
+		fprintf(f, "%s[%u, %.3f, %.3f]", k ? ", " : "", tl->sec[k].tx, tl->sec[k].p99,
+			tl->sec[k].max);
+	fprintf(f, "],\n         \"checkpoints\": ");
+	if (tl->has_log)
+		json_spans(f, tl->ckpt, tl->nckpt, true);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"wal_segments_created\": ");
+	if (tl->has_wal)
+		json_spans(f, tl->seg, tl->nseg, false);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"wal_segments_recycled\": ");
+	if (tl->has_wal)
+		fprintf(f, "%d}", tl->recycled);
+	else
+		fprintf(f, "null}");
+}
+
 /* json_mb_s() -- "NAME": a streaming figure (MB/s, %), or null if not
  * measured (V < 0). */
 static void json_mb_s(FILE *f, const char *name, double v)
@@ -225,9 +284,15 @@ static void json_best(FILE *f, const struct cmp *m)
 		fprintf(f, ", \"value\": %.6g, \"next\": ", v.vb);
 		json_str_write(f, m->cell[v.second].label);
 		fprintf(f,
-			", \"ratio\": %.4f, \"tie\": %s, \"runs_overlap\": %s, \"all_within\": %s}",
+			", \"ratio\": %.4f, \"tie\": %s, \"runs_overlap\": %s, \"all_within\": %s",
 			v.vs > 0 ? v.vb / v.vs : 0, v.tie_next ? "true" : "false",
 			v.overlap ? "true" : "false", v.all_tied ? "true" : "false");
+		fprintf(f, ", \"runs\": [%d, %d], \"ranges\": ", v.sep.na, v.sep.nb);
+		if (v.sep.na)
+			fprintf(f, "[[%.6g, %.6g], [%.6g, %.6g]]}", v.sep.alo, v.sep.ahi, v.sep.blo,
+				v.sep.bhi);
+		else
+			fprintf(f, "null}");
 		sep = ",";
 	}
 	fprintf(f, "\n  ]");
@@ -287,7 +352,8 @@ static int write_json(const struct cmp *m, const char *path)
 	json_sweeps(m, f, SWEEP_DISK);
 	fprintf(f, ",\n    \"oltp\": ");
 	if (m->oltp_clients)
-		fprintf(f, "{\"clients\": %d, \"scale\": %d}", m->oltp_clients, m->oltp_scale);
+		fprintf(f, "{\"clients\": %d, \"scale\": %d, \"floor\": %s}", m->oltp_clients,
+			m->oltp_scale, m->floor ? "true" : "false");
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"stream_mb\": %d", m->stream_mb);
@@ -316,6 +382,8 @@ static int write_json(const struct cmp *m, const char *path)
 		json_cell_devices(f, c);
 		fprintf(f, "     \"oltp\": ");
 		json_oltp(f, m, &c->oltp);
+		fprintf(f, ", \"floor\": ");
+		json_floor(f, m, &c->floor);
 		fprintf(f,
 			",\n     \"runs\": %d, \"import_s\": {\"mean\": %.6f, \"sd\": %.6f, "
 			"\"min\": %.6f, \"max\": %.6f, \"cv_pct\": %.3f},\n",
@@ -326,6 +394,9 @@ static int write_json(const struct cmp *m, const char *path)
 		    "\"load_cpu_pct\": %.2f, \"ratio\": %.6f, \"ratio_sd\": %.6f, \"noisy\": %s,\n",
 		    c->schema_mean, c->cpu_mean, c->load_mean, c->lcpu_mean, c->ratio, c->ratio_sd,
 		    pgl_cmp_noisy(c) ? "true" : "false");
+		fprintf(f, "     \"vs_baseline\": ");
+		json_str_or_null(f, i == m->baseline ? NULL : pgl_cmp_baseline_word(m, c));
+		fprintf(f, ",\n");
 		fprintf(f, "     \"samples\": [");
 		for (int k = 0; k < c->ns; k++) {
 			const struct sample *s = &c->s[k];
@@ -338,6 +409,10 @@ static int write_json(const struct cmp *m, const char *path)
 				s->cpu_pct, s->load_mb, s->load_cpu_pct, (unsigned long long)s->wal,
 				(unsigned long long)s->rows);
 			json_oltp(f, m, &s->oltp);
+			fprintf(f, ", \"floor\": ");
+			json_floor(f, m, &s->floor);
+			fprintf(f, ",\n        \"timeline\": ");
+			json_timeline(f, &s->tl);
 			fprintf(f, "}");
 		}
 		fprintf(f, "],\n     \"latency\": ");

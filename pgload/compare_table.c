@@ -100,24 +100,119 @@ static void print_devices(const struct cmp *m, FILE *f, int w)
 	if (disk) {
 		fprintf(f, "\nModelled disks (pgdisk): settings, and requests since the start "
 			   "(mkfs, initdb and every run)\n");
-		fprintf(f, "%-*s %-5s %6s %6s %5s %8s %9s %9s %9s %9s %8s\n", w, "Backend/profile",
-			"model", "MB/s", "seek", "rpm", "track", "requests", "read MB", "write MB",
-			"seek s", "held");
+		fprintf(f, "%-*s %-5s %6s %6s %5s %8s %9s %9s %9s %9s %8s %17s\n", w,
+			"Backend/profile", "model", "MB/s", "seek", "rpm", "track", "requests",
+			"read MB", "write MB", "seek s", "held", "late ms p99/max");
 		for (int i = 0; i < m->ncell; i++) {
 			const struct cell *c = &m->cell[i];
 			const char *st = c->disk_stats;
 			char model[16];
 			if (!st[0] || !disk_value(st, "model", model, sizeof(model)))
 				continue;
-			fprintf(
-			    f,
-			    "%-*s %-5s %6.1f %6.2f %5.0f %6.0f K %9.0f %9.1f %9.1f %9.2f %8.0f\n",
-			    w, c->label, model, disk_num(st, "seq_mb_s"), disk_num(st, "seek_ms"),
-			    disk_num(st, "rpm"), disk_num(st, "track_kb"),
-			    disk_num(st, "completed"), disk_num(st, "read_bytes") / 1e6,
-			    disk_num(st, "write_bytes") / 1e6, disk_num(st, "seek_ns") / 1e9,
-			    disk_num(st, "held_max"));
+			char late[48], p99[16] = "-";
+			if (disk_value(st, "late_ns_p99", p99, sizeof(p99)))
+				snprintf(p99, sizeof(p99), "%.2f", strtod(p99, NULL) / 1e6);
+			snprintf(late, sizeof(late), "%s/%.2f", p99,
+				 disk_num(st, "late_ns_max") / 1e6);
+			fprintf(f,
+				"%-*s %-5s %6.1f %6.2f %5.0f %6.0f K %9.0f %9.1f %9.1f %9.2f %8.0f "
+				"%17s\n",
+				w, c->label, model, disk_num(st, "seq_mb_s"),
+				disk_num(st, "seek_ms"), disk_num(st, "rpm"),
+				disk_num(st, "track_kb"), disk_num(st, "completed"),
+				disk_num(st, "read_bytes") / 1e6, disk_num(st, "write_bytes") / 1e6,
+				disk_num(st, "seek_ns") / 1e9, disk_num(st, "held_max"), late);
 		}
+	}
+}
+
+/* print_spans() -- "  WHAT: ..." for N spans of a timeline, into F. */
+static void print_spans(FILE *f, int w, const char *what, const struct tl_span *x, int n)
+{
+	fprintf(f, "%-*s   %s:", w, "", what);
+	for (int i = 0; i < n; i++) {
+		char end[24] = "end";
+		if (x[i].end >= 0)
+			snprintf(end, sizeof(end), "%.1f", x[i].end);
+		fprintf(f, "%s %s%s%.1f-%s s", i ? "," : "", x[i].what, x[i].what[0] ? " " : "",
+			x[i].start, end);
+		if (x[i].write_s >= 0)
+			fprintf(f, " (write %.1f s, sync %.1f s)", x[i].write_s, x[i].sync_s);
+	}
+	fprintf(f, "%s\n", n ? "" : " none");
+}
+
+/*
+ * print_timelines() -- per cell, the import of its run with the slowest
+ * commit, in brief: its length, the seconds in which no commit ended
+ * (stalls), the worst second and what was under way in it, the checkpoints
+ * and the WAL segments created.  The page draws it second by second.
+ */
+static void print_timelines(const struct cmp *m, FILE *f, int w)
+{
+	bool any = false;
+	for (int i = 0; i < m->ncell; i++)
+		any |= pgl_cmp_timeline_run(&m->cell[i]) >= 0;
+	if (!any)
+		return;
+	fprintf(f, "\nCommit latency over the import (per cell, its run with the slowest commit; "
+		   "stalls: seconds in which no commit ended; checkpoints from the server log, WAL "
+		   "segments created from pg_wal)\n");
+	fprintf(f, "%-*s %4s %8s %6s %9s %7s %9s %9s  %s\n", w, "Backend/profile", "run",
+		"import s", "stalls", "worst s", "commits", "p99 ms", "max ms", "under way then");
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		int r = pgl_cmp_timeline_run(c);
+		if (r < 0)
+			continue;
+		const struct timeline *tl = &c->s[r].tl;
+		int stalls = 0, k = pgl_tl_worst(tl);
+		for (int j = 0; j < tl->nsec; j++)
+			stalls += !tl->sec[j].tx;
+		char during[512] = "", sec[24] = "-";
+		if (k >= 0) {
+			pgl_tl_describe(tl, k, during, sizeof(during));
+			snprintf(sec, sizeof(sec), "%d-%d", k, k + 1);
+		}
+		fprintf(f, "%-*s %4d %8.2f %6d %9s %7u %9.1f %9.1f  %s\n", w, c->label,
+			c->s[r].round, tl->secs, stalls, sec, k >= 0 ? tl->sec[k].tx : 0,
+			k >= 0 ? tl->sec[k].p99 : 0, k >= 0 ? tl->sec[k].max : 0, during);
+		if (tl->has_log)
+			print_spans(f, w, "checkpoints", tl->ckpt, tl->nckpt);
+		if (tl->has_wal) {
+			double longest = 0;
+			for (int j = 0; j < tl->nseg; j++)
+				if (tl->seg[j].end >= 0 &&
+				    tl->seg[j].end - tl->seg[j].start > longest)
+					longest = tl->seg[j].end - tl->seg[j].start;
+			fprintf(f, "%-*s   WAL segments: %d created", w, "", tl->nseg);
+			if (tl->nseg)
+				fprintf(f, " (the longest in %.2f s)", longest);
+			fprintf(f, ", %d recycled\n", tl->recycled);
+		}
+	}
+}
+
+/* print_floor() -- each cell's commit latency against its floor: the same
+ * clients on the same cell without the import (--floor). */
+static void print_floor(const struct cmp *m, FILE *f, int w)
+{
+	if (!m->floor)
+		return;
+	fprintf(f,
+		"\nCommit latency against the floor (the same clients on the same cell, as long, "
+		"without the import; all runs): the floor, then the import's figure over it\n");
+	fprintf(f, "%-*s %9s %9s %9s %7s %8s %8s %8s %7s\n", w, "Backend/profile", "floor p99",
+		"p99.9", "max", "tps", "p99 x", "p99.9 x", "max x", "tps x");
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		const struct oltp_figures *o = &c->oltp, *fl = &c->floor;
+		if (!fl->tx || !o->tx)
+			continue;
+		fprintf(f, "%-*s %9.2f %9.2f %9.2f %7.1f %8.2f %8.2f %8.2f %7.2f\n", w, c->label,
+			fl->p99, fl->p999, fl->max, fl->tps, fl->p99 > 0 ? o->p99 / fl->p99 : 0,
+			fl->p999 > 0 ? o->p999 / fl->p999 : 0, fl->max > 0 ? o->max / fl->max : 0,
+			fl->tps > 0 ? o->tps / fl->tps : 0);
 	}
 }
 
@@ -147,6 +242,11 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 		fprintf(f, " %9s %6s", "Loads(MB)", "LCPU%");
 	if (oltp)
 		fprintf(f, " %8s %8s %8s %8s %7s", "p50(ms)", "p99(ms)", "p99.9", "max(ms)", "tps");
+	bool late = false;
+	for (int i = 0; i < m->ncell; i++)
+		late |= disk_num(m->cell[i].disk_stats, "late_ns_max") > 0;
+	if (late)
+		fprintf(f, " %8s", "late(ms)");
 	fprintf(f, " %6s\n", "Ratio");
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
@@ -159,6 +259,10 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 		if (oltp)
 			fprintf(f, " %8.2f %8.2f %8.2f %8.2f %7.1f", c->oltp.p50, c->oltp.p99,
 				c->oltp.p999, c->oltp.max, c->oltp.tps);
+		if (late && c->disk_stats[0])
+			fprintf(f, " %8.2f", disk_num(c->disk_stats, "late_ns_max") / 1e6);
+		else if (late)
+			fprintf(f, " %8s", "-");
 		fprintf(f, " %6.2f%s%s\n", c->ratio, i == m->baseline ? " (baseline)" : "",
 			pgl_cmp_noisy(c) ? " !" : "");
 		any_noisy |= pgl_cmp_noisy(c);
@@ -171,6 +275,9 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 		fprintf(f,
 			"p50 ... tps: the OLTP clients' transactions that ended during the imports "
 			"of all runs\n");
+	if (late)
+		fprintf(f, "late: the most pgdisk released a request later than its model said "
+			   "(a busy machine), since it started; its percentiles below\n");
 	int turns = 0;
 	for (int i = 0; i < m->ncell; i++)
 		if (m->cell[i].turns)
@@ -182,16 +289,10 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 	if (turns)
 		fprintf(f, "\n");
 	fprintf(f, "\n");
-	const struct cell *b = &m->cell[m->baseline];
-	for (int i = 0; i < m->ncell; i++) {
-		const struct cell *c = &m->cell[i];
-		if (i == m->baseline || c->mean <= 0 || b->mean <= 0)
-			continue;
-		fprintf(f, "%s took %.2f ± %.2f times the import time of %s: %s\n", c->words,
-			c->ratio, c->ratio_sd, b->words,
-			pgl_cmp_ratio_word(c->ratio, c->ratio_sd, true));
-	}
+	pgl_cmp_print_vs_baseline(m, f);
 	pgl_cmp_print_best(m, f, w);
+	print_timelines(m, f, w);
+	print_floor(m, f, w);
 	print_devices(m, f, w);
 	bool any_lat = false;
 	for (int i = 0; i < m->ncell; i++)

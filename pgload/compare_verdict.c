@@ -26,6 +26,20 @@
 #define TIE_PCT	     5.0 /* a best cell less than this ahead of the next is a tie */
 #define TIE_PCT_TEXT "5 %"
 
+/* pool_figures() -- the figures of every latency of POOL into *F. */
+static void pool_figures(const struct lat_pool *pool, struct oltp_figures *f)
+{
+	double *v = malloc((pool->n ? pool->n : 1) * sizeof(*v));
+	memset(f, 0, sizeof(*f));
+	f->errors = pool->errors;
+	if (!v)
+		return;
+	if (pool->n)
+		memcpy(v, pool->v, pool->n * sizeof(*v));
+	pgl_oltp_figures(v, pool->n, pool->secs, f);
+	free(v);
+}
+
 void pgl_cmp_summarize(struct cmp *m)
 {
 	for (int i = 0; i < m->ncell; i++) {
@@ -53,14 +67,8 @@ void pgl_cmp_summarize(struct cmp *m)
 		c->lcpu_mean = s[4].mean;
 	}
 	for (int i = 0; i < m->ncell && m->oltp_clients; i++) {
-		struct cell *c = &m->cell[i];
-		double *v = malloc((c->oltp_n ? c->oltp_n : 1) * sizeof(*v));
-		c->oltp.errors = c->oltp_errors;
-		if (v) {
-			memcpy(v, c->oltp_lat, c->oltp_n * sizeof(*v));
-			pgl_oltp_figures(v, c->oltp_n, c->oltp_secs, &c->oltp);
-			free(v);
-		}
+		pool_figures(&m->cell[i].oltp_pool, &m->cell[i].oltp);
+		pool_figures(&m->cell[i].floor_pool, &m->cell[i].floor);
 	}
 	const struct cell *b = &m->cell[m->baseline];
 	for (int i = 0; i < m->ncell; i++) {
@@ -78,6 +86,15 @@ uint64_t pgl_cmp_lat_ops(const struct pgl_io *io, int k)
 	return io->v[k][PGL_IO_READ_OPS] + io->v[k][PGL_IO_WRITE_OPS] + io->v[k][PGL_IO_SYNC_OPS];
 }
 
+int pgl_cmp_timeline_run(const struct cell *c)
+{
+	int r = -1;
+	for (int k = 0; k < c->ns; k++)
+		if (c->s[k].tl.nsec && (r < 0 || c->s[k].oltp.max > c->s[r].oltp.max))
+			r = k;
+	return r;
+}
+
 bool pgl_cmp_stream_cached(const struct cell *c)
 {
 	return c->stream_read >= 0 &&
@@ -88,19 +105,6 @@ bool pgl_cmp_stream_cached(const struct cell *c)
 bool pgl_cmp_noisy(const struct cell *c)
 {
 	return c->ns > 1 && c->cv > CV_LIMIT_PCT;
-}
-
-const char *pgl_cmp_ratio_word(double r, double sd, bool lower_better)
-{
-	if (r <= 0)
-		return "";
-	/* Judged on the two decimals the reports print, so that a printed
-	 * "1.12 ± 0.12" never reads "slower". */
-	r = round(r * 100) / 100;
-	sd = round(sd * 100) / 100;
-	if (sd > 0 && fabs(r - 1) <= sd + 1e-9)
-		return "within noise";
-	return (r < 1) == lower_better ? "faster" : "slower";
 }
 
 const struct figure pgl_cmp_figures[] = {
@@ -204,23 +208,69 @@ static bool tied(const struct figure *fig, double v, double w)
 	return ratio(fig, v, w) < 1.0 + TIE_PCT / 100.0;
 }
 
-/* runs_overlap() -- whether a run of cell A was no better on FIG than a run
- * of cell B: then A's lead over B is within the spread of the runs, and
- * the report does not call it a win. */
-static bool runs_overlap(const struct figure *fig, const struct cell *a, const struct cell *b)
+/* range() -- the lowest and highest of C's runs on FIG into *LO, *HI; how
+ * many runs have it (0 for a figure measured once per cell). */
+static int range(const struct figure *fig, const struct cell *c, double *lo, double *hi)
 {
-	double worst_a = -1, best_b = -1;
-	for (int i = 0; i < a->ns; i++) {
-		double v = fig_run(fig, &a->s[i]);
-		if (v >= 0 && (worst_a < 0 || ratio(fig, worst_a, v) > 1))
-			worst_a = v;
+	int n = 0;
+	*lo = *hi = -1;
+	for (int i = 0; i < c->ns; i++) {
+		double v = fig_run(fig, &c->s[i]);
+		if (v < 0)
+			continue;
+		*lo = !n || v < *lo ? v : *lo;
+		*hi = !n || v > *hi ? v : *hi;
+		n++;
 	}
-	for (int i = 0; i < b->ns; i++) {
-		double v = fig_run(fig, &b->s[i]);
-		if (v >= 0 && (best_b < 0 || ratio(fig, v, best_b) > 1))
-			best_b = v;
+	return n;
+}
+
+void pgl_cmp_separate(const struct figure *fig, const struct cell *a, const struct cell *b,
+		      struct separation *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->na = range(fig, a, &s->alo, &s->ahi);
+	s->nb = range(fig, b, &s->blo, &s->bhi);
+	/* measured once per cell: no spread to judge by, the values alone */
+	if (!s->na || !s->nb) {
+		s->na = s->nb = 0;
+		s->alo = s->ahi = fig_cell(fig, a);
+		s->blo = s->bhi = fig_cell(fig, b);
 	}
-	return worst_a >= 0 && best_b >= 0 && ratio(fig, worst_a, best_b) <= 1;
+	s->apart = s->ahi < s->blo || s->bhi < s->alo;
+}
+
+void pgl_cmp_fmt_separation(const struct figure *fig, const struct separation *s, char *buf,
+			    size_t cap)
+{
+	char runs[48];
+	if (!s->na) {
+		snprintf(buf, cap, "measured once each");
+		return;
+	}
+	if (s->na == s->nb)
+		snprintf(runs, sizeof(runs), "%d run%s each", s->na, s->na == 1 ? "" : "s");
+	else
+		snprintf(runs, sizeof(runs), "%d and %d runs", s->na, s->nb);
+	snprintf(buf, cap, "%s, %.2f to %.2f against %.2f to %.2f%s%s", runs, s->alo, s->ahi,
+		 s->blo, s->bhi, fig->unit[0] ? " " : "", fig->unit);
+}
+
+const char *pgl_cmp_vs_word(const struct separation *s, double r, bool lower_better)
+{
+	if (r <= 0)
+		return "";
+	if (!s->apart)
+		return "not separated";
+	return (r < 1) == lower_better ? "faster" : "slower";
+}
+
+/* cell_vs_baseline() -- C against the baseline on the import time: the
+ * separation into *S and its word. */
+static const char *cell_vs_baseline(const struct cmp *m, const struct cell *c, struct separation *s)
+{
+	pgl_cmp_separate(&pgl_cmp_figures[0], c, &m->cell[m->baseline], s);
+	return pgl_cmp_vs_word(s, c->ratio, true);
 }
 
 bool pgl_cmp_judge(const struct cmp *m, const struct figure *fig, struct verdict *v)
@@ -234,7 +284,8 @@ bool pgl_cmp_judge(const struct cmp *m, const struct figure *fig, struct verdict
 	v->vlo = fig->higher_better ? vw : v->vb;
 	v->vhi = fig->higher_better ? v->vb : vw;
 	v->all_tied = tied(fig, v->vb, vw);
-	v->overlap = runs_overlap(fig, &m->cell[v->best], &m->cell[v->second]);
+	pgl_cmp_separate(fig, &m->cell[v->best], &m->cell[v->second], &v->sep);
+	v->overlap = !v->sep.apart;
 	v->tie_next = tied(fig, v->vb, v->vs) || v->overlap;
 	return true;
 }
@@ -253,20 +304,26 @@ static void print_sides(const struct cmp *m, FILE *f)
 		if (!header)
 			fprintf(f,
 				"\nThe kernel against pgiofs (the best cell of each, the same rule "
-				"for a tie; pgiofs's figure over the kernel's):\n");
+				"for a tie or runs not separated; pgiofs's figure over the "
+				"kernel's; pgiofs's runs against the kernel's):\n");
 		header = true;
 		const struct cell *n = &m->cell[kn], *p = &m->cell[kp];
 		double vn = fig_cell(fig, n), vp = fig_cell(fig, p);
 		bool nwins = ratio(fig, vn, vp) >= 1;
-		const struct cell *w = nwins ? n : p, *l = nwins ? p : n;
 		double vw = nwins ? vn : vp, vl = nwins ? vp : vn;
-		bool tie = tied(fig, vw, vl) || runs_overlap(fig, w, l);
-		fprintf(f, "  %-13s %-7s pgiofs %.2fx the kernel: %.2f %s (%s) against %.2f (%s)\n",
+		struct separation sep;
+		char how[160];
+		pgl_cmp_separate(fig, p, n, &sep);
+		pgl_cmp_fmt_separation(fig, &sep, how, sizeof(how));
+		fprintf(f,
+			"  %-13s %-13s pgiofs %.2fx the kernel: %.2f %s (%s) against %.2f (%s); "
+			"%s\n",
 			fig->name,
-			tie	? "a tie"
-			: nwins ? "kernel"
-				: "pgiofs",
-			vn > 0 ? vp / vn : 0, vp, fig->unit, p->label, vn, n->label);
+			tied(fig, vw, vl) ? "a tie"
+			: !sep.apart	  ? "not separated"
+			: nwins		  ? "kernel"
+					  : "pgiofs",
+			vn > 0 ? vp / vn : 0, vp, fig->unit, p->label, vn, n->label, how);
 	}
 }
 
@@ -285,6 +342,8 @@ static void print_figures(const struct cmp *m, FILE *f, int w)
 			continue;
 		const char *best = m->cell[v.best].label, *next = m->cell[v.second].label;
 		double r = v.vs > 0 ? v.vb / v.vs : 0;
+		char how[160];
+		pgl_cmp_fmt_separation(fig, &v.sep, how, sizeof(how));
 		if (v.all_tied && w >= 0)
 			fprintf(f, "  %-13s all %d cells within %.0f %% (%.2f to %.2f %s)\n",
 				fig->name, v.n, TIE_PCT, v.vlo, v.vhi, fig->unit);
@@ -293,17 +352,19 @@ static void print_figures(const struct cmp *m, FILE *f, int w)
 				"%s: no winner, all %d cells within %.0f %% (%.2f to %.2f %s).\n",
 				fig->name, v.n, TIE_PCT, v.vlo, v.vhi, fig->unit);
 		else if (w >= 0)
-			fprintf(f, "  %-13s %-*s %10.2f %-4s %.2fx the next, %s%s\n", fig->name, w,
-				best, v.vb, fig->unit, r, next,
-				v.overlap    ? " (a tie: their runs overlap)"
-				: v.tie_next ? " (a tie)"
-					     : "");
+			fprintf(f, "  %-13s %-*s %10.2f %-4s %.2fx the next, %s (%s%s)\n",
+				fig->name, w, best, v.vb, fig->unit, r, next,
+				v.overlap    ? "not separated: "
+				: v.tie_next ? "a tie: "
+					     : "",
+				how);
 		else
-			fprintf(f, "%s: best %s, %.2f%s%s, %.2fx the next (%s)%s.\n", fig->name,
-				best, v.vb, fig->unit[0] ? " " : "", fig->unit, r, next,
-				v.overlap    ? ": a tie, their runs overlap"
+			fprintf(f, "%s: best %s, %.2f%s%s, %.2fx the next (%s)%s (%s).\n",
+				fig->name, best, v.vb, fig->unit[0] ? " " : "", fig->unit, r, next,
+				v.overlap    ? ": not separated"
 				: v.tie_next ? ": a tie, less than " TIE_PCT_TEXT " ahead"
-					     : "");
+					     : "",
+				how);
 	}
 }
 
@@ -313,8 +374,9 @@ void pgl_cmp_print_best(const struct cmp *m, FILE *f, int w)
 		return;
 	fprintf(f,
 		"\nBest of each figure (lowest, but tps and MB/s highest; the ratio is the best's "
-		"figure over the next's; a tie when within %.0f %% of the next or when a run of "
-		"the best was no better than one of the next):\n",
+		"figure over the next's; a tie when within %.0f %% of the next, not separated "
+		"when the ranges of their runs overlap; then the runs, the best's range against "
+		"the next's):\n",
 		TIE_PCT);
 	print_figures(m, f, w);
 	print_sides(m, f);
@@ -340,27 +402,50 @@ void pgl_cmp_print_best(const struct cmp *m, FILE *f, int w)
 	}
 }
 
-/* join_cells() -- the labels of the cells of M but the baseline whose
- * ratio word is WORD, with their ratios, into F; how many. */
+/* join_cells() -- the labels of the cells of M but the baseline whose word
+ * against it is WORD, with their ratios, into F; how many. */
 static int join_cells(const struct cmp *m, FILE *f, const char *word)
 {
 	int n = 0;
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
+		struct separation sep;
 		if (i == m->baseline || c->ratio <= 0 ||
-		    strcmp(pgl_cmp_ratio_word(c->ratio, c->ratio_sd, true), word) != 0)
+		    strcmp(cell_vs_baseline(m, c, &sep), word) != 0)
 			continue;
 		fprintf(f, "%s%s %.2f ± %.2f", n++ ? ", " : " ", c->label, c->ratio, c->ratio_sd);
 	}
 	return n;
 }
 
+void pgl_cmp_print_vs_baseline(const struct cmp *m, FILE *f)
+{
+	const struct cell *b = &m->cell[m->baseline];
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i];
+		struct separation sep;
+		char how[160];
+		if (i == m->baseline || c->mean <= 0 || b->mean <= 0)
+			continue;
+		const char *word = cell_vs_baseline(m, c, &sep);
+		pgl_cmp_fmt_separation(&pgl_cmp_figures[0], &sep, how, sizeof(how));
+		fprintf(f, "%s took %.2f ± %.2f times the import time of %s: %s (%s)\n", c->words,
+			c->ratio, c->ratio_sd, b->words, word, how);
+	}
+}
+
+const char *pgl_cmp_baseline_word(const struct cmp *m, const struct cell *c)
+{
+	struct separation sep;
+	return cell_vs_baseline(m, c, &sep);
+}
+
 /*
  * pgl_cmp_print_verdicts() -- one line per question a reader of the report
  * asks: what was compared; the best cell of each figure (or that all are
- * within TIE_PCT); which cells were faster, slower, or within noise of the
- * baseline (import time relative to the baseline's: within noise when
- * ratio ± its sd covers 1).  The page opens with them.
+ * within TIE_PCT); which cells were faster or slower than the baseline
+ * and which were not separated from it (the ranges of their import times
+ * over the runs overlap).  The page opens with them.
  */
 void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f)
 {
@@ -381,7 +466,7 @@ void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f)
 	print_figures(m, f, -1);
 	if (m->ncell < 2)
 		return;
-	static const char *const words[] = {"faster", "slower", "within noise"};
+	static const char *const words[] = {"faster", "slower", "not separated"};
 	for (size_t w = 0; w < 3; w++) {
 		char *line = NULL;
 		size_t len = 0;
@@ -393,10 +478,12 @@ void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f)
 		if (n)
 			fprintf(f,
 				"%s the baseline (import time relative to it, below 1 is "
-				"faster):%s.\n",
+				"faster; %s):%s.\n",
 				w == 0	 ? "Faster than"
 				: w == 1 ? "Slower than"
-					 : "Within noise of",
+					 : "Not separated from",
+				w < 2 ? "every run of theirs apart from every run of the baseline"
+				      : "the ranges of their runs overlap the baseline's",
 				line);
 		free(line);
 	}

@@ -292,10 +292,82 @@ void pgl_oltp_figures(double *lat, size_t n, double secs, struct oltp_figures *f
 	f->max = lat[n - 1];
 }
 
-int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct cell *c, struct oltp_figures *f)
+/* pool_add() -- latency V (ms) into POOL. */
+static int pool_add(struct lat_pool *pool, double v)
+{
+	if (pool->n == pool->cap) {
+		size_t cap = pool->cap ? 2 * pool->cap : 4096;
+		double *x = realloc(pool->v, cap * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		pool->v = x;
+		pool->cap = cap;
+	}
+	pool->v[pool->n++] = v;
+	return 0;
+}
+
+/*
+ * seconds() -- the commits of each second from T0 to T1 into TL->sec: how
+ * many ended in it, their p99 (nearest rank) and max; LAT[i] (ms, in the
+ * pool's order) ended at END[i].
+ */
+static int seconds(const double *end, const double *lat, size_t n, double t0, double t1,
+		   struct timeline *tl)
+{
+	int nsec = (int)ceil(t1 - t0 - 1e-9);
+	nsec = nsec < 1 ? 1 : nsec;
+	size_t *at = calloc((size_t)nsec + 1, sizeof(*at));
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+	tl->sec = calloc((size_t)nsec, sizeof(*tl->sec));
+	if (!at || !v || !tl->sec) {
+		free(at);
+		free(v);
+		free(tl->sec);
+		tl->sec = NULL;
+		return -ENOMEM;
+	}
+	tl->nsec = nsec;
+	/* counting sort by second, then each second's latencies sorted */
+	for (size_t i = 0; i < n; i++) {
+		int k = (int)(end[i] - t0);
+		at[(k < 0 ? 0 : k >= nsec ? nsec - 1 : k) + 1]++;
+	}
+	for (int k = 0; k < nsec; k++)
+		at[k + 1] += at[k];
+	size_t *fill = calloc((size_t)nsec, sizeof(*fill));
+	if (!fill) {
+		free(at);
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k = (int)(end[i] - t0);
+		k = k < 0 ? 0 : k >= nsec ? nsec - 1 : k;
+		v[at[k] + fill[k]++] = lat[i];
+	}
+	for (int k = 0; k < nsec; k++) {
+		size_t m = at[k + 1] - at[k];
+		struct tl_second *x = &tl->sec[k];
+		x->tx = (uint32_t)m;
+		if (!m)
+			continue;
+		qsort(v + at[k], m, sizeof(*v), cmp_double);
+		x->p99 = (float)rank(v + at[k], m, 0.99);
+		x->max = (float)v[at[k] + m - 1];
+	}
+	free(fill);
+	free(at);
+	free(v);
+	return 0;
+}
+
+int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct lat_pool *pool,
+		  struct oltp_figures *f, struct timeline *tl)
 {
 	int ret = 0;
-	size_t n0 = c->oltp_n;
+	size_t n0 = pool->n;
+	double *end = NULL;
 	memset(f, 0, sizeof(*f));
 	stop_all(o);
 	for (int i = 0; i < o->nclients; i++) {
@@ -306,35 +378,43 @@ int pgl_oltp_stop(struct oltp *o, double t0, double t1, struct cell *c, struct o
 		for (size_t k = 0; k < cl->n; k++) {
 			if (cl->tx[k].end < t0 || cl->tx[k].end > t1)
 				continue;
-			if (c->oltp_n == c->oltp_cap) {
-				size_t cap = c->oltp_cap ? 2 * c->oltp_cap : 4096;
-				double *v = realloc(c->oltp_lat, cap * sizeof(*v));
-				if (!v) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				c->oltp_lat = v;
-				c->oltp_cap = cap;
+			if (pool_add(pool, cl->tx[k].lat * 1000.0) < 0) {
+				ret = -ENOMEM;
+				goto out;
 			}
-			c->oltp_lat[c->oltp_n++] = cl->tx[k].lat * 1000.0;
 		}
 	}
-	c->oltp_secs += t1 - t0;
-	c->oltp_errors += f->errors;
+	pool->secs += t1 - t0;
+	pool->errors += f->errors;
+	size_t n = pool->n - n0;
+	if (tl) {
+		/* the ends, in the order the latencies went into the pool */
+		size_t j = 0;
+		if (!(end = malloc((n ? n : 1) * sizeof(*end)))) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (int i = 0; i < o->nclients; i++)
+			for (size_t k = 0; k < o->c[i].n; k++)
+				if (o->c[i].tx[k].end >= t0 && o->c[i].tx[k].end <= t1)
+					end[j++] = o->c[i].tx[k].end;
+		if ((ret = seconds(end, pool->v + n0, n, t0, t1, tl)) < 0)
+			goto out;
+	}
 	/* this run's figures from a copy: the pool keeps arrival order */
-	size_t n = c->oltp_n - n0;
 	double *mine = malloc((n ? n : 1) * sizeof(*mine));
 	if (!mine) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	if (n) /* none yet: the pool may still be NULL */
-		memcpy(mine, c->oltp_lat + n0, n * sizeof(*mine));
+		memcpy(mine, pool->v + n0, n * sizeof(*mine));
 	pgl_oltp_figures(mine, n, t1 - t0, f);
 	free(mine);
 out:
 	if (ret == -ECONNRESET)
 		fprintf(stderr, "pgload compare: an OLTP client lost its connection\n");
+	free(end);
 	oltp_free(o);
 	return ret;
 }

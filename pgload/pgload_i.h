@@ -344,6 +344,9 @@ bool pgl_server_alive(struct pgl_server *s);
 /* pgl_server_describe_exit() -- how the postmaster ended, into BUF. */
 void pgl_server_describe_exit(struct pgl_server *s, char *buf, size_t cap);
 
+/* pgl_server_log() -- the server log's path (the server's stderr). */
+const char *pgl_server_log(const struct pgl_server *s);
+
 /* pgl_server_log_tail() -- print the last lines of the server log on stderr. */
 void pgl_server_log_tail(const struct pgl_server *s, int lines);
 

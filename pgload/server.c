@@ -282,6 +282,11 @@ static int run_wait(struct pgl_server *s, char *const argv[])
 	return 0;
 }
 
+const char *pgl_server_log(const struct pgl_server *s)
+{
+	return s->logpath;
+}
+
 void pgl_server_log_tail(const struct pgl_server *s, int lines)
 {
 	FILE *f = fopen(s->logpath, "r");

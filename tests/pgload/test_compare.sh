@@ -36,15 +36,18 @@ for cell in dir/native "dir/deadline-2.6 iosched.nr_requests=32" "dir/dbaware io
 done
 [ "$(grep -c ' \[2\] ' "$W/stdout")" = 10 ] || fail "not 10 cells (2 back ends x (native + 2 profiles x 2 values))"
 grep -q '^tmpfs/native .* 1\.00 (baseline)' "$W/stdout" || fail "baseline not marked"
-grep -q '^native on dir took [0-9.]* ± [0-9.]* times the import time of native on tmpfs: \(faster\|slower\|within noise\)$' "$W/stdout" ||
+grep -q '^native on dir took [0-9.]* ± [0-9.]* times the import time of native on tmpfs: \(faster\|slower\|not separated\) (2 runs each, [0-9.]* to [0-9.]* against [0-9.]* to [0-9.]* s)$' "$W/stdout" ||
 	{ cat "$W/stdout"; fail "no ratio line"; }
-python3 - "$W/stdout" <<'PY' || fail "a ratio line's word disagrees with its ratio"
+python3 - "$W/stdout" <<'PY' || fail "a ratio line's word disagrees with its runs"
 import re, sys
 for l in open(sys.argv[1]):
-    m = re.match(r".* took ([0-9.]+) ± ([0-9.]+) times the import time of .*: (.*)$", l)
+    m = re.match(r".* took ([0-9.]+) ± [0-9.]+ times the import time of .*: (.*) \(2 runs each, "
+                 r"([0-9.]+) to ([0-9.]+) against ([0-9.]+) to ([0-9.]+) s\)$", l)
     if m:
-        r, sd, word = float(m[1]), float(m[2]), m[3]
-        want = "within noise" if sd > 0 and abs(r - 1) <= sd + 1e-9 else "faster" if r < 1 else "slower"
+        r, word = float(m[1]), m[2]
+        alo, ahi, blo, bhi = map(float, m.groups()[2:])
+        apart = ahi < blo or bhi < alo
+        want = "not separated" if not apart else "faster" if r < 1 else "slower"
         assert word == want, l
 PY
 grep -q '^Backend/profile  *class  *ops  *Avg ms  *p99 ms  *Max ms  *Lat%>2s Lat%>10s$' "$W/stdout" ||
@@ -74,7 +77,7 @@ for c in d["cells"]:
     for k in ("label", "backend", "backend_path", "profile", "pgiofs", "set", "runs", "import_s",
               "schema_s", "cpu_pct", "load_mb", "load_cpu_pct", "ratio", "ratio_sd", "noisy",
               "samples", "latency", "queue_set", "disk_set", "elevator", "queue", "disk",
-              "stream", "oltp"):
+              "stream", "oltp", "floor", "vs_baseline", "set_up_per_run"):
         assert k in c, k
     # no block device, no model, no OLTP clients here; streaming figures of the file only
     assert c["elevator"] is None and c["queue"] is None and c["disk"] is None
@@ -86,7 +89,9 @@ for c in d["cells"]:
     assert [x["round"] for x in c["samples"]] == [1, 2]
     for x in c["samples"]:
         assert set(x) == {"round", "schema_s", "data_s", "post_s", "import_s", "cpu_pct",
-                          "load_mb", "load_cpu_pct", "wal_bytes", "rows", "oltp"}
+                          "load_mb", "load_cpu_pct", "wal_bytes", "rows", "oltp", "floor",
+                          "timeline"}
+        assert x["floor"] is None and x["timeline"]["per_second"] == [], x["timeline"]
         assert x["import_s"] > 0 and x["rows"] > 0 and x["load_mb"] > 0
         assert abs(x["import_s"] - x["data_s"] - x["post_s"]) < 1e-5
     if c["pgiofs"]:

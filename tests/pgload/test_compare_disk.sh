@@ -46,11 +46,11 @@ DBA="hdd:ext4/dbaware elevator=none disk.seek_ms=4"
 for cell in "$MQ" "$SEC" "$DBA"; do
 	grep -qF -- "$cell " "$W/stdout" || { cat "$W/stdout"; fail "no row for $cell"; }
 done
-grep -q '^Backend/profile  *\[runs\] Schema(s) Import(s)  *±sd  *CPU%  *p50(ms)  *p99(ms)  *p99.9  *max(ms)  *tps  *Ratio$' \
+grep -q '^Backend/profile  *\[runs\] Schema(s) Import(s)  *±sd  *CPU%  *p50(ms)  *p99(ms)  *p99.9  *max(ms)  *tps  *late(ms)  *Ratio$' \
 	"$W/stdout" || { cat "$W/stdout"; fail "no OLTP columns"; }
 grep -q '^  commit p99  ' "$W/stdout" || fail "no best cell of the commit p99"
 grep -q '^  device read  ' "$W/stdout" || fail "no best cell of the device read"
-grep -qE '^  commit p99 +(kernel|pgiofs|a tie) +pgiofs [0-9.]+x the kernel: ' "$W/stdout" ||
+grep -qE '^  commit p99 +(kernel|pgiofs|a tie|not separated) +pgiofs [0-9.]+x the kernel: .*; 1 run each, ' "$W/stdout" ||
 	{ cat "$W/stdout"; fail "no verdict of the kernel against pgiofs on the commit p99"; }
 # queue_row LABEL -- the row of LABEL in the table of block queues
 queue_row() { sed -n '/^Block queues/,/^$/p' "$W/stdout" | grep -F -- "$1 "; }
@@ -67,7 +67,7 @@ second, tunable = sys.argv[2], sys.argv[3]
 s = d["settings"]
 assert s["elevators"] == ["mq-deadline", second] and s["pgiofs_elevators"] == ["none"], s
 assert s["queue_sets"] == {"write_expire": ["1000"]} and s["disk_sets"] == {"seek_ms": ["4"]}, s
-assert s["oltp"] == {"clients": 2, "scale": 2} and s["stream_mb"] == 4
+assert s["oltp"] == {"clients": 2, "scale": 2, "floor": False} and s["stream_mb"] == 4
 cells = {c["label"]: c for c in d["cells"]}
 assert len(cells) == 3, list(cells)
 for c in cells.values():
@@ -98,7 +98,18 @@ for b in best.values():
     assert b["next"] in cells and lead >= 1, b
     assert (b["cell"] is None) == b["all_within"] and (b["cell"] is None or b["cell"] in cells), b
     assert b["tie"] == (lead < 1.05 or b["runs_overlap"]) and (not b["all_within"] or b["tie"]), b
+    # how sure: the runs of each and their ranges; measured once (streaming): none
+    if b["figure"] in ("device read", "file read"):
+        assert b["runs"] == [0, 0] and b["ranges"] is None, b
+    else:
+        (alo, ahi), (blo, bhi) = b["ranges"]
+        assert b["runs"] == [1, 1] and b["runs_overlap"] == (not (ahi < blo or bhi < alo)), b
+# the lateness of the modelled disk, beside the figures
+for c in cells.values():
+    assert c["disk"]["late_ns_max"] >= 0, c["disk"]
 PY
+grep -qE "^$SEC +\[1\] .* [0-9]+\.[0-9]{2} +[0-9.]+$" "$W/stdout" ||
+	{ cat "$W/stdout"; fail "no lateness beside $SEC's figures"; }
 grep -q ',mq-deadline,write_expire=1000,seek_ms=4,[1-9]' "$W/out/results.csv" || fail "results.csv: elevator and tunables"
 python3 -c 'import sys, xml.dom.minidom as x; assert x.parse(sys.argv[1]).documentElement.tagName == "svg"' \
 	"$W/out/oltp.svg" || fail "oltp.svg is not an SVG"

@@ -1,12 +1,13 @@
 #!/bin/bash
 # test_compare_page.sh -- the page of `pgload compare` (index.html), opened
 # in a real headless browser (Debian's chromium): it renders, opening with
-# the verdict lines (what was compared, the best of each figure, faster,
-# slower or within noise of the baseline), then the charts as inline SVG
-# (a dot per run over the bars, the baseline's and the noisy rows marked
-# and in the legend, a colour of its own for every I/O class), then the
-# tables; no console error; nothing fetched from elsewhere (the page works
-# offline); and a screenshot of it is a real picture, not a blank page.
+# the verdict lines (what was compared, the best of each figure, faster or
+# slower than the baseline, or not separated from it), then the charts as
+# inline SVG (a dot per run over the bars, the baseline's and the noisy rows
+# marked and in the legend, a colour of its own for every I/O class; the
+# commit latency over the import, a panel per cell), then the tables; no
+# console error; nothing fetched from elsewhere (the page works offline);
+# and a screenshot of it is a real picture, not a blank page.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/pglib.sh"
 
@@ -86,15 +87,16 @@ p.feed(dom)
 # verdict first, then the charts, then the tables
 kinds = [o.split("#")[0] for o in p.order if o != "h2"]
 assert kinds.index("ul") < kinds.index("svg") < kinds.index("pre"), p.order
-assert [o for o in p.order if o.startswith("svg#")] == ["svg#import", "svg#oltp", "svg#latency"], p.order
+assert [o for o in p.order if o.startswith("svg#")] == ["svg#import", "svg#oltp", "svg#timeline",
+                                                       "svg#latency"], p.order
 li = p.li
 assert li[0].startswith("Compared 4 cells (back ends dir, tmpfs; profiles native, dbaware)"), li[0]
 assert "baseline dir/native" in li[0], li[0]
 assert any(re.match(r"import: (best \S+, [0-9.]+ s, [0-9.]+x the next|no winner)", l) for l in li), li
 assert any(l.startswith("commit p99: ") for l in li), li
-# every other cell is faster, slower or within noise of the baseline, once
-judged = " ".join(l for l in li if re.match(r"(Faster than|Slower than|Within noise of) the baseline "
-                                            r"\(import time relative to it, below 1 is faster\)", l))
+# every other cell is faster, slower or not separated from the baseline, once
+judged = " ".join(l for l in li if re.match(r"(Faster than|Slower than|Not separated from) the baseline "
+                                            r"\(import time relative to it, below 1 is faster; ", l))
 for cell in ("dir/dbaware", "tmpfs/native", "tmpfs/dbaware"):
     assert len(re.findall(re.escape(cell) + r" [0-9.]+ ± [0-9.]+", judged)) == 1, (cell, li)
 assert "dir/native " not in judged, li
@@ -111,6 +113,11 @@ lat = p.fills["latency"]
 assert len(lat) >= 5 and len(set(lat)) == len(lat), lat
 assert len(set(p.fills["oltp"])) == len(p.fills["oltp"]), p.fills["oltp"]
 assert "Ratio: import time relative to the baseline's; below 1 is faster" in dom
+# the commit latency over the import: a panel per cell, its p99 line and its commits
+tl = dom[dom.index('id="timeline"'):]
+tl = tl[:tl.index("</svg>")]
+assert tl.count('class="panel"') == 4, tl.count('class="panel"')
+assert tl.count('class="p99"') == 4 and 'class="commits"' in tl
 PY
 echo "ok: verdict lines, then the charts (inline SVG), then the tables; no console error"
 

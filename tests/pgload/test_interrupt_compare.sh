@@ -114,6 +114,7 @@ chook stream "measuring streaming reads and writes of /dev/loop" "${MODEL[@]}"
 chook oltp "creating the OLTP tables (scale 1), $MCELL" "${MODEL[@]}"
 chook oltpstart "starting 1 OLTP client, round 1/1, $MCELL" "${MODEL[@]}"
 chook data "running the data phase of $TMPDIR/pgload-compare." "${MODEL[@]}"
+chook floor "running 1 OLTP client without the import (the floor), round 1/1, $MCELL" "${MODEL[@]}" --floor
 truncate -s 64M "$W/fs.img"
 mkfs.ext2 -q -F "$W/fs.img" || fail "mkfs.ext2 of an image"
 chook copy "copying the image $W/fs.img" --backends "hdd:$W/fs.img" --profiles native

@@ -5,7 +5,13 @@
  *     or one that found the file in the page cache, came from a cache: the
  *     table prints "cached" instead of the figure, the best-of-figure
  *     verdict skips it, and a file read within the device's speed is
- *     printed as measured.
+ *     printed as measured;
+ *   - how sure a verdict is: a cell whose mean import time is 0.8 times the
+ *     baseline's but one of whose runs was as slow as one of the
+ *     baseline's is "not separated" from it (in its line against the
+ *     baseline, in the verdict lines and as the best of the import time),
+ *     with how many runs and their ranges; one whose every run is apart is
+ *     "faster".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,8 +119,50 @@ static void test_cached_file_read(void)
 	free(m.cell);
 }
 
+static void test_how_sure(void)
+{
+	static const double base[] = {10, 10.5, 9.5}, wide[] = {6, 9.8, 8.2},
+			    fast[] = {5, 5.2, 4.8};
+	memset(&m, 0, sizeof(m));
+	m.runs = 3;
+	m.ncell = 3;
+	m.cell = calloc(3, sizeof(*m.cell));
+	m.nbe = 3;
+	cell(0, "dir/native", base, 3);
+	cell(1, "dir/wide", wide, 3);
+	cell(2, "dir/fast", fast, 3);
+	pgl_cmp_summarize(&m);
+	char *tab = text(pgl_cmp_print_table), *v = text(pgl_cmp_print_verdicts), line[512];
+	CHECK(line_with(tab, "dir/wide took 0.80 ± ", line, sizeof(line)) &&
+	      strstr(line, ": not separated (3 runs each, 6.00 to 9.80 against 9.50 to 10.50 s)"));
+	CHECK(line_with(tab, "dir/fast took 0.50 ± ", line, sizeof(line)) &&
+	      strstr(line, ": faster (3 runs each, 4.80 to 5.20 against 9.50 to 10.50 s)"));
+	/* the best import time is fast's, and wide's runs overlap it: no */
+	CHECK(line_with(tab, "  import ", line, sizeof(line)) && strstr(line, "dir/fast") &&
+	      strstr(line, "(3 runs each, 4.80 to 5.20 against 6.00 to 9.80 s)"));
+	CHECK(line_with(v, "Not separated from the baseline", line, sizeof(line)) &&
+	      strstr(line, "dir/wide 0.80") && !strstr(line, "dir/fast"));
+	CHECK(line_with(v, "Faster than the baseline", line, sizeof(line)) &&
+	      strstr(line, "dir/fast 0.50"));
+	/* a best that is not apart from the next: the import of wide and native only */
+	m.cell[2].ns = 0;
+	pgl_cmp_summarize(&m);
+	free(v);
+	v = text(pgl_cmp_print_verdicts);
+	CHECK(line_with(v, "import: best dir/wide", line, sizeof(line)) &&
+	      strstr(line, ": not separated (3 runs each, 6.00 to 9.80 against 9.50 to 10.50 s)."));
+	if (failures)
+		fprintf(stderr, "%s\n%s", tab, v);
+	free(tab);
+	free(v);
+	for (int i = 0; i < 3; i++)
+		free(m.cell[i].s);
+	free(m.cell);
+}
+
 int main(void)
 {
 	test_cached_file_read();
+	test_how_sure();
 	return failures ? 1 : 0;
 }
