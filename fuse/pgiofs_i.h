@@ -377,13 +377,19 @@ void pfs_uring_unpin(void);
  * requests being served, serve no more (a connection still up after the
  * loop ended gets no answer from the rings, as from /dev/fuse). */
 void pfs_uring_stop(struct pfs *fs);
+/* pfs_uring_release() -- once no reply can come any more (the session's
+ * requests have all completed): end the ring threads, close the rings and
+ * free what pfs_uring_prepare() and pfs_uring_start() made.  Rings whose
+ * threads do not end within seconds are kept (and said so). */
+void pfs_uring_release(struct pfs *fs);
 /* pfs_uring_requests() -- requests served over the rings so far. */
 unsigned long pfs_uring_requests(struct pfs *fs);
 /* pfs_uring_prepare() -- before INIT: whether FUSE_OVER_IO_URING may go
  * into the INIT reply (fs->wire.allow_uring): fuse.uring is not no and this
  * process can make rings (once the flag is in, only a ring, or a refused
- * registration, releases the requests the kernel then holds).  Else why
- * in fs->uring_note. */
+ * registration, releases the requests the kernel then holds); the ring
+ * that proves it is kept, for pfs_uring_start() to turn the ring off with
+ * if the rings cannot be had.  Else why in fs->uring_note. */
 void pfs_uring_prepare(struct pfs *fs);
 /* pfs_uring_enabled() -- 1 if the kernel offers FUSE over io_uring to new
  * mounts; else 0 and why in @why. */

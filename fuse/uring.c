@@ -33,12 +33,22 @@
  * or a registration failed, which turns the ring off for the connection).
  * Notifications are written to /dev/fuse as before.
  *
+ * Once INIT has put FUSE_OVER_IO_URING in, the kernel holds every request
+ * of the connection until each queue has an entry: a queue left without
+ * one (a ring or an eventfd that cannot be had: EMFILE, ENOMEM) would hang
+ * the mount.  Then a registration the kernel refuses turns the ring off,
+ * and that takes a ring of its own: one is made before INIT
+ * (pfs_uring_prepare()) and kept until the rings are up, so that turning
+ * off needs no descriptor and no memory the failure may have taken.
+ *
  * What must stay true: an entry is committed exactly once per request,
  * by its own thread, after its reply is in its buffers; a handler reads
  * its request from a copy, never from the entry (whose buffers take the
  * reply, and the next request once committed); entries and buffers live
- * as long as the process (on the list of rings), because a late reply may
- * still look an entry up.
+ * until pfs_uring_release(), called once no reply can come any more (a WAL
+ * mount's session, drained), or as long as the process (on the list of
+ * rings) -- the mount's, whose late replies may still look an entry up;
+ * if a queue has no entry after the start, the ring is turned off.
  */
 #include "pgiofs_i.h"
 
@@ -57,6 +67,7 @@
 #include <sys/sysinfo.h>
 #include <sys/uio.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Protocol 7.42, newer than <linux/fuse.h> on Debian 12 and libfuse 3.14. */
@@ -82,11 +93,12 @@ struct ring_cmd { /* in the SQE's 80 command bytes */
 };
 enum { RING_CMD_REGISTER = 1, RING_CMD_COMMIT_AND_FETCH = 2 };
 
-#define ALIGN	     4096u
-#define IN_HDR	     sizeof(struct fuse_in_header)
-#define OUT_HDR	     sizeof(struct fuse_out_header)
-#define EVENTFD_TAG  UINT64_MAX /* user_data of the eventfd read */
-#define ENABLE_URING "/sys/module/fuse/parameters/enable_uring"
+#define ALIGN	       4096u
+#define IN_HDR	       sizeof(struct fuse_in_header)
+#define OUT_HDR	       sizeof(struct fuse_out_header)
+#define EVENTFD_TAG    UINT64_MAX /* user_data of the eventfd read */
+#define ENABLE_URING   "/sys/module/fuse/parameters/enable_uring"
+#define RELEASE_WAIT_S 5 /* for the ring threads to leave, at release */
 
 struct ring_thread;
 
@@ -114,6 +126,8 @@ struct ring_thread {
 	pthread_mutex_t serve_lock; /* held while serving a request */
 	bool stopped;		    /* under serve_lock: serve no more */
 	int started;		    /* under u->lock: 0 starting, 1 ready, -errno */
+	bool have_ring;		    /* ring set up (io_uring_queue_exit() it) */
+	atomic_bool quit;	    /* leave the loop (pfs_uring_release()) */
 };
 
 struct pfs_uring {
@@ -121,9 +135,12 @@ struct pfs_uring {
 	int fd; /* the session's /dev/fuse */
 	size_t payload;
 	unsigned nqueues, per_queue, nthreads;
-	struct ring_thread *threads;
+	struct ring_thread *threads; /* NULL until pfs_uring_start() */
+	struct io_uring spare;	     /* made before INIT, to turn the ring off */
+	bool have_spare;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	unsigned running;	/* under lock: ring threads not yet ended */
 	atomic_ulong requests;	/* served over the ring */
 	struct pfs_uring *next; /* in rings */
 };
@@ -398,6 +415,7 @@ static int setup(struct ring_thread *t)
 	ret = io_uring_queue_init_params(t->nents + 2, &t->ring, &p);
 	if (ret < 0)
 		return ret;
+	t->have_ring = true;
 	arm_eventfd(t);
 	for (i = 0; i < t->nents; i++)
 		prep_cmd(t, &t->ents[i], RING_CMD_REGISTER, 0);
@@ -434,9 +452,9 @@ static void *ring_main(void *arg)
 	ret = setup(t);
 	set_started(t, ret < 0 ? ret : 1);
 	if (ret < 0)
-		return NULL;
+		goto out;
 	t->live = t->nents;
-	while (t->live > 0) {
+	while (t->live > 0 && !atomic_load(&t->quit)) {
 		struct io_uring_cqe *cqe;
 		unsigned head, n = 0;
 
@@ -470,7 +488,13 @@ static void *ring_main(void *arg)
 		io_uring_cq_advance(&t->ring, n);
 		take_replied(t);
 	}
-	/* the ring and the buffers stay: a late reply may look an entry up */
+	/* the ring and the buffers stay: a late reply may look an entry up
+	 * (until pfs_uring_release()) */
+out:
+	pthread_mutex_lock(&t->u->lock);
+	t->u->running--;
+	pthread_cond_broadcast(&t->u->cond);
+	pthread_mutex_unlock(&t->u->lock);
 	return NULL;
 }
 
@@ -482,78 +506,74 @@ static unsigned queues(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
-/* turn_off() -- make the kernel give up the ring of the connection on
- * @fd: a registration it refuses (no buffers) turns FUSE over io_uring off
- * and lets the requests it holds go to /dev/fuse. */
-static void turn_off(int fd)
+/* drop_spare() -- the ring kept to turn the ring off is not needed. */
+static void drop_spare(struct pfs_uring *u)
 {
-	struct io_uring_params p = {.flags = IORING_SETUP_SQE128};
-	struct io_uring ring;
+	if (u && u->have_spare) {
+		io_uring_queue_exit(&u->spare);
+		u->have_spare = false;
+	}
+}
+
+/* turn_off() -- make the kernel give up the ring of @u's connection: a
+ * registration it refuses (no buffers) turns FUSE over io_uring off and
+ * lets the requests it holds go to /dev/fuse.  Sent on the spare ring,
+ * made before INIT; the spare is dropped. */
+static void turn_off(struct pfs_uring *u)
+{
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 
-	if (io_uring_queue_init_params(2, &ring, &p) < 0) {
+	if (!u->have_spare) {
 		log_msg(LOG_ERR, "fuse.uring: cannot turn the ring off: requests may hang");
 		return;
 	}
-	sqe = io_uring_get_sqe(&ring);
+	sqe = io_uring_get_sqe(&u->spare);
 	if (sqe) {
 		memset(sqe, 0, 2 * sizeof(*sqe));
 		sqe->opcode = IORING_OP_URING_CMD;
-		sqe->fd = fd;
+		sqe->fd = u->fd;
 		sqe->cmd_op = RING_CMD_REGISTER; /* sqe->len 0: refused */
-		io_uring_submit_and_wait(&ring, 1);
-		if (io_uring_peek_cqe(&ring, &cqe) == 0)
-			io_uring_cqe_seen(&ring, cqe);
+		io_uring_submit_and_wait(&u->spare, 1);
+		if (io_uring_peek_cqe(&u->spare, &cqe) == 0)
+			io_uring_cqe_seen(&u->spare, cqe);
 	}
-	io_uring_queue_exit(&ring);
+	drop_spare(u);
 }
 
-/* uring_create() -- the threads and buffers of a ring for @fs, not started. */
-static struct pfs_uring *uring_create(struct pfs *fs)
+/* uring_fill() -- the threads and buffers of @u's rings, not started;
+ * 0 or -errno (what was made is freed by pfs_uring_release()). */
+static int uring_fill(struct pfs_uring *u)
 {
-	struct pfs_uring *u = calloc(1, sizeof(*u));
 	unsigned i, j;
 
-	if (!u)
-		return NULL;
-	pthread_mutex_lock(&rings_lock);
-	u->next = rings;
-	rings = u;
-	pthread_mutex_unlock(&rings_lock);
-	pthread_mutex_init(&u->lock, NULL);
-	pthread_cond_init(&u->cond, NULL);
-	u->fs = fs;
-	u->fd = fuse_session_fd(fs->se);
-	/* the kernel's largest request: max_write, or max_pages pages */
-	u->payload = (size_t)fs->set.max_write_kb * 1024;
-	if (u->payload < 256 * 4096)
-		u->payload = 256 * 4096;
-	u->nqueues = queues();
-	u->per_queue = (unsigned)fs->set.uring_threads;
-	u->nthreads = u->nqueues * u->per_queue;
+	u->fd = fuse_session_fd(u->fs->se);
 	u->threads = calloc(u->nthreads, sizeof(*u->threads));
 	if (!u->threads)
-		return NULL; /* kept: see the top of the file */
+		return -ENOMEM;
 	for (i = 0; i < u->nthreads; i++) {
 		struct ring_thread *t = &u->threads[i];
 
 		t->u = u;
 		t->qid = i / u->per_queue;
-		t->nents = (unsigned)fs->set.uring_depth;
+		t->nents = (unsigned)u->fs->set.uring_depth;
 		pthread_mutex_init(&t->lock, NULL);
 		pthread_mutex_init(&t->serve_lock, NULL);
 		t->efd = eventfd(0, EFD_CLOEXEC);
+		if (t->efd < 0)
+			return -errno;
 		t->ents = calloc(t->nents, sizeof(*t->ents));
-		if (t->efd < 0 || !t->ents)
-			return NULL;
+		if (!t->ents)
+			return -ENOMEM;
 		for (j = 0; j < t->nents; j++) {
 			struct ring_ent *e = &t->ents[j];
 			void *h = NULL, *p = NULL;
 
 			if (posix_memalign(&h, 64, sizeof(*e->h)) != 0 ||
-			    posix_memalign(&p, ALIGN, u->payload) != 0)
-				return NULL;
+			    posix_memalign(&p, ALIGN, u->payload) != 0) {
+				free(h);
+				return -ENOMEM;
+			}
 			e->t = t;
 			e->h = h;
 			e->payload = p;
@@ -561,31 +581,46 @@ static struct pfs_uring *uring_create(struct pfs *fs)
 			e->iov[1] = (struct iovec){e->payload, u->payload};
 		}
 	}
-	return u;
+	return 0;
+}
+
+/* unserved() -- the first queue none of whose threads has its entries
+ * registered, or @u->nqueues if every queue has one.  Caller holds
+ * u->lock, every thread has started (or failed). */
+static unsigned unserved(const struct pfs_uring *u)
+{
+	unsigned q, i;
+
+	for (q = 0; q < u->nqueues; q++) {
+		for (i = q * u->per_queue; i < (q + 1) * u->per_queue; i++)
+			if (u->threads[i].started > 0)
+				break;
+		if (i == (q + 1) * u->per_queue)
+			return q;
+	}
+	return q;
 }
 
 int pfs_uring_start(struct pfs *fs)
 {
-	struct pfs_uring *u;
+	struct pfs_uring *u = atomic_load(&fs->uring);
 	sigset_t all, old;
-	unsigned i;
-	int ret = 0;
+	unsigned i, q;
+	int ret = 0, err = 0;
 
-	if (!atomic_load(&fs->wire.uring))
+	if (!atomic_load(&fs->wire.uring) || !u) {
+		drop_spare(u); /* INIT did not take the ring */
 		return 0;
+	}
+	u->fd = fuse_session_fd(fs->se);
 	if (fs->set.fault_uring_refused) {
 		ret = -ECONNREFUSED;
-		turn_off(fuse_session_fd(fs->se));
-		goto out;
+		goto off;
 	}
-	u = uring_create(fs);
-	if (!u) {
-		ret = -ENOMEM;
-		turn_off(fuse_session_fd(fs->se));
-		goto out;
-	}
+	ret = uring_fill(u);
+	if (ret < 0)
+		goto off;
 	/* replies look the threads up from now on */
-	atomic_store(&fs->uring, u);
 	atomic_store(&fs->wire.ring_reply, ring_reply);
 	/* the threads take no signals (they are the signal thread's) */
 	sigfillset(&all);
@@ -596,8 +631,12 @@ int pfs_uring_start(struct pfs *fs)
 
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_mutex_lock(&u->lock);
 		if (pthread_create(&th, &attr, ring_main, &u->threads[i]) != 0)
 			u->threads[i].started = -EAGAIN;
+		else
+			u->running++;
+		pthread_mutex_unlock(&u->lock);
 		pthread_attr_destroy(&attr);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -605,20 +644,29 @@ int pfs_uring_start(struct pfs *fs)
 	for (i = 0; i < u->nthreads; i++) {
 		while (u->threads[i].started == 0)
 			pthread_cond_wait(&u->cond, &u->lock);
-		if (u->threads[i].started < 0 && ret == 0)
-			ret = u->threads[i].started;
+		if (u->threads[i].started < 0 && err == 0)
+			err = u->threads[i].started;
 	}
+	q = unserved(u);
 	pthread_mutex_unlock(&u->lock);
-	/* a refused registration turned the ring off; a thread that did not
-	 * start registered nothing: turn it off */
-	if (ret == -EAGAIN)
-		turn_off(u->fd);
-out:
-	if (ret < 0) {
-		atomic_store(&fs->wire.uring, false);
-		snprintf(fs->uring_note, sizeof(fs->uring_note), "the ring could not be set up: %s",
-			 strerror(-ret));
+	if (q < u->nqueues) {
+		/* the kernel waits for that queue forever: unless a refused
+		 * registration turned the ring off already, turn it off */
+		ret = err;
+		goto off;
 	}
+	if (err < 0)
+		log_msg(LOG_WARNING,
+			"fuse.uring: a ring thread could not be set up (%s); its queue is served "
+			"by the others",
+			strerror(-err));
+	drop_spare(u);
+	return 0;
+off:
+	turn_off(u);
+	atomic_store(&fs->wire.uring, false);
+	snprintf(fs->uring_note, sizeof(fs->uring_note), "the ring could not be set up: %s",
+		 strerror(-ret));
 	return ret;
 }
 
@@ -627,11 +675,70 @@ void pfs_uring_stop(struct pfs *fs)
 	struct pfs_uring *u = atomic_load(&fs->uring);
 	unsigned i;
 
-	for (i = 0; u && i < u->nthreads; i++) {
+	for (i = 0; u && u->threads && i < u->nthreads; i++) {
 		pthread_mutex_lock(&u->threads[i].serve_lock);
 		u->threads[i].stopped = true;
 		pthread_mutex_unlock(&u->threads[i].serve_lock);
 	}
+}
+
+void pfs_uring_release(struct pfs *fs)
+{
+	struct pfs_uring *u = atomic_exchange(&fs->uring, NULL), **pp;
+	struct timespec until;
+	uint64_t one = 1;
+	unsigned i, j;
+
+	if (!u)
+		return;
+	atomic_store(&fs->wire.ring_reply, NULL);
+	drop_spare(u);
+	/* the threads leave their loops (an entry the kernel still holds
+	 * would otherwise keep one waiting for good) */
+	for (i = 0; u->threads && i < u->nthreads; i++) {
+		atomic_store(&u->threads[i].quit, true);
+		if (u->threads[i].efd >= 0 && write(u->threads[i].efd, &one, sizeof(one)) < 0)
+			log_msg(LOG_ERR, "fuse.uring: cannot wake a ring thread: %s",
+				strerror(errno));
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += RELEASE_WAIT_S;
+	pthread_mutex_lock(&u->lock);
+	while (u->running > 0 && pthread_cond_timedwait(&u->cond, &u->lock, &until) == 0)
+		;
+	i = u->running;
+	pthread_mutex_unlock(&u->lock);
+	if (i > 0) {
+		log_msg(LOG_WARNING,
+			"fuse.uring: %u ring threads did not end; their rings are kept", i);
+		return;
+	}
+	/* closing a ring cancels what its entries still had in the kernel */
+	for (i = 0; u->threads && i < u->nthreads; i++) {
+		struct ring_thread *t = &u->threads[i];
+
+		if (t->have_ring)
+			io_uring_queue_exit(&t->ring);
+		if (t->efd >= 0)
+			close(t->efd);
+		for (j = 0; t->ents && j < t->nents; j++) {
+			free(t->ents[j].h);
+			free(t->ents[j].payload);
+		}
+		free(t->ents);
+		pthread_mutex_destroy(&t->lock);
+		pthread_mutex_destroy(&t->serve_lock);
+	}
+	pthread_mutex_lock(&rings_lock);
+	for (pp = &rings; *pp && *pp != u; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = u->next;
+	pthread_mutex_unlock(&rings_lock);
+	free(u->threads);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->cond);
+	free(u);
 }
 
 unsigned long pfs_uring_requests(struct pfs *fs)
@@ -654,7 +761,7 @@ void pfs_uring_unpin(void)
 void pfs_uring_prepare(struct pfs *fs)
 {
 	struct io_uring_params p = {.flags = IORING_SETUP_SQE128};
-	struct io_uring ring;
+	struct pfs_uring *u;
 	int ret;
 
 	if (fs->set.uring == PGIOFS_URING_NO)
@@ -663,14 +770,34 @@ void pfs_uring_prepare(struct pfs *fs)
 	if (!atomic_load(&have_process_cpus) &&
 	    sched_getaffinity(0, sizeof(process_cpus), &process_cpus) == 0)
 		atomic_store(&have_process_cpus, true);
-	ret = io_uring_queue_init_params(2, &ring, &p);
+	u = calloc(1, sizeof(*u));
+	ret = u ? io_uring_queue_init_params(2, &u->spare, &p) : -ENOMEM;
 	if (ret < 0) {
 		snprintf(fs->uring_note, sizeof(fs->uring_note),
 			 "io_uring with 128-byte entries is not available here: %s",
 			 strerror(-ret));
+		free(u);
 		return;
 	}
-	io_uring_queue_exit(&ring);
+	/* the spare, kept: pfs_uring_start() turns the ring off with it if
+	 * the rings cannot be had; and what describes the rings */
+	u->have_spare = true;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	u->fs = fs;
+	u->fd = -1;
+	/* the kernel's largest request: max_write, or max_pages pages */
+	u->payload = (size_t)fs->set.max_write_kb * 1024;
+	if (u->payload < 256 * 4096)
+		u->payload = 256 * 4096;
+	u->nqueues = queues();
+	u->per_queue = (unsigned)fs->set.uring_threads;
+	u->nthreads = u->nqueues * u->per_queue;
+	pthread_mutex_lock(&rings_lock);
+	u->next = rings;
+	rings = u;
+	pthread_mutex_unlock(&rings_lock);
+	atomic_store(&fs->uring, u);
 	atomic_store(&fs->wire.allow_uring, true);
 }
 

@@ -23,8 +23,9 @@
  * What must stay true: a backing pg_wal directory (dev, ino) gets at most
  * one WAL mount in the daemon's life (unmounted by itself, its WAL is
  * reached through the mount, direct: it is not mounted again); a WAL
- * session's requests have completed before its session and filesystem are
- * freed (pfs_drain() of the shared scheduler); the daemon's stop paths
+ * session's requests have completed, and been answered, before its
+ * /dev/fuse descriptor is closed and its rings, session and filesystem
+ * are freed (pfs_drain() of the shared scheduler); the daemon's stop paths
  * unmount the WAL mounts before the mount (the mount is busy while they
  * exist), and when the mount's session ends every WAL session ends with it.
  */
@@ -317,13 +318,18 @@ static void *wal_thread(void *arg)
 	log_msg(LOG_INFO, "WAL mount over \"%s\" ended%s", m->point,
 		atomic_load(&m->wm->stopping) ? ""
 					      : ": WAL there is opened direct through the mount");
-	fuse_session_unmount(m->se); /* nothing if the connection ended */
 	/* requests of this session may still be queued in the shared
-	 * scheduler: they complete before the session goes */
+	 * scheduler: they complete, and their replies are written, while
+	 * the session's /dev/fuse descriptor is still its own -- once closed,
+	 * its number may be reused by any file the daemon opens */
 	ret = pfs_drain(core);
 	if (ret < 0)
 		log_msg(LOG_ERR, "cannot drain the scheduler: %s", strerror(-ret));
+	fuse_session_unmount(m->se); /* closes the descriptor */
 out_session:
+	/* no reply can come now: the rings go (or the spare of a ring that
+	 * was never started) */
+	pfs_uring_release(&m->fs);
 	fuse_session_destroy(m->se);
 	m->se = NULL;
 out:

@@ -27,6 +27,17 @@ ncpu=$(getconf _NPROCESSORS_CONF)
 
 ring_threads() { grep -lx pgiofs-ring /proc/"$1"/task/*/comm 2>/dev/null | wc -l; }
 daemon_of() { pgrep -f "pgiofs .*$1\$" | head -n 1; }
+rings_of() { ls -l /proc/"$1"/fd | grep -c 'anon_inode:\[io_uring\]'; }
+# limit_leaving PID K -- the descriptor limit that leaves PID K numbers free
+limit_leaving() {
+	python3 -c 'import os, sys
+used = {int(f) for f in os.listdir("/proc/%s/fd" % sys.argv[1])}
+free, n = int(sys.argv[2]), 0
+while n in used or free > 0:
+    free -= n not in used
+    n += 1
+print(n)' "$1" "$2"
+}
 ring_requests() { "$BIN/pgiofs" stat "$1" --json | sed -n 's/.*"uring_requests":\([0-9]*\).*/\1/p'; }
 
 # 1. switch off: yes is refused before mounting, auto falls back and says so
@@ -105,9 +116,46 @@ for t in /proc/"$pid"/task/*; do
 			fail "$(cat "$t/comm") thread $(basename "$t") runs on CPUs $(awk '/^Cpus_allowed_list/ { print $2 }' "$t/status") only, the daemon on $all" ;;
 	esac
 done
+# a WAL mount that ends gives its rings back: a daemon that sees many
+# initdbs does not pile them up until it runs out of descriptors
+n=$(rings_of "$pid")
+umount "$M/pg2/pg_wal" || fail "cannot unmount a WAL mount by itself"
+for ((i = 0; i < 100; i++)); do [ "$(rings_of "$pid")" -le $((n - ncpu)) ] && break; sleep 0.1; done
+[ "$(rings_of "$pid")" -le $((n - ncpu)) ] ||
+	fail "a WAL mount ended: the daemon still has $(rings_of "$pid") rings open, $n before"
 pgiofs_umount "$M" || fail "unmount failed"
 rm -rf "${B:?}/pg" "${B:?}/pg2"
-echo "ok: the WAL mounts have rings of their own, their threads are not pinned; WAL written through one reads back"
+echo "ok: the WAL mounts have rings of their own, their threads are not pinned; WAL written through one reads back; an ended one's rings are closed"
+
+# 2c. no ring can be set up for a WAL mount (its connection's INIT reply
+# offered one) because the daemon is out of descriptors: the kernel would
+# hold every request of the connection until each queue has an entry;
+# pgiofs turns the ring off and serves over /dev/fuse.  For every number of
+# descriptors left when the WAL mount is made (pg_wal renamed into place).
+pgiofs_mount_fg "$T/log" "$B" "$M" -o fuse.uring=yes
+pid=$PGIOFS_PID
+soft=$(prlimit --pid "$pid" --nofile --output SOFT --noheadings)
+on_exit "prlimit --pid $pid --nofile=$soft:"
+# (from 1: the rename looks the new name up, which takes one for a moment)
+for ((k = 1; k <= 2 * ncpu + 6; k++)); do
+	mkdir -p "$M/e$k/wal"
+	prlimit --pid "$pid" --nofile="$(limit_leaving "$pid" "$k")": || fail "prlimit failed"
+	python3 -c 'import os, sys; os.rename(sys.argv[1] + "/wal", sys.argv[1] + "/pg_wal")' "$M/e$k" ||
+		fail "the rename into pg_wal failed with $k descriptors left"
+	for ((i = 0; i < 100; i++)); do
+		grep -qE "WAL mount over \"$M/e$k/pg_wal\"( \(passthrough\)|.*opened direct)" "$T/log" && break
+		sleep 0.1
+	done
+	prlimit --pid "$pid" --nofile="$soft": || fail "prlimit failed"
+	timeout 20 sh -c "echo $k >'$M/e$k/pg_wal/f' && [ \"\$(cat '$M/e$k/pg_wal/f')\" = $k ]" ||
+		fail "a WAL mount made with $k descriptors left: its requests hang or fail; the daemon says: $(grep -F "$M/e$k/" "$T/log")"
+done
+# the sweep went through the failure in question
+grep -q "WAL mount over \"$M/e[0-9]*/pg_wal\": requests over /dev/fuse: the ring could not be set up: Too many open files" "$T/log" ||
+	fail "no WAL mount of the sweep failed to set its ring up: $(grep -F "$M/e" "$T/log")"
+pgiofs_umount "$M" || fail "unmount failed"
+rm -rf "${B:?}"/e*
+echo "ok: WAL mounts made with 1 to $((k - 1)) descriptors left: none hangs; $(grep -c "$M/e[0-9]*/pg_wal\": requests over /dev/fuse: the ring could not be set up" "$T/log") had no ring, served over /dev/fuse"
 
 # 2b. the kernel refuses the entries after INIT promised a ring (simulated,
 # [fault] uring_refused): pgiofs makes it release the requests it holds to

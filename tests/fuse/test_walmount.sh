@@ -34,6 +34,12 @@
 #      (DT_UNKNOWN: ext4 without the filetype feature, xfs with ftype=0) the
 #      scan at start still finds an existing cluster and mounts over its
 #      pg_wal, before anything looks it up.
+#   g. a WAL mount whose connection ends while one of its requests waits in
+#      the scheduler (a WAL fsync held back by fault injection) answers it
+#      before it closes its /dev/fuse descriptor: a reply written after,
+#      to that number, would reach whatever the daemon opened under it
+#      (seen with strace: no writev to the number, or to -1, after the
+#      close).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
@@ -236,4 +242,53 @@ echo 15 >"$T/notype/pg/data/PG_VERSION"
 pgiofs_mount_fg "$T/pgiofs.log" "$T/notype" "$T/notype-mnt"
 wait_wal_mount "$T/notype-mnt/pg/data/pg_wal" # in the mount table: no lookup
 "$BIN/pgiofs" umount "$T/notype-mnt" || fail "f: pgiofs umount failed"
+
+# ---- g: a WAL session's last replies, before its descriptor is closed --------
+LABEL=g
+command -v strace >/dev/null || fail "g: strace is needed"
+mkdir -p "$T/g/pg/pg_wal" "$T/g-mnt"
+echo 15 >"$T/g/pg/PG_VERSION"
+pgiofs_mount_fg "$T/pgiofs.log" "$T/g" "$T/g-mnt" --allow-faults -o fault.class=wal \
+	-o fault.direction=sync -o fault.nth=1 -o fault.count=0 -o fault.delay_ms=2000 -o iosched.wal_inline=no
+wait_wal_mount "$T/g-mnt/pg/pg_wal"
+strace -f -y -qq -e trace=close,writev -o "$T/g.strace" -p "$PGIOFS_PID" &
+tracer=$!
+on_exit "kill $tracer"
+for ((i = 0; i < 100; i++)); do
+	[ "$(awk '/^TracerPid/ { print $2 }' "/proc/$PGIOFS_PID/status")" != 0 ] && break
+	sleep 0.1
+done
+python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT)
+os.write(fd, b"x" * 8192)
+try:
+    os.fsync(fd)
+except OSError:
+    pass' "$T/g-mnt/pg/pg_wal/000000010000000000000001" &
+writer=$!
+for ((i = 0; i < 100; i++)); do grep -q request_wait_answer "/proc/$writer/wchan" && break; sleep 0.05; done
+grep -q request_wait_answer "/proc/$writer/wchan" || fail "g: the WAL fsync did not reach the daemon"
+walmnt=$(dirname "$(grep -lx pgiofs-walmnt /proc/"$PGIOFS_PID"/task/*/comm)")
+# the connection ends with the fsync held in the scheduler (a forced
+# unmount aborts it, and fails while the writer has its file open)
+umount -f "$T/g-mnt/pg/pg_wal" 2>/dev/null
+wait $writer
+umount "$T/g-mnt/pg/pg_wal" 2>/dev/null
+for ((i = 0; i < 100; i++)); do
+	[ -e "$walmnt" ] || break # its thread has freed the session
+	sleep 0.1
+done
+kill $tracer && wait $tracer
+python3 -c 'import re, sys
+closed = None
+for line in open(sys.argv[1]):
+    m = re.search(r"close\((\d+)</dev/fuse>\)", line)
+    if m:
+        closed = m.group(1)
+    m = re.search(r"writev\((-?\d+)", line)
+    if closed and m and m.group(1) in (closed, "-1"):
+        sys.exit("after its /dev/fuse descriptor %s was closed: %s" % (closed, line.strip()))
+if not closed:
+    sys.exit("no /dev/fuse descriptor was closed")' "$T/g.strace" || fail "g: a reply of the ended WAL session"
+"$BIN/pgiofs" umount "$T/g-mnt" || fail "g: pgiofs umount failed"
 log "all checks passed"
