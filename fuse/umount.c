@@ -7,13 +7,18 @@
  * process (whose working directory is the data directory) has exited.  And
  * umount(8) returns before the daemon has finished: it completes the
  * requests it still holds after the kernel has let go of the mount.  So
- * this command retries a busy unmount until --timeout, names the processes
- * still using the mount if it gives up (and then changes nothing), takes
- * down pgiofs mounts below MOUNTPOINT first, deepest first, and waits until
- * each daemon has closed its control channel, the last thing it does.
+ * this command waits until --timeout for no process to hold anything
+ * under MOUNTPOINT (its working directory, root or an open file), names
+ * them if it gives up (and then changes nothing), takes down pgiofs mounts
+ * below MOUNTPOINT first, deepest first (the WAL mounts over pg_wal
+ * directories, which keep the mount busy while they exist), retrying a
+ * busy unmount until --timeout, and waits until each daemon has closed its
+ * control channel, the last thing it does.
  *
  * What must stay true: nothing is detached or forced; a mount that stays
- * busy is left mounted and the command fails naming who holds it.
+ * busy is left mounted and the command fails naming who holds it; nothing
+ * below it is taken down while a process it can see holds the mount, and
+ * if something it cannot see does, it says which mounts below went.
  */
 #include "pgiofs_i.h"
 #include "mountinfo.h"
@@ -32,17 +37,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_TARGETS 16
-
 struct target {
 	char point[PATH_MAX];
 	unsigned major, minor;
+	bool wal; /* a WAL mount (no control channel of its own) */
 };
 
 struct collect {
 	const char *top;
-	struct target t[MAX_TARGETS];
-	int n;
+	struct target *t; /* n of them, room for cap */
+	int n, cap;
 };
 
 static double now_s(void)
@@ -65,8 +69,14 @@ static int below(const struct mountinfo *m, void *arg)
 	for (i = 0; i < c->n; i++)
 		if (strcmp(c->t[i].point, m->point) == 0)
 			break;
-	if (i == MAX_TARGETS)
-		return -E2BIG;
+	if (i == c->cap) { /* a WAL mount per cluster: as many as there are */
+		struct target *t = realloc(c->t, sizeof(*t) * (size_t)(c->cap ? 2 * c->cap : 16));
+
+		if (!t)
+			return -ENOMEM;
+		c->t = t;
+		c->cap = c->cap ? 2 * c->cap : 16;
+	}
 	snprintf(c->t[i].point, sizeof(c->t[i].point), "%s", m->point);
 	c->t[i].major = m->major;
 	c->t[i].minor = m->minor;
@@ -83,16 +93,17 @@ static int deeper_first(const void *a, const void *b)
 	return la < lb ? 1 : la > lb ? -1 : 0;
 }
 
-/* holders() -- print the processes whose working directory, root or an
- * open file lies on @point (what keeps it busy). */
-static void holders(const char *point)
+/* holders() -- the processes whose working directory, root or an open
+ * file lies on @point (what keeps it busy), printed if @print (20 at
+ * most); how many were found. */
+static int holders(const char *point, bool print)
 {
 	DIR *proc = opendir("/proc");
 	struct dirent *e;
 	int shown = 0;
 
 	if (!proc)
-		return;
+		return 0;
 	while ((e = readdir(proc)) && shown < 20) {
 		char path[300], link[PATH_MAX], comm[64] = "?";
 		const char *what = NULL;
@@ -105,6 +116,10 @@ static void holders(const char *point)
 		n = readlink(path, link, sizeof(link) - 1);
 		if (n > 0 && (link[n] = '\0', path_is_under(link, point)))
 			what = "working directory";
+		snprintf(path, sizeof(path), "/proc/%s/root", e->d_name);
+		n = what ? -1 : readlink(path, link, sizeof(link) - 1);
+		if (n > 0 && (link[n] = '\0', path_is_under(link, point)))
+			what = "root directory";
 		if (!what) {
 			DIR *fds;
 			struct dirent *fe;
@@ -124,6 +139,9 @@ static void holders(const char *point)
 		}
 		if (!what)
 			continue;
+		shown++;
+		if (!print)
+			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
 		if ((f = fopen(path, "r"))) {
 			if (fgets(comm, sizeof(comm), f))
@@ -131,9 +149,33 @@ static void holders(const char *point)
 			fclose(f);
 		}
 		fprintf(stderr, "  pid %s (%s): %s %s\n", e->d_name, comm, what, link);
-		shown++;
 	}
 	closedir(proc);
+	return shown;
+}
+
+/* say_busy() -- @point stays mounted: who holds it. */
+static void say_busy(const char *point)
+{
+	fprintf(stderr, "  it is still mounted, in use by (stop them first):\n");
+	if (!holders(point, true))
+		fprintf(stderr, "  no process that can be seen here (a bind mount, another mount "
+				"namespace, a mapped file?)\n");
+}
+
+/* say_left() -- @point stayed mounted after the @n mounts in @t below it
+ * were unmounted: say what that leaves. */
+static void say_left(const char *point, const struct target *t, int n)
+{
+	int i;
+
+	fprintf(stderr, "pgiofs umount: \"%s\" stays mounted, but these below it were unmounted:\n",
+		point);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "  %s (%s)\n", t[i].point,
+			t[i].wal ? "a WAL mount: its WAL is now opened direct through the mount, "
+				   "until pgiofs is mounted again"
+				 : "a pgiofs mount: its daemon has exited");
 }
 
 /* daemon_pid() -- the daemon of mount @t, as its control channel names it
@@ -210,11 +252,8 @@ static int unmount_one(const struct target *t, double deadline)
 		if (err != EBUSY || now_s() >= deadline) {
 			fprintf(stderr, "pgiofs umount: cannot unmount \"%s\": %s\n", t->point,
 				strerror(err));
-			if (err == EBUSY) {
-				fprintf(stderr, "  it is still mounted, in use by (stop them "
-						"first):\n");
-				holders(t->point);
-			}
+			if (err == EBUSY)
+				say_busy(t->point);
 			return 1;
 		}
 		usleep(100 * 1000);
@@ -238,7 +277,7 @@ static void umount_usage(FILE *out)
 	fprintf(out, "Usage: pgiofs umount MOUNTPOINT [--timeout SECONDS]\n"
 		     "\n"
 		     "Unmount the pgiofs mount at MOUNTPOINT (and pgiofs mounts below it,\n"
-		     "deepest first), retrying while it is busy for up to SECONDS (30), and\n"
+		     "deepest first), waiting while it is busy for up to SECONDS (30), and\n"
 		     "return once its daemon has written everything through and exited.  If\n"
 		     "it stays busy, nothing is changed and the processes using it are named.\n");
 }
@@ -253,7 +292,7 @@ int pfs_umount_main(int argc, char **argv)
 	struct collect c = {0};
 	char abs[PATH_MAX], *end;
 	double timeout = 30, deadline;
-	int opt, i, ret;
+	int opt, i, ret = 1;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
@@ -286,21 +325,41 @@ int pfs_umount_main(int argc, char **argv)
 		return 1;
 	}
 	c.top = abs;
-	ret = mountinfo_each(NULL, below, &c);
-	if (ret < 0) {
-		fprintf(stderr, "pgiofs umount: reading the mount table: %s\n", strerror(-ret));
-		return 1;
+	opt = mountinfo_each(NULL, below, &c);
+	if (opt < 0) {
+		fprintf(stderr, "pgiofs umount: reading the mount table: %s\n", strerror(-opt));
+		goto out;
 	}
 	for (i = 0; i < c.n && strcmp(c.t[i].point, abs) != 0; i++)
 		;
 	if (i == c.n) {
 		fprintf(stderr, "pgiofs umount: \"%s\" is not a pgiofs mount point\n", abs);
-		return 1;
+		goto out;
 	}
 	qsort(c.t, (size_t)c.n, sizeof(c.t[0]), deeper_first);
+	for (i = 0; i < c.n - 1; i++)
+		c.t[i].wal = pfs_control_refused(c.t[i].major, c.t[i].minor);
 	deadline = now_s() + timeout;
+	/* nothing is taken down while a process holds anything under the
+	 * mount: the mounts below would go (the WAL mounts first) and the
+	 * mount stay */
+	while (holders(abs, false) > 0) {
+		if (now_s() >= deadline) {
+			fprintf(stderr, "pgiofs umount: cannot unmount \"%s\": %s\n", abs,
+				strerror(EBUSY));
+			say_busy(abs);
+			goto out;
+		}
+		usleep(100 * 1000);
+	}
 	for (i = 0; i < c.n; i++)
-		if (unmount_one(&c.t[i], deadline))
-			return 1;
-	return 0;
+		if (unmount_one(&c.t[i], deadline)) {
+			if (i > 0) /* held by what the scan above cannot see */
+				say_left(c.t[i].point, c.t, i);
+			goto out;
+		}
+	ret = 0;
+out:
+	free(c.t);
+	return ret;
 }
