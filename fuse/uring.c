@@ -64,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <sys/uio.h>
 #include <syslog.h>
@@ -506,11 +507,43 @@ static unsigned queues(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
+#if defined(__SANITIZE_THREAD__)
+/* unmap() -- munmap() through libc, whole pages: ThreadSanitizer forgets
+ * the accesses to a range it sees unmapped only by whole pages of its
+ * shadow. */
+static void unmap(void *p, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (p)
+		munmap(p, (len + page - 1) / page * page);
+}
+#endif
+
+/* ring_exit() -- close ring @r.  liburing unmaps a ring with raw system
+ * calls, which ThreadSanitizer does not see: a ring mapped later at the
+ * same address (the scheduler's, another mount's) would inherit this
+ * ring's accesses and be reported as racing with them.  Under it the ring
+ * is closed as io_uring_queue_exit() does, through libc. */
+static void ring_exit(struct io_uring *r)
+{
+#if defined(__SANITIZE_THREAD__)
+	unmap(r->sq.sqes,
+	      (size_t)r->sq.ring_entries * (r->flags & IORING_SETUP_SQE128 ? 128u : 64u));
+	if (r->cq.ring_ptr != r->sq.ring_ptr)
+		unmap(r->cq.ring_ptr, r->cq.ring_sz);
+	unmap(r->sq.ring_ptr, r->sq.ring_sz);
+	close(r->ring_fd);
+#else
+	io_uring_queue_exit(r);
+#endif
+}
+
 /* drop_spare() -- the ring kept to turn the ring off is not needed. */
 static void drop_spare(struct pfs_uring *u)
 {
 	if (u && u->have_spare) {
-		io_uring_queue_exit(&u->spare);
+		ring_exit(&u->spare);
 		u->have_spare = false;
 	}
 }
@@ -718,7 +751,7 @@ void pfs_uring_release(struct pfs *fs)
 		struct ring_thread *t = &u->threads[i];
 
 		if (t->have_ring)
-			io_uring_queue_exit(&t->ring);
+			ring_exit(&t->ring);
 		if (t->efd >= 0)
 			close(t->efd);
 		for (j = 0; t->ents && j < t->nents; j++) {
