@@ -292,6 +292,24 @@ static void note_relation(struct pfs *fs, struct pfs_inode *parent, struct pfs_i
 	}
 }
 
+/* shared_with_wal_mount() -- whether @in is a pg_wal directory, or a file
+ * in one, that a WAL mount of its own serves as well (walmount.c): a
+ * descriptor or working directory from before the WAL mount reaches it
+ * through this connection, and so does everything once the WAL mount has
+ * ended.  A change made through either connection is not seen in the
+ * other's cache, so the kernel keeps no entry, attribute or negative entry
+ * of it on this one (the WAL mount keeps none either). */
+static bool shared_with_wal_mount(const struct pfs *fs, const struct pfs_inode *in)
+{
+	return fs->walmounts && (__atomic_load_n(&in->kind, __ATOMIC_RELAXED) == PGIOFS_DIR_WAL ||
+				 __atomic_load_n(&in->cls, __ATOMIC_RELAXED) == IOS_CLASS_WAL);
+}
+
+static double attr_timeout(const struct pfs *fs, const struct pfs_inode *in)
+{
+	return shared_with_wal_mount(fs, in) ? 0 : fs->set.attr_timeout;
+}
+
 /* do_lookup() -- fill @e for @name in @parent, taking one lookup reference.
  * Returns 0 or -errno. */
 static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
@@ -340,6 +358,9 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 		pfs_wb_fix_mtime(in, &e->attr);
 	}
 	note_relation(fs, parent, in, name);
+	if (shared_with_wal_mount(fs, parent))
+		e->entry_timeout = 0;
+	e->attr_timeout = attr_timeout(fs, in);
 	if (kind == PGIOFS_DIR_WAL && fs->wal_dir_seen)
 		fs->wal_dir_seen(fs, parent, name, &e->attr);
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
@@ -360,7 +381,8 @@ static void pfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fuse_entry_param e;
 	int ret = do_lookup(fs, inode_of(req, parent), name, &e);
 
-	if (ret == -ENOENT && fs->set.negative_timeout > 0) {
+	if (ret == -ENOENT && fs->set.negative_timeout > 0 &&
+	    !shared_with_wal_mount(fs, inode_of(req, parent))) {
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = fs->set.negative_timeout;
 		ret = 0;
@@ -403,7 +425,7 @@ static void pfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	}
 	pfs_wb_fix_size(pending, &st);
 	pfs_wb_fix_mtime(in, &st);
-	fuse_reply_attr(req, &st, pfs_of(req)->set.attr_timeout);
+	fuse_reply_attr(req, &st, attr_timeout(pfs_of(req), in));
 }
 
 /* kill_suidgid() -- what the VFS does on write and truncate by a caller
@@ -542,7 +564,7 @@ out_reply:
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, fs->set.attr_timeout);
+		fuse_reply_attr(req, &st, attr_timeout(fs, in));
 }
 
 /* ------------------------------------------------------------------------ */

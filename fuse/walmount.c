@@ -260,6 +260,12 @@ static void *wal_thread(void *arg)
 	pthread_rwlock_unlock(&core->ios_lock);
 	m->fs.set.wal_mode = PGIOFS_WAL_PASSTHROUGH;
 	m->fs.set.writeback_cache = false; /* which passthrough needs */
+	/* the mount's connection serves this directory as well (a descriptor
+	 * or working directory from before this WAL mount): neither kernel
+	 * keeps what the other may change (fs.c, shared_with_wal_mount()) */
+	m->fs.set.entry_timeout = 0;
+	m->fs.set.attr_timeout = 0;
+	m->fs.set.negative_timeout = 0;
 	prioritize(m);
 	m->fs.is_root = core->is_root;
 	m->fs.foreground = core->foreground;

@@ -40,6 +40,13 @@
 #      to that number, would reach whatever the daemon opened under it
 #      (seen with strace: no writev to the number, or to -1, after the
 #      close).
+#   h. a directory opened through the mount before its WAL mount existed
+#      (renamed into place as pg_wal) and the WAL mount both serve the
+#      same backing pg_wal: a name created or removed through one is seen
+#      through the other at once (no entry or negative entry of either kept
+#      by the kernel past the change), and so is a file grown through the
+#      mount's side (not the other way: with the write-back cache the
+#      kernel keeps its own size of a file it knows, docs/pgiofs.md).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
@@ -291,4 +298,48 @@ for line in open(sys.argv[1]):
 if not closed:
     sys.exit("no /dev/fuse descriptor was closed")' "$T/g.strace" || fail "g: a reply of the ended WAL session"
 "$BIN/pgiofs" umount "$T/g-mnt" || fail "g: pgiofs umount failed"
+
+# ---- h: the WAL mount and a descriptor from before it, on the same pg_wal -----
+LABEL=h
+mkdir -p "$T/h" "$T/h-mnt"
+pgiofs_mount_fg "$T/pgiofs.log" "$T/h" "$T/h-mnt"
+mkdir -p "$T/h-mnt/pg/wal"
+echo 15 >"$T/h-mnt/pg/PG_VERSION"
+python3 -c 'import os, sys, time
+top, w = sys.argv[1], sys.argv[1] + "/pg_wal"
+old = os.open(top + "/wal", os.O_RDONLY | os.O_DIRECTORY)  # through the mount
+os.rename(top + "/wal", w)
+for i in range(100):
+    if os.stat(w).st_dev != os.fstat(old).st_dev:
+        break
+    time.sleep(0.1)
+else:
+    sys.exit("no WAL mount over " + w)
+def exists(name, dir_fd=None):
+    try:
+        os.stat(name, dir_fd=dir_fd)
+        return True
+    except FileNotFoundError:
+        return False
+# each side has looked the names up (negative entries), and then...
+assert not exists(w + "/a") and not exists("b", dir_fd=old)
+fd = os.open("a", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=old)  # ...one side makes a
+if not exists(w + "/a"):
+    sys.exit("made through the descriptor from before, not seen through the WAL mount")
+open(w + "/b", "w").close()  # ...the other b
+if not exists("b", dir_fd=old):
+    sys.exit("made through the WAL mount, not seen through the descriptor from before")
+os.write(fd, b"x" * 8192)
+os.fsync(fd)
+if os.stat(w + "/a").st_size != 8192:
+    sys.exit("grown to 8192 bytes through one side, %d through the WAL mount" % os.stat(w + "/a").st_size)
+os.close(fd)
+os.unlink(w + "/a")
+if exists("a", dir_fd=old):
+    sys.exit("removed through the WAL mount, still there through the other side")
+os.unlink("b", dir_fd=old)
+if exists(w + "/b"):
+    sys.exit("removed through the descriptor from before, still there through the WAL mount")' "$T/h-mnt/pg" ||
+	fail "h: the two views of one pg_wal differ"
+"$BIN/pgiofs" umount "$T/h-mnt" || fail "h: pgiofs umount failed"
 log "all checks passed"
