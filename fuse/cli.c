@@ -400,11 +400,13 @@ static int check_dev_fuse(void)
 	return 1;
 }
 
-/* raise_nofile() -- pgiofs holds a descriptor for every file the kernel
- * knows (until its FORGET) and for every open file, so a data directory of
- * many relations, or bonnie++'s 64 Ki files, needs tens of thousands:
- * as many as the system lets a process have (fs.nr_open) where the daemon
- * may raise its hard limit (root), else its hard limit. */
+/* raise_nofile() -- pgiofs holds a descriptor for every open file, and,
+ * where inodes have no file handles (files.inode_handles), for every file
+ * the kernel knows (until its FORGET): a data directory of many relations,
+ * or bonnie++'s 64 Ki files, then needs tens of thousands.  As many as the
+ * system lets a process have (fs.nr_open) where the daemon may raise its
+ * hard limit (root), else its hard limit; before the inode table is made,
+ * which sizes its descriptor cache by it. */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -779,6 +781,24 @@ static int run(struct cli *c, struct pfs *fs)
 			strerror(-ret));
 		return 1;
 	}
+	{
+		/* said while there is a terminal: without handles, the
+		 * open-files limit caps the files known at once */
+		struct pfs_inode_counters n;
+		char line[512];
+
+		pfs_inodes_counters(fs, &n);
+		if (!n.handles && fs->set.inode_handles == PGIOFS_HANDLES_YES) {
+			fprintf(stderr,
+				"pgiofs: cannot mount \"%s\" with files.inode_handles = yes: %s\n",
+				c->mountpoint, n.note);
+			return 1;
+		}
+		if (!n.handles && fs->set.inode_handles == PGIOFS_HANDLES_AUTO) {
+			pfs_inodes_describe(fs, line, sizeof(line));
+			fprintf(stderr, "pgiofs: warning: %s\n", line);
+		}
+	}
 	/* the statistics live as long as the mount, across reloads */
 	fs->stats = ios_stats_create();
 	if (!fs->stats) {
@@ -889,16 +909,17 @@ static int run(struct cli *c, struct pfs *fs)
 		char why[256];
 		bool direct = pfs_backing_direct(fs, why, sizeof(why));
 
-		char ring[256];
+		char ring[256], inodes[512];
 
 		pfs_uring_describe(fs, ring, sizeof(ring));
+		pfs_inodes_describe(fs, inodes, sizeof(inodes));
 		log_msg(LOG_INFO,
 			"mounted %s on %s: profile %s, policy %s, WAL %s, backing files %s (%s), "
-			"requests over %s (%s); tunables changed from their defaults: %s",
+			"requests over %s (%s), %s; tunables changed from their defaults: %s",
 			c->backing, c->mountpoint, c->profile ? c->profile : "none",
 			ios_policy_names[fs->set.ios.policy], pgiofs_wal_mode_names[fs->wal_mode],
 			direct ? "O_DIRECT" : "buffered", why,
-			atomic_load(&fs->wire.uring) ? "io_uring" : "/dev/fuse", ring,
+			atomic_load(&fs->wire.uring) ? "io_uring" : "/dev/fuse", ring, inodes,
 			fs->changed[0] ? fs->changed : "none");
 	}
 	if (trace_fd >= 0) {

@@ -231,6 +231,8 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	char profile[2 * sizeof(fs->profile) + 8], changed[2 * sizeof(fs->changed) + 8];
 	char why[256], why_json[2 * sizeof(why) + 8];
 	char ring[256], ring_json[2 * sizeof(ring) + 8];
+	struct pfs_inode_counters in;
+	char in_note[2 * sizeof(in.note) + 8];
 	struct pfs_wb_counters wb;
 	const char *policy;
 	bool enabled, direct, data_inline;
@@ -264,6 +266,8 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	pfs_walmounts_describe(fs, walm, sizeof(walm));
 	json_str_format(walm_json, sizeof(walm_json), walm);
 	pfs_wb_counters(fs, &wb);
+	pfs_inodes_counters(fs, &in);
+	json_str_format(in_note, sizeof(in_note), in.note);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
@@ -280,7 +284,11 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    "\"checkpoint_writeback\":{\"max_kb\":%" PRId64 ",\"starts\":%" PRIu64
 	    ",\"files\":%" PRIu64 ",\"large\":%" PRIu64 "},"
 	    "\"drop_behind\":{\"mode\":\"%s\",\"relations\":%s,\"other_mb\":%" PRId64
-	    ",\"bytes\":%" PRIu64 ",\"read_bytes\":%" PRIu64 ",\"refused_files\":%" PRIu64 "}",
+	    ",\"bytes\":%" PRIu64 ",\"read_bytes\":%" PRIu64 ",\"refused_files\":%" PRIu64 "},"
+	    "\"inode_fds\":{\"handles\":%s,\"note\":%s,\"setting\":%" PRIu64 ",\"limit\":%" PRIu64
+	    ",\"cached\":%" PRIu64 ",\"held\":%" PRIu64 ",\"inodes\":%" PRIu64 ",\"hits\":%" PRIu64
+	    ",\"misses\":%" PRIu64 ",\"opens\":%" PRIu64 ",\"evictions\":%" PRIu64
+	    ",\"stale\":%" PRIu64 "}",
 	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
 	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
 	    walm_json, direct ? "true" : "false", why_json, data_inline ? "true" : "false",
@@ -293,7 +301,9 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    drop_rel ? "true" : "false", drop_other_mb,
 	    __atomic_load_n(&fs->core->drop.bytes, __ATOMIC_RELAXED),
 	    __atomic_load_n(&fs->core->drop.read_bytes, __ATOMIC_RELAXED),
-	    __atomic_load_n(&fs->core->drop.refused, __ATOMIC_RELAXED));
+	    __atomic_load_n(&fs->core->drop.refused, __ATOMIC_RELAXED),
+	    in.handles ? "true" : "false", in_note, in.setting, in.limit, in.cached, in.held,
+	    in.inodes, in.hits, in.misses, in.opens, in.evictions, in.stale);
 }
 
 static int write_all(int fd, const void *buf, size_t len)

@@ -99,9 +99,10 @@ static struct pfs_inode *inode_new(const struct stat *st, enum pgiofs_dirkind ki
  * the session has ended, nobody is left to hear of an error. */
 static void inode_free(struct pfs *fs, struct pfs_inode *in, bool unmounted)
 {
-	int ret = pfs_wb_apply_mtime(fs, in);
+	int ret = pfs_wb_apply_mtime(fs, in, -1);
 
-	if (ret < 0 && !unmounted)
+	/* ESTALE: the file is gone, and with it what the mtime was for */
+	if (ret < 0 && ret != -ESTALE && !unmounted)
 		log_msg(LOG_WARNING, "cannot set the mtime of inode %ju: %s", (uintmax_t)in->ino,
 			strerror(-ret));
 	pfs_ckpt_forget(fs, in);
@@ -137,6 +138,8 @@ static int inode_get(struct pfs *fs, const struct stat *st, int fd, enum pgiofs_
 		in = pfs_inode_add(fs, &key, fd, fresh);
 		if (in != fresh)
 			inode_free(fs, fresh, false);
+		if (!in)
+			return -ENOMEM;
 	}
 	set_class(fs, in, kind, cls);
 	*out = in;
@@ -491,8 +494,8 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 {
 	struct pfs *fs = pfs_of(req);
 	struct pfs_inode *in = inode_of(req, ino);
-	int fd = fi ? fh_fd(fi) : -1, ifd;
-	char path[64];
+	int fd = fi ? fh_fd(fi) : -1, ifd = -1;
+	char path[64] = "";
 	struct stat st;
 	off_t pending;
 	int ret = 0;
@@ -500,15 +503,18 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	if (kernel_times(fs, in, valid, fi)) {
 		pfs_wb_keep_mtime(in, &attr->st_mtim);
 		valid = 0;
-	} else if ((ret = pfs_wb_apply_mtime(fs, in)) < 0) { /* before what may set times */
+	} else if ((ret = pfs_wb_apply_mtime(fs, in, fd)) < 0) { /* before what may set times */
 		goto out_reply;
 	}
-	ifd = pfs_inode_fd(fs, in);
-	if (ifd < 0) {
-		ret = ifd;
-		goto out_reply;
+	/* an open file's handle does everything; else the inode's descriptor */
+	if (fd < 0) {
+		ifd = pfs_inode_fd(fs, in);
+		if (ifd < 0) {
+			ret = ifd;
+			goto out_reply;
+		}
+		proc_path(path, sizeof(path), ifd);
 	}
-	proc_path(path, sizeof(path), ifd);
 	if (valid & FUSE_SET_ATTR_MODE) {
 		if (in->fmt == S_IFLNK)
 			ret = -EOPNOTSUPP;
@@ -523,7 +529,9 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 
-		if (fchownat(ifd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		if ((fd >= 0
+			 ? fchown(fd, uid, gid)
+			 : fchownat(ifd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) < 0) {
 			ret = -errno;
 			goto out;
 		}
@@ -559,7 +567,8 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 		pfs_wb_fix_mtime(in, &st);
 	}
 out:
-	pfs_inode_fd_put(fs, in);
+	if (ifd >= 0)
+		pfs_inode_fd_put(fs, in);
 out_reply:
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
@@ -1179,8 +1188,9 @@ static void pfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct pfs_inode *in = fh_of(fi)->inode;
 	int ret;
 
-	pfs_wb_wait(in);			   /* an acknowledged write may still use the fd */
-	ret = pfs_wb_apply_mtime(pfs_of(req), in); /* sent at close: see writebehind.c */
+	pfs_wb_wait(in); /* an acknowledged write may still use the fd */
+	/* sent at close: see writebehind.c */
+	ret = pfs_wb_apply_mtime(pfs_of(req), in, fh_fd(fi));
 	if (ret < 0)
 		pfs_wb_note_error(in, -ret);
 	ret = fh_free(pfs_of(req), fh_of(fi));
@@ -1455,7 +1465,7 @@ static void sync_done(struct ios_req *r, ssize_t res)
 
 	/* the kernel's mtime, kept until the fsync had what it needed to
 	 * commit (writebehind.c): applied now, it is committed later */
-	if (c->in && (ret = pfs_wb_apply_mtime(c->fs, c->in)) < 0 && res >= 0)
+	if (c->in && (ret = pfs_wb_apply_mtime(c->fs, c->in, r->fd)) < 0 && res >= 0)
 		res = ret;
 
 	fuse_reply_err(c->req, res < 0 ? (int)-res : 0);

@@ -40,6 +40,13 @@ const char *const pgiofs_io_class_names[] = {
     NULL,
 };
 
+const char *const pgiofs_inode_handles_names[] = {
+    [PGIOFS_HANDLES_NO] = "no",
+    [PGIOFS_HANDLES_YES] = "yes",
+    [PGIOFS_HANDLES_AUTO] = "auto",
+    NULL,
+};
+
 const char *const pgiofs_uring_names[] = {
     [PGIOFS_URING_NO] = "no",
     [PGIOFS_URING_YES] = "yes",
@@ -247,6 +254,26 @@ static const struct conf_tunable rows[] = {
      "which natively is in the same class; best-effort; or inherit the daemon's.  Only "
      "what those threads write is in that class: the WAL their fsyncs write back; the "
      "kernel's flusher writes the rest as before.  Applied when a WAL mount starts."},
+    {"files", "inode_handles", CONF_ENUM, "", "auto", 0, 0, pgiofs_inode_handles_names,
+     F(inode_handles),
+     "How pgiofs keeps hold of the backing files the kernel knows (a PostgreSQL table with a "
+     "primary key is two files, four after VACUUM).  auto: by their file handles "
+     "(name_to_handle_at), which name an inode and its generation, so a file's inode number "
+     "reused after an unlink is never taken for the old file; a descriptor is opened from the "
+     "handle (open_by_handle_at) when a request needs one, and at most files.inode_fds of "
+     "them are kept: any number of files may be known at once.  Handles need "
+     "CAP_DAC_READ_SEARCH (root has it) and a backing file system that exports them (ext4, "
+     "xfs, btrfs, tmpfs; not overlayfs without nfs_export, not a FUSE file system); without "
+     "them pgiofs says so at mount and in `pgiofs stat`, and holds an O_PATH descriptor for "
+     "every file the kernel knows, so that the daemon's open-files limit caps the files known "
+     "and open at once.  yes: refuse to mount without handles.  no: a descriptor per known "
+     "file.  Fixed at mount."},
+    {"files", "inode_fds", CONF_INT, "", "4096", 16, 1048576, NULL, F(inode_fds),
+     "With file handles (files.inode_handles), the O_PATH descriptors of known files kept "
+     "open at most, the least recently used closed first; a request on a file without one "
+     "opens it again from its handle.  No more than a quarter of the daemon's open-files "
+     "limit is used, the rest being for open files (one or two descriptors each), the WAL "
+     "mounts and io_uring: under a limit of 20,000, 4096 leave 15,904.  Fixed at mount."},
     {"stats", "enabled", CONF_BOOL, "", "yes", 0, 0, NULL, F(stats_enabled),
      "Count every data request per class (operations, bytes, queue and service time, "
      "latency histograms) for `pgiofs stat`; costs two clock reads and a few atomic "

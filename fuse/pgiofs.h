@@ -58,6 +58,14 @@ enum pgiofs_uring {
 };
 extern const char *const pgiofs_uring_names[]; /* NULL-terminated */
 
+/* Whether inodes are identified by file handles (files.inode_handles). */
+enum pgiofs_inode_handles {
+	PGIOFS_HANDLES_NO,   /* an O_PATH descriptor per inode the kernel knows */
+	PGIOFS_HANDLES_YES,  /* file handles, or no mount */
+	PGIOFS_HANDLES_AUTO, /* file handles where the privileges and file system allow */
+};
+extern const char *const pgiofs_inode_handles_names[]; /* NULL-terminated */
+
 /* The I/O priority class of the threads that serve WAL mounts
  * (files.wal_io_class). */
 enum pgiofs_io_class {
@@ -103,6 +111,8 @@ struct pgiofs_settings {
 	int64_t checkpoint_writeback_kb; /* the checkpointer's fsync starts others' writeback */
 	int64_t wal_nice;		 /* nice value of the WAL mounts' threads */
 	int wal_io_class;		 /* enum pgiofs_io_class of the WAL mounts' threads */
+	int inode_handles;		 /* enum pgiofs_inode_handles */
+	int64_t inode_fds;		 /* descriptors of inodes cached at most */
 	/* [stats] */
 	bool stats_enabled; /* account every request for `pgiofs stat` */
 	/* [fault] of pgiofs itself (tests; needs --allow-faults) */

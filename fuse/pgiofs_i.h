@@ -13,6 +13,7 @@
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,11 +26,20 @@
 #include "pgiofs.h"
 
 /* One backing inode the kernel knows about (it holds a lookup count).  The
- * inode table (inode.c) owns hnext, fd, dev, ino and nlookup. */
+ * inode table (inode.c) owns hnext to lru_next, dev, ino and nlookup. */
 struct pfs_inode {
 	struct pfs_inode *hnext; /* hash chain, under pfs.lock */
-	int fd;			 /* O_PATH descriptor of the backing object: use
-				  * pfs_inode_fd() */
+	/* how the backing object is reached (use pfs_inode_fd()): by its file
+	 * handle @fh on mount @mnt, with an O_PATH descriptor in @fd while the
+	 * descriptor cache holds one (-1 otherwise; fd, fd_pins and the list
+	 * links under the cache's lock); or, @fd_held, by the O_PATH
+	 * descriptor @fd it holds for its life */
+	struct file_handle *fh;
+	int fd;
+	int mnt;
+	bool fd_held;
+	uint32_t fd_pins;		       /* requests using fd now */
+	struct pfs_inode *lru_prev, *lru_next; /* the cache's list while unpinned */
 	dev_t dev;
 	ino_t ino;
 	mode_t fmt;	    /* S_IFMT bits */
@@ -201,6 +211,7 @@ struct pfs {
 	struct {
 		uint64_t bytes, read_bytes, refused;
 	} drop;
+	struct pfs_fdcache *fdc;	/* the inodes' descriptors (inode.c); the core's */
 	struct ios_stats *stats;	/* since mount; attached to every scheduler */
 	struct pfs_control *control;	/* control channel (control.c), or NULL */
 	struct ios_trace_writer *trace; /* --trace, or NULL; every scheduler */
@@ -247,14 +258,41 @@ void pfs_cleanup(struct pfs *fs);
  * frees the inodes; the table keys them and holds their descriptors. */
 
 struct stat;
-/* What identifies a backing object in the table (pfs_inode_key()). */
+/* What identifies a backing object in the table (pfs_inode_key()): its
+ * file handle on file system @dev, or (@dev, @ino) without one. */
 struct pfs_ikey {
 	dev_t dev;
 	ino_t ino;
+	int mnt; /* the handle's mount (an index of the cache's), or -1: no handle */
+	uint64_t hash;
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
 };
 /* pfs_inodes_init() -- an empty table for @fs and its root, the backing
- * directory @backing (fs->root's members the table owns).  0 or -errno. */
+ * directory @backing (fs->root's members the table owns); for the core
+ * connection also the descriptor cache, which decides whether inodes are
+ * identified by file handles (files.inode_handles, the daemon's
+ * privileges, the backing file system).  0 or -errno. */
 int pfs_inodes_init(struct pfs *fs, const char *backing);
+/* What `pgiofs stat` shows of the inodes and their descriptors. */
+struct pfs_inode_counters {
+	bool handles;		 /* inodes are identified by file handles */
+	char note[256];		 /* if not, why */
+	uint64_t setting, limit; /* files.inode_fds; the cache's limit in effect */
+	uint64_t cached;	 /* descriptors in the cache now */
+	uint64_t held;		 /* descriptors held by inodes without a handle */
+	uint64_t inodes;	 /* inodes the kernel knows (every connection) */
+	uint64_t hits, misses;	 /* a descriptor found cached; opened from a handle */
+	uint64_t opens;		 /* files opened from their handles, none cached */
+	uint64_t evictions;	 /* cached descriptors closed to make room */
+	uint64_t stale;		 /* handles of objects gone (ESTALE) */
+};
+void pfs_inodes_counters(struct pfs *fs, struct pfs_inode_counters *out);
+/* pfs_inodes_describe() -- one line for the log at mount: handles and the
+ * cache's size, or why not and the limit that follows. */
+void pfs_inodes_describe(struct pfs *fs, char *buf, size_t len);
 /* pfs_inodes_destroy() -- once pfs_inode_take_any() found nothing left:
  * close the root's descriptor and free the table.  Accepts a table that
  * was never made. */
@@ -271,7 +309,7 @@ struct pfs_inode *pfs_inode_find(struct pfs *fs, const struct pfs_ikey *key, int
  * lookup reference and @fd (consumed) as its descriptor; or, if another
  * lookup added an inode of @key meanwhile, take a reference on that one
  * and return it (the caller then frees @fresh, which the table never
- * saw). */
+ * saw).  NULL if out of memory (@fd closed). */
 struct pfs_inode *pfs_inode_add(struct pfs *fs, const struct pfs_ikey *key, int fd,
 				struct pfs_inode *fresh);
 /* pfs_inode_forget() -- drop @n lookup references of @in.  At zero, unless
@@ -287,7 +325,8 @@ struct pfs_inode *pfs_inode_take_any(struct pfs *fs);
 /* pfs_inode_release() -- @in has left the table: close its descriptor. */
 void pfs_inode_release(struct pfs *fs, struct pfs_inode *in);
 /* pfs_inode_fd() -- an O_PATH descriptor of @in's backing object, open
- * until pfs_inode_fd_put(); or -errno. */
+ * until pfs_inode_fd_put(); or -errno (-ESTALE: the object no longer
+ * exists, -EMFILE). */
 int pfs_inode_fd(struct pfs *fs, struct pfs_inode *in);
 void pfs_inode_fd_put(struct pfs *fs, struct pfs_inode *in);
 /* pfs_inode_open() -- a new descriptor of @in's backing object opened
@@ -470,8 +509,10 @@ bool pfs_wb_err_unreported(struct pfs_inode *in);
  * pfs_wb_fix_mtime() shows it in every stat of @in. */
 void pfs_wb_keep_mtime(struct pfs_inode *in, const struct timespec *mtime);
 /* pfs_wb_apply_mtime() -- apply the kept mtime, if any, to the backing
- * file: 0, or -errno (it is forgotten either way). */
-int pfs_wb_apply_mtime(struct pfs *fs, struct pfs_inode *in);
+ * file: through @fd, an open descriptor of it, if >= 0 (no inode
+ * descriptor is needed then), else @in's.  0, or -errno (it is forgotten
+ * either way). */
+int pfs_wb_apply_mtime(struct pfs *fs, struct pfs_inode *in, int fd);
 void pfs_wb_fix_mtime(struct pfs_inode *in, struct stat *st);
 /* pfs_wb_wait() -- until no acknowledged write to @in is left. */
 void pfs_wb_wait(struct pfs_inode *in);

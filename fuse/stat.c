@@ -435,6 +435,47 @@ static uint64_t json_u64_member(const char *json, const char *object, const char
 	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
 }
 
+/* print_inodes() -- how the daemon keeps hold of the files the kernel
+ * knows: file handles and a descriptor cache, or a descriptor each. */
+static void print_inodes(const struct sample *s)
+{
+	/* misses: descriptors opened from handles, opens: files */
+	uint64_t hits = json_u64_member(s->extra, "inode_fds", "hits");
+	uint64_t misses = json_u64_member(s->extra, "inode_fds", "misses") +
+			  json_u64_member(s->extra, "inode_fds", "opens");
+	char note[512] = "";
+	const char *p = strstr(s->extra, "\"inode_fds\":{");
+
+	if (!p)
+		return;
+	if (strstr(p, "\"handles\":true")) {
+		printf("inodes: %" PRIu64 " known, by file handles; descriptor cache %" PRIu64
+		       " of at most %" PRIu64 " (files.inode_fds",
+		       json_u64_member(s->extra, "inode_fds", "inodes"),
+		       json_u64_member(s->extra, "inode_fds", "cached"),
+		       json_u64_member(s->extra, "inode_fds", "limit"));
+		if (json_u64_member(s->extra, "inode_fds", "limit") <
+		    json_u64_member(s->extra, "inode_fds", "setting"))
+			printf(" %" PRIu64 ", capped at a quarter of the open-files limit",
+			       json_u64_member(s->extra, "inode_fds", "setting"));
+		printf("), hit rate %.1f%% of %" PRIu64 ", %" PRIu64 " evicted, %" PRIu64
+		       " files opened from their handles, %" PRIu64 " stale handles; %" PRIu64
+		       " descriptors held (roots, files without handles)\n",
+		       hits + misses ? 100.0 * (double)hits / (double)(hits + misses) : 100.0,
+		       hits + misses, json_u64_member(s->extra, "inode_fds", "evictions"),
+		       json_u64_member(s->extra, "inode_fds", "opens"),
+		       json_u64_member(s->extra, "inode_fds", "stale"),
+		       json_u64_member(s->extra, "inode_fds", "held"));
+		return;
+	}
+	json_string_member(p, "note", note, sizeof(note));
+	printf("inodes: %" PRIu64 " known, each holding a descriptor (%" PRIu64
+	       " held): no file handles (%s), so the daemon's open-files limit caps the files "
+	       "known and open at once\n",
+	       json_u64_member(s->extra, "inode_fds", "inodes"),
+	       json_u64_member(s->extra, "inode_fds", "held"), note);
+}
+
 /* print_modes() -- how WAL reaches the backing store, and the write cache. */
 static void print_modes(const struct sample *s)
 {
@@ -500,6 +541,7 @@ static void print_modes(const struct sample *s)
 			printf("; %" PRIu64 " files whose backing file system refused it", refused);
 		printf("\n");
 	}
+	print_inodes(s);
 	if (*note)
 		printf("note: %s\n", note);
 }

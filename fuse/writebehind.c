@@ -226,14 +226,19 @@ void pfs_wb_keep_mtime(struct pfs_inode *in, const struct timespec *mtime)
 	pthread_mutex_unlock(&in->wb_lock);
 }
 
-int pfs_wb_apply_mtime(struct pfs *fs, struct pfs_inode *in)
+int pfs_wb_apply_mtime(struct pfs *fs, struct pfs_inode *in, int fd)
 {
 	struct timespec tv[2] = {{0, UTIME_OMIT}, {0, 0}};
 	char path[64];
-	int fd, ret = 0;
+	int ret = 0;
 
 	pthread_mutex_lock(&in->wb_lock);
-	if (in->wb_mtime_kept) { /* under the lock: a newer one waits for it */
+	if (in->wb_mtime_kept && fd >= 0) { /* under the lock: a newer one waits for it */
+		in->wb_mtime_kept = false;
+		tv[1] = in->wb_mtime;
+		if (futimens(fd, tv) < 0)
+			ret = -errno;
+	} else if (in->wb_mtime_kept) {
 		in->wb_mtime_kept = false;
 		tv[1] = in->wb_mtime;
 		fd = ret = pfs_inode_fd(fs, in);

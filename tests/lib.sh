@@ -274,11 +274,14 @@ fuse_dev_open_to_all() {
 # pgiofs_mount_fg LOG BACKING MNT [ARGS...] -- pgiofs in the foreground in
 # the background of the test, its log (stderr) appended to LOG, once the
 # mount exists; PGIOFS_PID is the daemon (SIGKILLed at exit if still there).
+# With PGIOFS_NOFILE=SOFT:HARD the daemon starts under that open-files
+# limit (prlimit).
 pgiofs_mount_fg() {
 	local log=$1 backing=$2 mnt=$3 i
 	shift 3
 	set -- ${PGIOFS_TEST_URING:+-o fuse.uring="$PGIOFS_TEST_URING"} "$@"
-	"$BIN/pgiofs" -f "$@" "$backing" "$mnt" 2>>"$log" &
+	${PGIOFS_NOFILE:+prlimit --nofile="$PGIOFS_NOFILE"} \
+		"$BIN/pgiofs" -f "$@" "$backing" "$mnt" 2>>"$log" &
 	PGIOFS_PID=$!
 	on_exit "pgiofs_kill $PGIOFS_PID"
 	_cleanup_mounts+=("$mnt")

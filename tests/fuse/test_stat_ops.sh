@@ -36,7 +36,7 @@ for ((i = 0; i < 50; i++)); do [ -S "$T/notify" ] && break; sleep 0.1; done
 
 NOTIFY_SOCKET=$T/notify pgiofs_mount_fg "$T/log" "$T/b" "$T/m" --profile deadline-2.6 \
 	-o fuse.attr_timeout=7
-grep -q "profile deadline-2.6, policy deadline-2.6, WAL passthrough, backing files [a-zA-Z_]* ([^)]*), requests over [a-z_/]* ([^)]*); tunables changed from their defaults: .*fuse.attr_timeout=7" "$T/log" ||
+grep -q "profile deadline-2.6, policy deadline-2.6, WAL passthrough, backing files [a-zA-Z_]* ([^)]*), requests over [a-z_/]* ([^)]*), inodes identified by file handles, at most 4096 descriptors cached (files.inode_fds); tunables changed from their defaults: .*fuse.attr_timeout=7" "$T/log" ||
 	fail "the daemon did not log its configuration at mount: $(cat "$T/log")"
 echo "ok: the configuration is logged at mount"
 
