@@ -41,6 +41,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define CKPT_BATCH 64 /* files whose writeback is started per hold of the lock */
+
 /* relation() -- written by PostgreSQL's buffer manager and synced by the
  * checkpointer: the files whose writeback its hints start. */
 static bool relation(enum ios_class cls)
@@ -149,40 +151,25 @@ static bool checkpointer(struct pfs *core, pid_t pid)
 	return true;
 }
 
-size_t pfs_ckpt_start(struct pfs *fs, pid_t pid, enum ios_class cls)
+/* take_batch__() -- open up to CKPT_BATCH of the noted files into @fds and
+ * take them off the list (the large ones too, counted in @large), @budget
+ * at most; caller holds ckpt.lock.  Returns how many were opened. */
+static size_t take_batch__(struct pfs *core, uint64_t max, int *fds, size_t *budget, size_t *large)
 {
-	struct pfs *core = fs->core;
-	const uint64_t max = (uint64_t)core->set.checkpoint_writeback_kb << 10;
 	struct pfs_inode *in;
-	size_t n = 0, cap = 0, i, large = 0;
-	int *fds = NULL;
+	size_t n = 0;
 
-	/* the checkpointer syncs commit status and WAL too, before the
-	 * relation files it has written: their fsyncs (every commit's among
-	 * them) are not asked who they come from */
-	if (!relation(cls) || !max || !__atomic_load_n(&core->ckpt.head, __ATOMIC_ACQUIRE) ||
-	    !checkpointer(core, pid))
-		return 0;
-	/* open each noted file under the lock, and only then take it off the
-	 * list: an inode on the list is not freed meanwhile (forgetting it
-	 * takes the lock); write back outside it */
-	pthread_mutex_lock(&core->ckpt.lock);
-	while ((in = core->ckpt.head)) {
+	/* open each noted file under the lock, and only then take it off
+	 * the list: an inode on the list is not freed meanwhile (forgetting
+	 * it takes the lock) */
+	while (n < CKPT_BATCH && *budget && (in = core->ckpt.head)) {
 		int fd;
 
+		--*budget;
 		if (__atomic_load_n(&in->ckpt_bytes, __ATOMIC_RELAXED) > max) {
 			unlink__(core, in); /* its own fsync writes it */
-			large++;
+			++*large;
 			continue;
-		}
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			int *nfds = realloc(fds, ncap * sizeof(*fds));
-
-			if (!nfds)
-				break; /* the rest stays unstarted: their fsyncs do it */
-			fds = nfds;
-			cap = ncap;
 		}
 		fd = pfs_inode_open(core, in, O_RDONLY | O_NOATIME);
 		if (fd == -EPERM) /* O_NOATIME: not the file's owner */
@@ -191,20 +178,45 @@ size_t pfs_ckpt_start(struct pfs *fs, pid_t pid, enum ios_class cls)
 		if (fd >= 0)
 			fds[n++] = fd;
 	}
-	/* anything left on the list (out of memory) is dropped: their own
-	 * fsyncs write them, as without this setting */
-	while ((in = core->ckpt.head))
-		unlink__(core, in);
-	pthread_mutex_unlock(&core->ckpt.lock);
-	for (i = 0; i < n; i++) {
-		/* an error of the writeback stays in the backing file for the
-		 * fsync of it that follows, as the kernel keeps them */
-		(void)sync_file_range(fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
-		close(fds[i]);
-	}
-	free(fds);
-	__atomic_add_fetch(&core->ckpt.starts, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&core->ckpt.files, n, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&core->ckpt.large, large, __ATOMIC_RELAXED);
 	return n;
+}
+
+size_t pfs_ckpt_start(struct pfs *fs, pid_t pid, enum ios_class cls)
+{
+	struct pfs *core = fs->core;
+	const uint64_t max = (uint64_t)core->set.checkpoint_writeback_kb << 10;
+	struct pfs_inode *in;
+	size_t n, i, all = 0, large = 0, budget = 0;
+	int fds[CKPT_BATCH];
+
+	/* the checkpointer syncs commit status and WAL too, before the
+	 * relation files it has written: their fsyncs (every commit's among
+	 * them) are not asked who they come from */
+	if (!relation(cls) || !max || !__atomic_load_n(&core->ckpt.head, __ATOMIC_ACQUIRE) ||
+	    !checkpointer(core, pid))
+		return 0;
+	/* the files noted now, in batches: a checkpoint after thousands of
+	 * new relations must not hold a descriptor for each at once; files
+	 * noted meanwhile wait for the next start */
+	pthread_mutex_lock(&core->ckpt.lock);
+	for (in = core->ckpt.head; in; in = in->ckpt_next)
+		budget++;
+	do {
+		n = take_batch__(core, max, fds, &budget, &large);
+		pthread_mutex_unlock(&core->ckpt.lock);
+		for (i = 0; i < n; i++) {
+			/* an error of the writeback stays in the backing file
+			 * for the fsync of it that follows, as the kernel keeps
+			 * them */
+			(void)sync_file_range(fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
+			close(fds[i]);
+		}
+		all += n;
+		pthread_mutex_lock(&core->ckpt.lock);
+	} while (budget && core->ckpt.head);
+	pthread_mutex_unlock(&core->ckpt.lock);
+	__atomic_add_fetch(&core->ckpt.starts, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&core->ckpt.files, all, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&core->ckpt.large, large, __ATOMIC_RELAXED);
+	return all;
 }

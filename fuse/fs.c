@@ -244,6 +244,19 @@ static void proc_path(char *buf, size_t len, int fd)
 /* ------------------------------------------------------------------------ */
 /* lookup and attributes */
 
+/* openat_shed() -- openat(2), once more after the descriptor cache gave
+ * back what it holds if descriptors ran out (an open takes its descriptor
+ * before anything else, so nothing was made by the first try).  A
+ * descriptor, or -1 with errno set. */
+static int openat_shed(struct pfs *fs, int dirfd, const char *name, int flags, mode_t mode)
+{
+	int fd = openat(dirfd, name, flags, mode);
+
+	if (fd < 0 && errno == EMFILE && pfs_inodes_shed(fs))
+		fd = openat(dirfd, name, flags, mode);
+	return fd;
+}
+
 /* stat_inode() -- the attributes of @in's backing object.  0 or -errno. */
 static int stat_inode(struct pfs *fs, struct pfs_inode *in, struct stat *st)
 {
@@ -334,7 +347,7 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 	pfd = pfs_inode_fd(fs, parent);
 	if (pfd < 0)
 		return pfd;
-	fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat_shed(fs, pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	ret = fd < 0 ? -errno : 0;
 	pfs_inode_fd_put(fs, parent);
 	if (ret < 0) {
@@ -748,7 +761,7 @@ static struct pfs_inode *inode_at(struct pfs *fs, struct pfs_inode *dir, const c
 
 	if (dfd < 0)
 		return NULL;
-	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat_shed(fs, dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	pfs_inode_fd_put(fs, dir);
 	if (fd < 0)
 		return NULL;
@@ -1134,9 +1147,9 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	if ((flags & (O_TRUNC | O_EXCL)) == O_TRUNC && (old = inode_at(fs, dir, name, &st)))
 		pfs_wb_wait(old);
 	c = creds_enter(req);
-	fd = openat(dfd, name, flags, mode);
+	fd = openat_shed(fs, dfd, name, flags, mode);
 	if (fd < 0 && errno == EACCES && widened)
-		fd = openat(dfd, name, (flags & ~O_ACCMODE) | O_WRONLY, mode);
+		fd = openat_shed(fs, dfd, name, (flags & ~O_ACCMODE) | O_WRONLY, mode);
 	ret = fd < 0 ? -errno : 0;
 	creds_leave(&c);
 	if (ret == 0 && c.active && c.uid != 0) {

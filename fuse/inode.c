@@ -331,6 +331,46 @@ static void cache_fill(struct pfs_fdcache *c, struct pfs_inode *in, int fd)
 	close_all(out, n);
 }
 
+size_t pfs_inodes_shed(struct pfs *fs)
+{
+	struct pfs_fdcache *c = cache_of(fs);
+	size_t n, all = 0;
+	int out[EVICT_BATCH];
+
+	if (!c->handles)
+		return 0;
+	do {
+		size_t keep;
+
+		pthread_mutex_lock(&c->lock);
+		keep = c->limit;
+		c->limit = 0; /* evict__() down to the pinned ones */
+		n = evict__(c, out);
+		c->limit = keep;
+		pthread_mutex_unlock(&c->lock);
+		close_all(out, n);
+		all += n;
+	} while (n == EVICT_BATCH);
+	return all;
+}
+
+/* open_handle() -- open_by_handle_at() of @in with @flags; on EMFILE the
+ * cache gives back its unused descriptors and it is tried once more.  A
+ * descriptor, or -errno. */
+static int open_handle(struct pfs *fs, struct pfs_inode *in, int flags)
+{
+	struct pfs_fdcache *c = cache_of(fs);
+	int fd = open_by_handle_at(c->mnts[in->mnt].fd, in->fh, flags | O_CLOEXEC);
+
+	if (fd < 0 && errno == EMFILE && pfs_inodes_shed(fs))
+		fd = open_by_handle_at(c->mnts[in->mnt].fd, in->fh, flags | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (errno == ESTALE)
+		__atomic_add_fetch(&c->stale, 1, __ATOMIC_RELAXED);
+	return -errno;
+}
+
 /* pin__() -- one more user of @in's cached descriptor (it has one). */
 static void pin__(struct pfs_fdcache *c, struct pfs_inode *in)
 {
@@ -341,7 +381,7 @@ static void pin__(struct pfs_fdcache *c, struct pfs_inode *in)
 int pfs_inode_fd(struct pfs *fs, struct pfs_inode *in)
 {
 	struct pfs_fdcache *c = cache_of(fs);
-	int out[EVICT_BATCH + 1], fd, mfd;
+	int out[EVICT_BATCH + 1], fd;
 	size_t n = 0;
 
 	if (in->fd_held)
@@ -356,15 +396,10 @@ int pfs_inode_fd(struct pfs *fs, struct pfs_inode *in)
 	}
 	c->misses++;
 	pthread_mutex_unlock(&c->lock);
-	mfd = c->mnts[in->mnt].fd;
-	fd = open_by_handle_at(mfd, in->fh, O_PATH | O_CLOEXEC);
+	fd = open_handle(fs, in, O_PATH);
 	if (fd < 0) {
-		int err = errno;
-
-		if (err == ESTALE)
-			__atomic_add_fetch(&c->stale, 1, __ATOMIC_RELAXED);
-		pfs_inode_out_of_fds(err);
-		return -err;
+		pfs_inode_out_of_fds(-fd);
+		return fd;
 	}
 	pthread_mutex_lock(&c->lock);
 	if (in->fd >= 0) { /* opened by another request meanwhile */
@@ -416,17 +451,15 @@ int pfs_inode_open(struct pfs *fs, struct pfs_inode *in, int flags)
 			c->opens++;
 		}
 		pthread_mutex_unlock(&c->lock);
-		if (fd < 0) {
-			ret = open_by_handle_at(c->mnts[in->mnt].fd, in->fh, flags | O_CLOEXEC);
-			if (ret < 0 && errno == ESTALE)
-				__atomic_add_fetch(&c->stale, 1, __ATOMIC_RELAXED);
-			return ret < 0 ? -errno : ret;
-		}
+		if (fd < 0)
+			return open_handle(fs, in, flags);
 	} else {
 		fd = in->fd;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	ret = open(path, flags | O_CLOEXEC);
+	if (ret < 0 && errno == EMFILE && pfs_inodes_shed(fs))
+		ret = open(path, flags | O_CLOEXEC);
 	if (ret < 0)
 		ret = -errno;
 	pfs_inode_fd_put(fs, in);

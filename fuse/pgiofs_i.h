@@ -333,6 +333,10 @@ void pfs_inode_fd_put(struct pfs *fs, struct pfs_inode *in);
  * with open(2)'s @flags (O_CLOEXEC added), for the caller to close; or
  * -errno. */
 int pfs_inode_open(struct pfs *fs, struct pfs_inode *in, int flags);
+/* pfs_inodes_shed() -- the daemon ran out of descriptors (EMFILE): close
+ * every cached descriptor no request is using, so that the caller may try
+ * once more (pfs_inode_fd() and pfs_inode_open() do).  Returns how many. */
+size_t pfs_inodes_shed(struct pfs *fs);
 /* pfs_inode_out_of_fds() -- @err (an errno) is EMFILE or ENFILE: say why,
  * once a minute (the caller only sees "Too many open files"). */
 void pfs_inode_out_of_fds(int err);
