@@ -345,6 +345,10 @@ static int load_settings(const struct cli *c, struct pgiofs_settings *s, char *e
 			snprintf(err, errlen, "option \"%s\": %s", c->overrides[i], why);
 			return -1;
 		}
+	if (ios_device_check(&s->ios, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s", why);
+		return -1;
+	}
 	/* injected I/O errors in a real mount would look like a failing disk */
 	if (pgiofs_fault_configured(s) && !c->allow_faults && !c->print_config) {
 		snprintf(err, errlen,

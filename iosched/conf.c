@@ -18,7 +18,12 @@ const char *const ios_policy_names[] = {
     [IOS_POLICY_DBAWARE] = "dbaware",	      NULL,
 };
 
-static const char *const device_names[] = {"none", "hdd", "ssd", NULL};
+static const char *const device_names[] = {
+    [IOS_DEVICE_NONE] = "none", [IOS_DEVICE_HDD] = "hdd",
+    [IOS_DEVICE_SSD] = "ssd",	[IOS_DEVICE_CLOUD] = "cloud",
+    [IOS_DEVICE_GP3] = "gp3",	[IOS_DEVICE_GP2] = "gp2",
+    [IOS_DEVICE_IO2] = "io2",	NULL,
+};
 const char *const ios_data_inline_names[] = {"auto", "yes", "no", NULL};
 
 /* [fault]: choice 0 is "any", then the enum's order (direct.c's names) */
@@ -137,9 +142,12 @@ static const struct conf_tunable rows[] = {
      "dropped first); a window that does not fit is not read ahead."},
     {"device", "model", CONF_ENUM, "", "none", 0, 0, device_names, F(device_model),
      "Emulated device: none (real timing), hdd (one head: seek by distance, rotation, "
-     "transfer) or ssd (per-request latency plus transfer).  Completions are held back "
-     "until the modelled device would have finished them.  pgdisk serves a block "
-     "device's image through the same model."},
+     "transfer), ssd (per-request latency plus transfer), or a capped cloud volume: "
+     "gp3, gp2 or io2 (the published caps of these EBS volumes) or cloud (your own "
+     "caps; gp3's where left 0): IOPS and throughput buckets, gp2's burst credits, a "
+     "base latency per request, requests served cloud_depth at a time.  Completions "
+     "are held back until the modelled device would have finished them.  pgdisk "
+     "serves a block device's image through the same model."},
     {"device", "seq_mb_s", CONF_DOUBLE, "MB/s", "54", 1, 100000, NULL, F(seq_mb_s),
      "Transfer rate of the emulated device (the seed's 2004 disk: about 54 MB/s)."},
     {"device", "seek_ms", CONF_DOUBLE, "ms", "8.5", 0, 1000, NULL, F(seek_ms),
@@ -154,7 +162,51 @@ static const struct conf_tunable rows[] = {
      "if less), not a seek."},
     {"device", "queue_depth", CONF_INT, "", "2", 1, 1024, NULL, F(queue_depth),
      "Transfers the emulated device accepts at once (a 2004 IDE disk: one or two); the "
-     "rest stay in the scheduler, where priorities can still reorder them."},
+     "rest stay in the scheduler, where priorities can still reorder them.  A capped "
+     "volume reaches its caps only with enough in flight (about its IOPS times its "
+     "latency): raise this with it."},
+    {"device", "cloud_volume_gib", CONF_INT, "GiB", "0", 0, 65536, NULL, F(cloud_volume_gib),
+     "Capped volumes: the volume's size, from which gp2 takes its baseline (3 IOPS per "
+     "GiB, at least 100) and throughput (128 MiB/s up to 170 GiB, 250 above); 0: the "
+     "disk's size (pgdisk: the image's; pgiofs's emulated device: 64 GiB)."},
+    {"device", "cloud_iops", CONF_DOUBLE, "IOPS", "0", 0, 1e7, NULL, F(cloud_iops),
+     "Capped volumes: operations per second at most (gp2: its burst, 3,000 below 1 TiB); "
+     "a read or write of up to cloud_op_kib is one operation, larger ones one per "
+     "cloud_op_kib begun, sequential small ones merge.  0: the model's (gp3 and "
+     "cloud 3,000; io2 256,000; gp2 from its size)."},
+    {"device", "cloud_mib_s", CONF_DOUBLE, "MiB/s", "0", 0, 1e6, NULL, F(cloud_mib_s),
+     "Capped volumes: bytes read and written per second at most.  0: the model's (gp3 "
+     "and cloud 125; io2 4,000; gp2 128 or 250 by size)."},
+    {"device", "cloud_baseline_iops", CONF_DOUBLE, "IOPS", "0", 0, 1e7, NULL,
+     F(cloud_baseline_iops),
+     "Capped volumes with burst credits (gp2): credits earned per second; every "
+     "operation spends one, so once the bucket is empty the volume runs at this rate.  "
+     "0: the model's (gp2 3 per GiB, at least 100, none at 1,000 GiB and above; the "
+     "others have no credits)."},
+    {"device", "cloud_credits", CONF_DOUBLE, "", "0", 0, 1e12, NULL, F(cloud_credits),
+     "Capped volumes with burst credits: the credit bucket, full when the disk is "
+     "created (a burst at cloud_iops lasts cloud_credits / (cloud_iops - "
+     "cloud_baseline_iops) seconds).  0: the model's (gp2 5.4 million; others none)."},
+    {"device", "cloud_latency_us", CONF_DOUBLE, "us", "0", 0, 1e7, NULL, F(cloud_latency_us),
+     "Capped volumes: the median base latency of a request once admitted (log-normal).  "
+     "0: the model's (gp3, gp2 and cloud 1,000; io2 250)."},
+    {"device", "cloud_latency_p99_us", CONF_DOUBLE, "us", "0", 0, 1e8, NULL,
+     F(cloud_latency_p99_us),
+     "Capped volumes: the base latency's 99th percentile (not below the median; equal: "
+     "every request the median).  0: the model's ratio to the median (gp3, gp2, cloud "
+     "3x; io2 2x)."},
+    {"device", "cloud_depth", CONF_INT, "", "0", 0, 4096, NULL, F(cloud_depth),
+     "Capped volumes: requests in service at once; more wait their turn.  0: the "
+     "model's (64; io2 128)."},
+    {"device", "cloud_op_kib", CONF_INT, "KiB", "0", 0, 65536, NULL, F(cloud_op_kib),
+     "Capped volumes: the largest operation of the IOPS accounting (EBS: 256 KiB).  0: "
+     "256."},
+    {"device", "cloud_bucket_ms", CONF_DOUBLE, "ms", "0", 0, 60000, NULL, F(cloud_bucket_ms),
+     "Capped volumes: how much the IOPS and throughput buckets hold, in time at their "
+     "rate: the burst an idle volume takes at once.  0: 10 ms."},
+    {"device", "cloud_seed", CONF_INT, "", "1", 0, 1e15, NULL, F(cloud_seed),
+     "Capped volumes: seed of the latency draws (the same requests in the same order get "
+     "the same latencies)."},
     {"fault", "class", CONF_ENUM, "", "any", 0, 0, fault_class_names, F(fault_class),
      "Fault injection (testing only; pgiofs refuses any [fault] setting unless started "
      "with --allow-faults): the class of the requests it considers, or any."},

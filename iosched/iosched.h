@@ -126,7 +126,18 @@ enum ios_policy {
 	IOS_NPOLICY
 };
 
-enum ios_device_model { IOS_DEVICE_NONE, IOS_DEVICE_HDD, IOS_DEVICE_SSD };
+/* [device] model: the last four are capped cloud volumes, one model
+ * (cloud) with the presets of EBS's gp3, gp2 and io2 for what is left 0 */
+enum ios_device_model {
+	IOS_DEVICE_NONE,
+	IOS_DEVICE_HDD,
+	IOS_DEVICE_SSD,
+	IOS_DEVICE_CLOUD,
+	IOS_DEVICE_GP3,
+	IOS_DEVICE_GP2,
+	IOS_DEVICE_IO2,
+	IOS_NDEVICE
+};
 
 /* [iosched] data_inline: when the requests of PostgreSQL's data files run at
  * arrival (auto: when they go through the backing page cache, which the
@@ -175,6 +186,19 @@ struct ios_settings {
 	double ssd_latency_us; /* ssd per-request latency */
 	double track_kb;       /* hdd: distance within which a seek is a track switch */
 	int64_t queue_depth;   /* transfers the emulated device holds at once */
+	/* [device] cloud_*: a capped volume (device.c); 0 is the model's value
+	 * (ios_disk_resolve() fills them in) */
+	int64_t cloud_volume_gib;    /* size for gp2's caps (0: the disk's) */
+	double cloud_iops;	     /* IOPS cap (gp2: the burst rate) */
+	double cloud_mib_s;	     /* throughput cap, MiB/s */
+	double cloud_baseline_iops;  /* credits earned per second (0 with no credits) */
+	double cloud_credits;	     /* the credit bucket, full at creation */
+	double cloud_latency_us;     /* median base latency */
+	double cloud_latency_p99_us; /* its 99th percentile */
+	int64_t cloud_depth;	     /* requests in service at once */
+	int64_t cloud_op_kib;	     /* the accounting's largest operation */
+	double cloud_bucket_ms;	     /* IOPS and throughput buckets' depth */
+	int64_t cloud_seed;	     /* of the latency draws */
 	/* [fault] (fault.c): off by default; pgiofs needs --allow-faults */
 	int fault_class;	   /* 0: any, else enum ios_class + 1 */
 	int fault_direction;	   /* 0: any, else enum ios_dir + 1 */
@@ -195,7 +219,7 @@ struct ios_settings {
 extern const struct conf_table ios_conf;
 /* ios_conf's rows, a constant so that a table including them (pgiofs's)
  * has its size at compile time; iosched/conf.c checks it */
-#define IOS_CONF_NROWS 43
+#define IOS_CONF_NROWS 54
 extern const char *const ios_policy_names[];	  /* NULL-terminated */
 extern const char *const ios_data_inline_names[]; /* NULL-terminated */
 
@@ -232,26 +256,118 @@ int ios_policy_by_name(const char *name);
  *         follow one another) plus ssd_latency_us, which overlaps with
  *         other requests' latency and transfers.
  *   none  Takes no time.
+ *   cloud A capped network volume (gp3, gp2 and io2 are its presets): a
+ *         budget, not a head.  Requests are admitted in the order they
+ *         reach the model, each when all of these allow it: fewer than
+ *         cloud_depth requests are in service; the IOPS bucket (cloud_iops
+ *         per second) holds its operations; the throughput bucket
+ *         (cloud_mib_s) holds its bytes; the credit bucket, if there is one
+ *         (cloud_credits, earned at cloud_baseline_iops per second, full at
+ *         creation), holds its operations.  Buckets hold cloud_bucket_ms
+ *         of their rate (the credit bucket: cloud_credits); one bigger than
+ *         a whole bucket is admitted when the bucket is full and leaves it
+ *         owing.  Operations are counted as EBS counts them: a read or
+ *         write of up to cloud_op_kib (256 KiB) is one, a larger one one per
+ *         cloud_op_kib begun, and one that starts where the one before it in
+ *         the same direction ended joins that one's operation while the
+ *         operation stays within cloud_op_kib (counted 0).  Admitted, a
+ *         request takes a base latency drawn from a log-normal
+ *         distribution with median cloud_latency_us and 99th percentile
+ *         cloud_latency_p99_us (seeded by cloud_seed: the same requests get
+ *         the same draws), so requests complete out of the order they
+ *         arrived in.  Demand above a cap waits (its latency grows with the
+ *         queue), it is never refused.  A command that moves no data
+ *         (IOS_SYNC) spends no tokens but is admitted in its turn and takes
+ *         a latency draw.  ios_disk_resolve() gives the presets.
  *
- * Every model completes requests in the order they reach it. */
+ * hdd, ssd and none complete requests in the order they reach the model;
+ * cloud does not (its latencies differ). */
+
+/* What held a request back between its arrival and its start. */
+enum ios_disk_limit {
+	IOS_LIMIT_NONE,	      /* started at its arrival */
+	IOS_LIMIT_BUSY,	      /* the disk was busy: the hdd's head, the ssd's channel,
+			       * cloud_depth requests in service */
+	IOS_LIMIT_IOPS,	      /* cloud: the IOPS bucket */
+	IOS_LIMIT_THROUGHPUT, /* cloud: the throughput bucket */
+	IOS_LIMIT_CREDITS,    /* cloud: the credit bucket (gp2's burst spent) */
+	IOS_NLIMIT
+};
+
+/* ios_disk_limit_name() -- "none", "busy", "iops", "throughput", "credits". */
+const char *ios_disk_limit_name(enum ios_disk_limit l);
 
 /* What one request cost on the model; done_ns - start_ns is its service
  * time, the sum of the parts. */
 struct ios_disk_time {
-	uint64_t start_ns;    /* the disk begins it (the request before it is done) */
+	uint64_t start_ns;    /* the disk begins it (the request before it is done;
+			       * cloud: admitted) */
 	uint64_t done_ns;     /* the disk has completed it */
 	uint64_t seek_ns;     /* hdd: head movement (track switch or seek) */
 	uint64_t rotation_ns; /* hdd: rotational delay after a seek */
 	uint64_t transfer_ns; /* len at seq_mb_s */
-	uint64_t latency_ns;  /* ssd: per-request latency; hdd: a flush or discard */
+	uint64_t latency_ns;  /* ssd: per-request latency; hdd: a flush or discard;
+			       * cloud: the base latency drawn */
+	int limit;	      /* enum ios_disk_limit: what held it back longest
+			       * (a request behind a held one: that one's) */
+	/* cloud: the operations it was counted as (0: joined the one before),
+	 * and the buckets' levels once it was admitted (tokens: operations,
+	 * bytes, credits; negative: owed) */
+	uint32_t ops;
+	double iops_tokens, bytes_tokens, credits;
+};
+
+/* What a disk did, and its buckets now (ios_disk_state()). */
+struct ios_disk_state {
+	uint64_t requests;		     /* served */
+	uint64_t held[IOS_NLIMIT];	     /* requests by what held them back */
+	uint64_t held_ns[IOS_NLIMIT];	     /* time they were held back, summed */
+	uint64_t in_service, in_service_max; /* cloud: requests in service now, at most */
+	/* cloud */
+	uint64_t ops;	 /* operations counted against the IOPS cap */
+	uint64_t merged; /* requests that joined the operation before them */
+	uint64_t bytes;	 /* bytes read and written */
+	double iops_tokens, bytes_tokens, credits; /* levels now */
+	/* the credit bucket ran out (a request waited for credits) this many
+	 * times, first and last at these times (the caller's clock; 0:
+	 * never); it counts as refilled once it holds 1 % of cloud_credits */
+	uint64_t credits_outs, credits_first_out_ns, credits_last_out_ns;
+	bool credits_empty; /* out now */
 };
 
 struct ios_disk;
 
+/* ios_model_is_cloud() -- @model (enum ios_device_model) is a capped
+ * volume: cloud, gp3, gp2 or io2. */
+static inline bool ios_model_is_cloud(int model)
+{
+	return model >= IOS_DEVICE_CLOUD && model < IOS_NDEVICE;
+}
+
+/* ios_disk_resolve() -- for a capped volume, the cloud_* settings of @set
+ * left 0 get the model's values, for a disk of @span_bytes (gp2 with
+ * cloud_volume_gib 0 takes its size from the span):
+ *
+ *   gp3   3,000 IOPS, 125 MiB/s, median 1 ms, p99 3 ms, no credits
+ *   gp2   baseline 3 IOPS per GiB (at least 100, at most 16,000); below
+ *         3,000 a burst to 3,000 IOPS from 5.4 million credits earned at the
+ *         baseline; 128 MiB/s up to 170 GiB, 250 MiB/s above; gp3's latency
+ *   io2   256,000 IOPS, 4,000 MiB/s, median 250 us, p99 500 us, depth 128
+ *   cloud gp3's values
+ *
+ * and for all of them depth 64 (io2: 128), 256 KiB operations, buckets of
+ * 10 ms, seed 1; a p99 left 0 keeps the preset's ratio to a median that
+ * was set.  Other models: nothing changes.  0, or -EINVAL with the setting
+ * and the reason in @err (a p99 below the median, a credit bucket without
+ * a baseline or the other way round, a baseline above the cap). */
+int ios_disk_resolve(struct ios_settings *set, uint64_t span_bytes, char *err, size_t errlen);
+
 /* ios_disk_create() -- a disk of @span_bytes (> 0) with the [device]
  * settings of @set (model, seq_mb_s, seek_ms, rpm, ssd_latency_us,
- * track_kb), idle, its head at address 0.  NULL with errno set (EINVAL for
- * a zero span or an unknown model, ENOMEM). */
+ * track_kb; cloud_*, resolved here as ios_disk_resolve() does), idle, its
+ * head at address 0, its buckets full.  NULL with errno set (EINVAL for a
+ * zero span, an unknown model or cloud settings ios_disk_resolve()
+ * refuses, ENOMEM). */
 struct ios_disk *ios_disk_create(const struct ios_settings *set, uint64_t span_bytes);
 
 /* ios_disk_destroy() -- free.  Accepts NULL. */
@@ -265,6 +381,16 @@ void ios_disk_destroy(struct ios_disk *d);
  * no further than a full stroke. */
 uint64_t ios_disk_serve(struct ios_disk *d, uint64_t addr, uint64_t len, enum ios_dir dir,
 			uint64_t now_ns, struct ios_disk_time *t);
+
+/* ios_disk_state() -- the counters of @d and, for a capped volume, its
+ * buckets' levels at @now_ns (not before the last ios_disk_serve()) into
+ * @out.  Not thread-safe: the caller serializes it with ios_disk_serve(). */
+void ios_disk_state(const struct ios_disk *d, uint64_t now_ns, struct ios_disk_state *out);
+
+/* ios_device_check() -- whether the scheduler's emulated device (a disk of
+ * 64 GiB) can be made with @set: 0, or -EINVAL with the setting and the
+ * reason in @err (ios_disk_resolve()'s refusals). */
+int ios_device_check(const struct ios_settings *set, char *err, size_t errlen);
 
 /* ios_disk_full_stroke_ns() -- the hdd's calibrated full-stroke seek (from
  * one end of the span to the other, without rotation); 0 for other models. */
@@ -496,6 +622,11 @@ int ios_stats_snapshot(const struct ios_stats *s, struct ios_stats_snapshot *out
  * Returns 0 or -EINVAL (NULL, or @b older than @a). */
 int ios_stats_snapshot_diff(const struct ios_stats_snapshot *a, const struct ios_stats_snapshot *b,
 			    struct ios_stats_snapshot *out);
+
+/* ios_stats_hist_add() -- count one latency of @ns into @c's histogram,
+ * lat_count and lat_max_ns (a class of the caller's own: pgdisk's lateness;
+ * not thread-safe, no atomics), for ios_stats_percentile(). */
+void ios_stats_hist_add(struct ios_stats_class *c, uint64_t ns);
 
 /* ios_stats_percentile() -- the latency at quantile @q (0..1] of @c, in ns:
  * the middle of the histogram bucket holding it, at most lat_max_ns; 0 when

@@ -289,6 +289,14 @@ void ios_stats_note_readahead(struct ios_stats *s, enum ios_class cls, uint64_t 
 		add(&k->ra_wasted, wasted_bytes);
 }
 
+void ios_stats_hist_add(struct ios_stats_class *c, uint64_t ns)
+{
+	c->hist[bucket_of(ns)]++;
+	c->lat_count++;
+	if (ns > c->lat_max_ns)
+		c->lat_max_ns = ns;
+}
+
 uint64_t ios_stats_percentile(const struct ios_stats_class *c, double q)
 {
 	uint64_t rank, seen = 0, v;

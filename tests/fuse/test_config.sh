@@ -19,7 +19,7 @@ grep -qx "max_background = 64" "$T/set.conf" || fail "-o NAME=VALUE did not chan
 # every name is unambiguous, so -o NAME=VALUE reaches every tunable: no
 # name is in two sections, and each one set by its bare name (to its
 # default) is accepted; read_ahead_kb is the mount's ([bdi])
-awk '/^\[/ { sec = $0 } /^[a-z_]+ = / { print sec, $1 }' "$T/printed.conf" >"$T/names"
+awk '/^\[/ { sec = $0 } /^[a-z_0-9]+ = / { print sec, $1 }' "$T/printed.conf" >"$T/names"
 dups=$(awk '{ print $2 }' "$T/names" | sort | uniq -d)
 [ -z "$dups" ] || fail "tunable names in more than one section: $dups"
 n=0
@@ -27,7 +27,7 @@ while read -r name value; do
 	"$BIN/pgiofs" -o "$name=$value" --print-config >/dev/null 2>"$T/err" ||
 		fail "-o $name=$value is refused: $(cat "$T/err")"
 	n=$((n + 1))
-done < <(awk '/^[a-z_]+ = / { print $1, $3 }' "$T/printed.conf")
+done < <(awk '/^[a-z_0-9]+ = / { print $1, $3 }' "$T/printed.conf")
 "$BIN/pgiofs" -o read_ahead_kb=256 --print-config |
 	awk '/^\[/ { sec = $0 } $0 == "read_ahead_kb = 256" { print sec }' | grep -qx "\[bdi\]" ||
 	fail "-o read_ahead_kb=256 did not set bdi.read_ahead_kb"

@@ -2,8 +2,9 @@
  * sched_util.h -- helpers shared by the scheduler tests that run on the
  * virtual clock (test_sched.c, test_policies.c): a test request that
  * records how often, when and in which order it completed, submission with
- * a filled buffer, settings for a policy and device (readahead off), and an unlinked
- * temporary file.
+ * a filled buffer, settings for a policy and device (readahead off), settings
+ * for a disk model alone, a relative comparison, a seeded generator and an
+ * unlinked temporary file.
  *
  * A test request must stay in place (and its buffer allocated) until it
  * completed; its buffer is the caller's to free.
@@ -11,6 +12,8 @@
 #ifndef PGIOFS_TESTS_SCHED_UTIL_H
 #define PGIOFS_TESTS_SCHED_UTIL_H
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,6 +90,30 @@ static inline void settings(struct ios_settings *set, int policy, int device)
 	set->device_model = device;
 	set->ra_window_kb = 0;	   /* exact transfer counts; test_readahead.c turns it on */
 	set->other_inline = false; /* class other is queued like the rest; test_inline.c */
+}
+
+/* model_settings() -- the defaults with [device] model @model. */
+static inline struct ios_settings model_settings(int model)
+{
+	struct ios_settings set;
+
+	CHECK(conf_defaults(&ios_conf, &set) == 0);
+	set.device_model = model;
+	return set;
+}
+
+/* near() -- @a within @rel (relative) of @b */
+static inline int near(double a, double b, double rel)
+{
+	return fabs(a - b) <= rel * fabs(b);
+}
+
+static inline uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
 }
 
 static inline int tmpfile_fd(void)

@@ -33,32 +33,9 @@
 
 #define MiB (1ull << 20)
 
-static struct ios_settings settings_for(int model)
-{
-	struct ios_settings set;
-
-	CHECK(conf_defaults(&ios_conf, &set) == 0);
-	set.device_model = model;
-	return set;
-}
-
-/* near() -- @a within @rel (relative) of @b */
-static int near(double a, double b, double rel)
-{
-	return fabs(a - b) <= rel * fabs(b);
-}
-
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 static void test_hdd_parts(void)
 {
-	struct ios_settings set = settings_for(IOS_DEVICE_HDD);
+	struct ios_settings set = model_settings(IOS_DEVICE_HDD);
 	uint64_t span = 64ull << 30, full, prev_seek = 0, d, now = 0;
 	double ts = 1e6, half = 60e9 / 7200 / 2, xfer_1m = (double)MiB / 54e6 * 1e9;
 	struct ios_disk *disk = ios_disk_create(&set, span);
@@ -133,7 +110,7 @@ static void test_hdd_parts(void)
 
 static void test_one_head(void)
 {
-	struct ios_settings set = settings_for(IOS_DEVICE_HDD);
+	struct ios_settings set = model_settings(IOS_DEVICE_HDD);
 	struct ios_disk *disk = ios_disk_create(&set, 1ull << 30);
 	struct ios_disk_time t[8];
 	uint64_t addr[8] = {500 * MiB, 10 * MiB,  900 * MiB, 11 * MiB,
@@ -191,7 +168,7 @@ static double mean_seek(const struct ios_settings *set, uint64_t span, int n, do
 
 static void test_calibration(void)
 {
-	struct ios_settings set = settings_for(IOS_DEVICE_HDD);
+	struct ios_settings set = model_settings(IOS_DEVICE_HDD);
 	const uint64_t spans[] = {256 * MiB, 4ull << 30, 64ull << 30, 16 * MiB};
 	const double seeks[] = {8.5, 4, 12};
 	double service, predicted;
@@ -210,7 +187,7 @@ static void test_calibration(void)
 		}
 	/* the prediction the loop-device validation uses: random 8 KiB reads
 	 * back to back, 1 / (seek_ms + half a revolution + transfer) */
-	set = settings_for(IOS_DEVICE_HDD);
+	set = model_settings(IOS_DEVICE_HDD);
 	mean_seek(&set, 256 * MiB, 20000, &service);
 	predicted = 8.5e6 + 60e9 / 7200 / 2 + 8192 / 54e6 * 1e9;
 	CHECK(near(service, predicted, 0.02));
@@ -221,7 +198,7 @@ static void test_calibration(void)
 
 static void test_ssd_none(void)
 {
-	struct ios_settings set = settings_for(IOS_DEVICE_SSD);
+	struct ios_settings set = model_settings(IOS_DEVICE_SSD);
 	struct ios_disk *disk = ios_disk_create(&set, 1ull << 30);
 	struct ios_disk_time a, b, c;
 	double xfer = 4096 / 54e6 * 1e9;
@@ -257,7 +234,7 @@ static void test_ssd_none(void)
 
 static void test_bad_args(void)
 {
-	struct ios_settings set = settings_for(IOS_DEVICE_HDD);
+	struct ios_settings set = model_settings(IOS_DEVICE_HDD);
 
 	errno = 0;
 	CHECK(ios_disk_create(&set, 0) == NULL && errno == EINVAL);
