@@ -91,19 +91,9 @@ read -r -a SSD_ARGV <<<"$SSD_ARGS"
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 
 WORK="" LOOPS=() PIDS=() MNTS=()
-# cleanup -- the loop devices, then the mounts (which ends each pgdisk;
-# its executable may have been rebuilt meanwhile, so not by its path)
 cleanup() {
-	local l m p i
 	trap - EXIT INT TERM
-	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
-	for m in "${MNTS[@]}"; do mountpoint -q "$m" && umount "$m" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do
-		# still mounted (the loop device not let go yet): pgdisk detaches
-		# its mount on SIGTERM and exits once the disk is closed
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$WORK/" && kill -TERM "$p"
-		for ((i = 0; i < 100; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-	done
+	pgdisk_teardown
 	[ -n "$WORK" ] && rm -rf -- "$WORK"
 }
 trap cleanup EXIT

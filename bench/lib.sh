@@ -12,6 +12,8 @@
 #   unmount MNT               unmount a FUSE mount; abort it if it hangs
 #   median VALUES             median of a space-separated list
 #   last_of VALUES            last element of a space-separated list
+#   pgdisk_teardown           end what a benchmark started on pgdisk (LOOPS,
+#                             MNTS, PIDS, all under WORK)
 #   AS_PG                     array: run a command as postgres
 #
 # Commands run as postgres are spelled out ("${AS_PG[@]}" cmd ...), not
@@ -140,5 +142,25 @@ drop_caches() {
 		now=$(cat "$rep")
 		if [ "$now" = "$last" ]; then same=$((same + 1)); else same=0; fi
 		last=$now
+	done
+}
+
+# pgdisk_teardown -- the loop devices in LOOPS still on a file under WORK
+# (a number let go may be another's by now), then the mounts in MNTS (which
+# ends each pgdisk; its executable may have been rebuilt meanwhile, so not
+# by its path), then waits for the pgdisk processes in PIDS serving under
+# WORK; one still mounted (a loop device not let go yet) detaches its mount
+# on SIGTERM and exits once the disk is closed.
+pgdisk_teardown() {
+	local l m p i
+	for l in "${LOOPS[@]}"; do
+		case $(cat "/sys/block/${l#/dev/}/loop/backing_file" 2>/dev/null) in
+			"$WORK"/*) losetup -d "$l" 2>/dev/null ;;
+		esac
+	done
+	for m in "${MNTS[@]}"; do mountpoint -q "$m" && umount "$m" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF "$WORK/" && kill -TERM "$p"
+		for ((i = 0; i < 100; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	done
 }

@@ -1,7 +1,7 @@
 /*
  * cli.c -- the `pgdisk` command: options, the refusals made before anything
- * is set up, the memory rules of a block-device server, and a clean stop on
- * SIGTERM/SIGINT.
+ * is set up, the memory rules of a block-device server, the scheduling of
+ * its threads, and a clean stop on SIGTERM/SIGINT.
  *
  * What must stay true: a refused or failed start leaves nothing behind (no
  * mount, no process, the image untouched); in the background the command
@@ -15,6 +15,7 @@
 #include "pgdisk_i.h"
 #include "sigthread.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -63,14 +64,26 @@ static const struct conf_tunable disk_rows[] = {
      "destages oldest first); a FUA write at once.  What a power cut may lose, at most "
      "(pgdisk cut); 0: none.  The timing is the same either way."},
     {"log", "max_mb", CONF_INT, "MiB", "4096", 1, 1 << 20, NULL, S(log_max_mb),
-     "The write log's cap (--log), uncompressed: the request that would pass it is not "
-     "logged, nor any after it; the log ends there and pgdisk cut builds no image past it."},
+     "The write log's cap (--log), and the request log's (--requests), uncompressed: the "
+     "request that would pass it is not logged, nor any after it; the log ends there and "
+     "pgdisk cut builds no image past it."},
+    {"daemon", "realtime", CONF_BOOL, "", "yes", 0, 0, NULL, S(realtime),
+     "Run the thread that takes requests and the one that sends replies in the real-time "
+     "class (SCHED_FIFO at rt_priority), so that a busy machine neither delays a request's "
+     "arrival nor releases it late (late_ns_* in stats).  Where the system refuses it (no "
+     "CAP_SYS_NICE, a cgroup without real-time time), pgdisk raises their nice value as far "
+     "as granted and says so; stats shows what they got (sched_*).  no: the normal class."},
+    {"daemon", "rt_priority", CONF_INT, "", "20", 1, 99, NULL, S(rt_priority),
+     "Their SCHED_FIFO priority: above the kernel's threaded interrupt handlers' 50 would "
+     "hold those back; 20 is above every normal process and below them."},
 };
 #undef S
 
 /* device_table() -- the [device] rows of ios_conf, but queue_depth (the
- * modelled disk has no command queueing: one request at a time) and with
- * hdd as the default model; then pgdisk's own rows. */
+ * scheduler's: how many transfers it hands its emulated device; pgdisk's
+ * disk takes what the kernel sends, and a capped volume serves cloud_depth
+ * of them at once) and with hdd as the default model; then pgdisk's own
+ * rows. */
 static const struct conf_table *device_table(void)
 {
 	size_t i, n = 0;
@@ -102,7 +115,10 @@ static void usage(FILE *out, const struct conf_table *t)
 	    ", every request held back\n"
 	    "by a model of a disk: hdd (one head, seek by distance, rotation, transfer, one\n"
 	    "request at a time; the defaults are a 2004 disk: 54 MB/s, 8.5 ms, 7200 rpm),\n"
-	    "ssd (per-request latency plus transfer) or none.  Put a block device on it:\n"
+	    "ssd (per-request latency plus transfer), none, or a capped cloud volume:\n"
+	    "gp3, gp2[:SIZE] (SIZE GiB; bare: the image's size), io2 (the published caps of\n"
+	    "these EBS volumes) or cloud (gp3's, for every cloud_* setting not given).\n"
+	    "Put a block device on it:\n"
 	    "\n"
 	    "    losetup --direct-io=on --find --show MOUNTPOINT/" PGDISK_DISK_NAME "\n"
 	    "\n"
@@ -114,7 +130,9 @@ static void usage(FILE *out, const struct conf_table *t)
 	    "\n"
 	    "Options:\n"
 	    "  -f, --foreground        stay in the foreground (default: daemonize once mounted)\n"
-	    "  -m, --model MODEL       hdd, ssd or none (the same as --set model=MODEL)\n"
+	    "  -m, --model MODEL       hdd, ssd, none, gp3, gp2, gp2:SIZE, io2 or cloud (the\n"
+	    "                          same as --set model=MODEL; gp2:SIZE also sets\n"
+	    "                          cloud_volume_gib=SIZE, in GiB, or with a G or T suffix)\n"
 	    "  -c, --config FILE       read [device] settings from an INI file\n"
 	    "  -s, --set NAME=VALUE    set one setting (after --config); NAME may be\n"
 	    "                          device.NAME\n"
@@ -132,7 +150,12 @@ static void usage(FILE *out, const struct conf_table *t)
 	    "                          for=DURATION (from the first fault: 5s, 500ms, 2m;\n"
 	    "                          0: for good) error=eio|enospc|lost (eio; lost:\n"
 	    "                          acknowledged, not performed)\n"
-	    "      --print-config      print the effective settings as INI and exit\n"
+	    "  -r, --requests FILE     log every request, reads included, without data, with\n"
+	    "                          what held it back and the buckets' levels, into FILE,\n"
+	    "                          a new file (lz4; `pgdisk log --records FILE`)\n"
+	    "      --print-config [IMAGE [MOUNTPOINT]]\n"
+	    "                          print the effective settings as INI and exit (a\n"
+	    "                          capped volume's from the image's size if given)\n"
 	    "      --check IMAGE       check IMAGE as pgdisk does before serving it, and exit\n"
 	    "                          (0: it can be served)\n"
 	    "  -h, --help              this help, with every setting\n"
@@ -151,7 +174,7 @@ static void usage(FILE *out, const struct conf_table *t)
 
 struct cli {
 	bool foreground, print_config, check;
-	const char *log;
+	const char *log, *requests;
 	const char *config;
 	const char *overrides[64];
 	int noverrides;
@@ -159,6 +182,62 @@ struct cli {
 	int nfaults;
 	const char *image, *mountpoint;
 };
+
+/* add_override() -- one more "NAME=VALUE": 0, or -1 after a message. */
+static int add_override(struct cli *c, const char *arg)
+{
+	if (c->noverrides >= (int)(sizeof(c->overrides) / sizeof(c->overrides[0]))) {
+		fprintf(stderr, "pgdisk: too many --set options\n");
+		return -1;
+	}
+	c->overrides[c->noverrides++] = arg;
+	return 0;
+}
+
+/* model_overrides() -- --model MODEL[:SIZE]: model=MODEL, and for gp2
+ * cloud_volume_gib=SIZE (GiB; a G or GiB suffix, or T or TiB for TiB).
+ * 0, or -1 after a message. */
+static int model_overrides(struct cli *c, const char *arg)
+{
+	static char bufs[4][64];
+	static int nbufs;
+	const char *colon = strchr(arg, ':');
+	unsigned long long gib;
+	char *end;
+
+	if (nbufs + 2 > 4) {
+		fprintf(stderr, "pgdisk: too many --model options\n");
+		return -1;
+	}
+	snprintf(bufs[nbufs], sizeof(bufs[0]), "model=%.*s",
+		 colon ? (int)(colon - arg) : (int)strlen(arg), arg);
+	if (add_override(c, bufs[nbufs++]) < 0)
+		return -1;
+	if (!colon)
+		return 0; /* the model's name is checked with the other settings */
+	if ((size_t)(colon - arg) != 3 || strncmp(arg, "gp2", 3) != 0) {
+		fprintf(stderr,
+			"pgdisk: option --model \"%s\": only gp2 takes a size (gp2:SIZE); the caps "
+			"of gp3 and io2 do not follow it (set cloud_iops and cloud_mib_s)\n",
+			arg);
+		return -1;
+	}
+	errno = 0;
+	gib = strtoull(colon + 1, &end, 10);
+	if (*end == 'T' && (strcmp(end, "T") == 0 || strcmp(end, "TiB") == 0))
+		gib *= 1024;
+	else if (*end && strcmp(end, "G") != 0 && strcmp(end, "GiB") != 0)
+		gib = 0;
+	if (!isdigit((unsigned char)colon[1]) || errno || gib < 1 || gib > 65536) {
+		fprintf(stderr,
+			"pgdisk: option --model \"%s\": the size must be a whole number of GiB "
+			"from 1 to 65536 (a G or T suffix allowed)\n",
+			arg);
+		return -1;
+	}
+	snprintf(bufs[nbufs], sizeof(bufs[0]), "cloud_volume_gib=%llu", gib);
+	return add_override(c, bufs[nbufs++]);
+}
 
 /* parse_args() -- 0, or the exit status: 1 for a usage error, -1 when
  * --help or --version was printed (exit 0). */
@@ -175,28 +254,27 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 	    {"version", no_argument, NULL, 'V'},
 	    {"log", required_argument, NULL, 'l'},
 	    {"fault", required_argument, NULL, 'F'},
+	    {"requests", required_argument, NULL, 'r'},
 	    {NULL, 0, NULL, 0},
 	};
-	static char model_arg[64];
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+fm:c:s:l:F:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+fm:c:s:l:F:r:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			c->foreground = true;
 			break;
 		case 'm':
-			snprintf(model_arg, sizeof(model_arg), "model=%s", optarg);
-			optarg = model_arg;
-			/* fall through */
-		case 's':
-			if (c->noverrides >=
-			    (int)(sizeof(c->overrides) / sizeof(c->overrides[0]))) {
-				fprintf(stderr, "pgdisk: too many --set options\n");
+			if (model_overrides(c, optarg) < 0)
 				return 1;
-			}
-			c->overrides[c->noverrides++] = optarg;
+			break;
+		case 's':
+			if (add_override(c, optarg) < 0)
+				return 1;
+			break;
+		case 'r':
+			c->requests = optarg;
 			break;
 		case 'c':
 			c->config = optarg;
@@ -236,8 +314,10 @@ static int parse_args(struct cli *c, const struct conf_table *t, int argc, char 
 			return 1;
 		}
 	}
-	if (c->print_config && argc == optind)
+	if (c->print_config && argc - optind <= 2) {
+		c->image = argc > optind ? argv[optind] : NULL;
 		return 0;
+	}
 	if (c->check) {
 		if (argc - optind != 1) {
 			fprintf(stderr, "pgdisk: --check takes one IMAGE, got %d argument%s\n",
@@ -281,6 +361,47 @@ static int load_settings(const struct cli *c, const struct conf_table *t, struct
 			return -1;
 		}
 	return 0;
+}
+
+/* resolve_model() -- a capped volume's settings left 0 from its model and
+ * the image's size (ios_disk_resolve()), so that a bad combination is
+ * refused before anything is set up and --print-config prints what will
+ * be used.  0, or -1 after a message.  With no image to size it (none
+ * given to --print-config), gp2 needs gp2:SIZE; an image the checks will
+ * refuse is left to them, and resolved once open (open_logs()'s caller). */
+static int resolve_model(const struct cli *c, struct ios_settings *set, uint64_t size)
+{
+	char why[256];
+	struct stat st;
+
+	if (!size && c->image && stat(c->image, &st) == 0 && S_ISREG(st.st_mode))
+		size = (uint64_t)st.st_size;
+	if (!size && !c->print_config)
+		return 0;
+	if (ios_disk_resolve(set, size, why, sizeof(why)) < 0) {
+		fprintf(stderr, "pgdisk: %s\n", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* create_log() -- a new file for a log (never overwrite one), its
+ * absolute name in @abs (the daemon changes to "/"): the descriptor, or -1
+ * after a message. */
+static int create_log(const char *path, const char *what, char *abs)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	if (fd < 0 || !realpath(path, abs)) {
+		fprintf(stderr, "pgdisk: cannot create the %s \"%s\": %s%s\n", what, path,
+			strerror(errno), errno == EEXIST ? " (a log is never overwritten)" : "");
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return -1;
+	}
+	return fd;
 }
 
 /* check_mountpoint() -- an existing, empty directory.  0 or -1 after a
@@ -375,6 +496,25 @@ static void lock_memory(void)
 			strerror(errno));
 }
 
+/* start_log() -- the log on *@fd (if any), which it takes over, into
+ * *@out: 0, or -1 after a message. */
+static int start_log(struct pgd *p, struct pgd_wlog **out, int *fd, const char *path,
+		     unsigned flags)
+{
+	char err[PATH_MAX + 128];
+	int f = *fd;
+
+	if (f < 0)
+		return 0;
+	*fd = -1;
+	if (pgd_wlog_create(out, f, path, flags, p->dev.size, (uint64_t)p->set.write_cache_kb << 10,
+			    (uint64_t)p->set.log_max_mb << 20, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* serve() -- everything after the checks; the exit status. */
 static int serve(struct pgd *p)
 {
@@ -416,20 +556,14 @@ static int serve(struct pgd *p)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (p->log_fd >= 0) { /* its thread starts after the fork */
-		char err[PATH_MAX + 128];
-		int fd = p->log_fd;
-
-		p->log_fd = -1;
-		if (pgd_wlog_create(&p->dev.wlog, fd, p->log_path, p->dev.size,
-				    (uint64_t)p->set.write_cache_kb << 10,
-				    (uint64_t)p->set.log_max_mb << 20, err, sizeof(err)) < 0) {
-			log_msg(LOG_ERR, "%s", err);
-			goto out_stop;
-		}
-	}
-	if (pgd_dev_start(&p->dev) < 0 ||
-	    sig_thread_start(&sigs, on_signal, p, PGD_STACK_SIZE) < 0) {
+	/* the logs' threads start after the fork */
+	if (start_log(p, &p->dev.wlog, &p->log_fd, p->log_path, 0) < 0 ||
+	    start_log(p, &p->dev.rlog, &p->req_fd, p->req_path, PGD_WLOG_H_REQUESTS) < 0)
+		goto out_stop;
+	/* the signal thread first: it is not to inherit the real-time class
+	 * pgd_dev_start() gives the session thread */
+	if (sig_thread_start(&sigs, on_signal, p, PGD_STACK_SIZE) < 0 ||
+	    pgd_dev_start(&p->dev) < 0) {
 		log_msg(LOG_ERR, "cannot start a thread");
 		goto out_stop;
 	}
@@ -472,9 +606,9 @@ int pgdisk_main(int argc, char **argv)
 	p->conf = t;
 	p->foreground = c.foreground;
 	p->dev.fd = p->dev.fd_cached = -1;
-	p->log_fd = -1;
+	p->log_fd = p->req_fd = -1;
 	ret = 1;
-	if (load_settings(&c, t, &p->set) < 0)
+	if (load_settings(&c, t, &p->set) < 0 || resolve_model(&c, &p->set.dev, 0) < 0)
 		goto out;
 	if (c.print_config) {
 		printf("; pgdisk settings (INI).  Use them with: pgdisk --config FILE ...\n"
@@ -517,22 +651,19 @@ int pgdisk_main(int argc, char **argv)
 		goto out;
 	}
 	fstat(p->dev.fd_cached, &p->image_st); /* owner and mode of the disk file */
+	if (resolve_model(&c, &p->set.dev, p->dev.size) < 0)
+		goto out;
 	for (int i = 0; i < c.nfaults; i++)
 		if (pgd_fault_add(&p->dev.faults, c.faults[i], err, sizeof(err)) < 0) {
 			fprintf(stderr, "pgdisk: --fault \"%s\": %s\n", c.faults[i], err);
 			goto out;
 		}
-	if (c.log) {
-		/* a new file (never overwrite a log), named in absolute terms:
-		 * the daemon changes to "/" */
-		p->log_fd = open(c.log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (p->log_fd < 0 || !realpath(c.log, p->log_path)) {
-			fprintf(stderr, "pgdisk: cannot create the write log \"%s\": %s%s\n", c.log,
-				strerror(errno),
-				errno == EEXIST ? " (a log is never overwritten)" : "");
-			goto out;
-		}
-	}
+	if (c.log && (p->log_fd = create_log(c.log, "write log", p->log_path)) < 0)
+		goto out;
+	if (c.requests && (p->req_fd = create_log(c.requests, "request log", p->req_path)) < 0)
+		goto out;
+	p->dev.realtime = p->set.realtime;
+	p->dev.rt_priority = (int)p->set.rt_priority;
 	if (pgd_dev_model(&p->dev, &p->set.dev) < 0) {
 		fprintf(stderr, "pgdisk: cannot create the disk model: %s\n", strerror(errno));
 		goto out;
@@ -541,8 +672,12 @@ int pgdisk_main(int argc, char **argv)
 out:
 	if (p->log_fd >= 0)
 		close(p->log_fd);
+	if (p->req_fd >= 0)
+		close(p->req_fd);
 	if (p->log_path[0] && !p->served)
 		unlink(p->log_path); /* a refused or failed start leaves nothing */
+	if (p->req_path[0] && !p->served)
+		unlink(p->req_path);
 	pgd_dev_close(&p->dev);
 	free(p);
 	return ret;

@@ -36,6 +36,7 @@ enum keep { KEEP_RANDOM, KEEP_ALL, KEEP_NONE };
 static const char *const kind_names[] = {
     [PGD_WLOG_WRITE] = "write", [PGD_WLOG_FLUSH] = "flush", [PGD_WLOG_DISCARD] = "discard",
     [PGD_WLOG_ZERO] = "zero",	[PGD_WLOG_END] = "end",	    [PGD_WLOG_FAULT] = "fault",
+    [PGD_WLOG_READ] = "read",
 };
 
 /* survives() -- the seeded choice for unflushed record @seq: a splitmix64
@@ -389,6 +390,13 @@ int pgd_cut_main(int argc, char **argv)
 	}
 	info = *pgd_wlog_info(r);
 	pgd_wlog_reader_close(r);
+	if (info.flags & PGD_WLOG_H_REQUESTS) {
+		fprintf(stderr,
+			"pgdisk: \"%s\" is a request log (--requests: no data): pgdisk cut needs "
+			"a write log (--log)\n",
+			log);
+		return 1;
+	}
 	in = open(base, O_RDONLY | O_CLOEXEC);
 	if (in < 0 || fstat(in, &st) < 0) {
 		fprintf(stderr, "pgdisk: base image \"%s\": %s\n", base, strerror(errno));
@@ -455,7 +463,7 @@ int pgd_log_main(int argc, char **argv)
 	struct pgd_wlog_reader *r;
 	struct pgd_wlog_rec rec;
 	char err[PATH_MAX + 256], *data;
-	uint64_t n[PGD_WLOG_FAULT + 1] = {0}, bytes = 0, last = 0, fua = 0;
+	uint64_t n[PGD_WLOG_READ + 1] = {0}, bytes = 0, last = 0, fua = 0, failed = 0;
 	const struct pgd_wlog_info *info;
 	bool records = false, capped = false;
 	int ret, i = 1;
@@ -465,11 +473,13 @@ int pgd_log_main(int argc, char **argv)
 		i++;
 	}
 	if (argc - i != 1 || argv[i][0] == '-') {
-		fprintf(stderr,
-			"Usage: pgdisk log [--records] LOG\n"
-			"Print what pgdisk's write log LOG holds (with --records: one line per\n"
-			"record, \"SEQ KIND TIME_NS OFFSET LENGTH FLAGS\", first; an injected\n"
-			"fault's adds the request's kind and its error, or \"lost\").\n");
+		fprintf(
+		    stderr,
+		    "Usage: pgdisk log [--records] LOG\n"
+		    "Print what pgdisk's write log or request log LOG holds (with --records:\n"
+		    "one line per record first, \"SEQ KIND TIME_NS OFFSET LENGTH FLAGS LIMIT\n"
+		    "WAIT_NS SERVICE_NS OPS IOPS_TOKENS THROUGHPUT_TOKENS CREDITS\"; an injected\n"
+		    "fault's adds the request's kind and its error, or \"lost\", after FLAGS).\n");
 		return argc == 2 && strcmp(argv[1], "--help") == 0 ? 0 : 1;
 	}
 	if (pgd_wlog_open(&r, argv[i], err, sizeof(err)) < 0) {
@@ -484,14 +494,19 @@ int pgd_log_main(int argc, char **argv)
 	info = pgd_wlog_info(r);
 	while ((ret = pgd_wlog_next(r, &rec, data)) > 0) {
 		if (records && rec.kind == PGD_WLOG_FAULT)
-			printf("%" PRIu64 " fault %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %s %s\n",
+			printf("%" PRIu64 " fault %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %s %s",
 			       rec.seq, rec.time_ns, rec.off, rec.len, rec.flags,
 			       rec.fault_kind ? kind_names[rec.fault_kind] : "read",
 			       rec.fault_err ? strerrorname_np((int)rec.fault_err) : "lost");
 		else if (records)
-			printf("%" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n", rec.seq,
+			printf("%" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %u", rec.seq,
 			       kind_names[rec.kind], rec.time_ns, rec.off, rec.len, rec.flags);
+		if (records)
+			printf(" %s %" PRIu64 " %" PRIu64 " %u %.3f %.0f %.3f\n",
+			       ios_disk_limit_name(rec.limit), rec.wait_ns, rec.service_ns, rec.ops,
+			       rec.iops_tokens, rec.bytes_tokens, rec.credits);
 		n[rec.kind]++;
+		failed += rec.kind != PGD_WLOG_END && (rec.flags & PGD_WLOG_F_ERROR);
 		if (rec.kind == PGD_WLOG_WRITE)
 			bytes += rec.len;
 		if (rec.kind == PGD_WLOG_WRITE && (rec.flags & PGD_WLOG_F_FUA))
@@ -501,6 +516,8 @@ int pgd_log_main(int argc, char **argv)
 		else
 			last = rec.seq;
 	}
+	printf("kind %s\nversion %u\n", info->flags & PGD_WLOG_H_REQUESTS ? "requests" : "writes",
+	       info->version);
 	printf("disk_size %" PRIu64 "\nwrite_cache_bytes %" PRIu64 "\nstart_time_ns %" PRIu64
 	       "\nmax_bytes %" PRIu64 "\nrecords %" PRIu64 "\nwrites %" PRIu64
 	       "\nwrite_bytes %" PRIu64 "\nflushes %" PRIu64 "\ndiscards %" PRIu64
@@ -511,6 +528,7 @@ int pgd_log_main(int argc, char **argv)
 	       ret < 0	? "damaged"
 	       : capped ? "cap"
 			: "clean");
+	printf("reads %" PRIu64 "\nfailed %" PRIu64 "\n", n[PGD_WLOG_READ], failed);
 	if (ret < 0)
 		fprintf(stderr, "pgdisk: %s\n", pgd_wlog_error(r));
 	free(data);

@@ -6,13 +6,17 @@
  * session thread received it from the kernel: it is stamped with the time
  * it reached the disk, modelled (ios_disk_serve(): the hdd serves one
  * request at a time, in arrival order, each starting when the one before is
- * done), performed on the image at once, and queued; the completion thread
- * replies to each when the model says the disk has completed it.  Models
- * complete in arrival order, so the queue is a ring in arrival order and
- * the completion thread only ever waits for its head.  Every request
- * performed is then logged (wlog.c, with --log) in that order, before its
- * reply can go out: the write log, from which `pgdisk cut` builds the disk
- * a power cut would leave, holding each write until a later flush.
+ * done; a capped volume admits them in arrival order and serves many at
+ * once, each with its own latency), performed on the image at once, and
+ * held; the completion thread replies to each when the model says the disk
+ * has completed it.  The hdd, the ssd and none complete in arrival order, a
+ * capped volume does not, so the held requests are a min-heap by
+ * completion time and the completion thread waits for its top, woken early
+ * when a request that completes sooner arrives.  Every request performed is
+ * then logged (wlog.c, with --log) in that order, before its reply can go
+ * out: the write log, from which `pgdisk cut` builds the disk a power cut
+ * would leave, holding each write until a later flush; with --requests,
+ * every request with what the model said of it.
  *
  * What must stay true: a reply is sent exactly once, never before the
  * modelled completion (except when the session has ended); a write is
@@ -20,19 +24,23 @@
  * synced), a flush only after fdatasync() of the image succeeded, and a
  * failure reaches the kernel as the error itself; a request an injected
  * fault (fault.c) fails or loses is not performed, and is logged as a
- * fault, never as performed; every request that
- * succeeded is in the write log before its reply is queued; nothing on the request path allocates
- * memory (a block device's server must not wait for memory that writeback to its own device would
- * free): the slots and buffers are allocated, touched and locked before serving.
+ * fault, never as performed; every request that succeeded is in the write
+ * log before its reply is queued; nothing on the request path allocates
+ * memory (a block device's server must not wait for memory that writeback
+ * to its own device would free): the slots and buffers are allocated,
+ * touched and locked before serving.
  */
 #include "pgdisk_i.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
@@ -72,10 +80,13 @@ static unsigned dio_alignment(int fd)
 	return stx.stx_dio_offset_align;
 }
 
+#define BUFS_BYTES ((size_t)PGD_NBUFS * PGD_MAX_IO + (size_t)PGD_NSMALL * PGD_SMALL_IO)
+
 int pgd_dev_open(struct pgd_dev *d, const char *path, char *err, size_t errlen)
 {
+	pthread_condattr_t ca;
 	struct stat st;
-	int ret;
+	int ret, i;
 
 	d->fd = d->fd_cached = -1;
 	if (stat(path, &st) < 0) {
@@ -131,16 +142,26 @@ int pgd_dev_open(struct pgd_dev *d, const char *path, char *err, size_t errlen)
 		if (d->fd < 0)
 			return -errno;
 	}
-	if (posix_memalign((void **)&d->bufs, PGD_BUF_ALIGN, (size_t)PGD_NBUFS * PGD_MAX_IO) ||
+	if (posix_memalign((void **)&d->bufs, PGD_BUF_ALIGN, BUFS_BYTES) ||
 	    posix_memalign((void **)&d->bounce, PGD_BUF_ALIGN, PGD_MAX_IO)) {
 		snprintf(err, errlen, "cannot allocate the request buffers: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	/* touched now: resident before mlockall() locks them */
-	memset(d->bufs, 0, (size_t)PGD_NBUFS * PGD_MAX_IO);
+	memset(d->bufs, 0, BUFS_BYTES);
 	memset(d->bounce, 0, PGD_MAX_IO);
+	for (i = 0; i < PGD_NBUFS; i++)
+		d->free_buf[d->nfree_bufs++] = d->bufs + (size_t)i * PGD_MAX_IO;
+	for (i = 0; i < PGD_NSMALL; i++)
+		d->free_small[d->nfree_small++] =
+		    d->bufs + (size_t)PGD_NBUFS * PGD_MAX_IO + (size_t)i * PGD_SMALL_IO;
+	for (i = 0; i < PGD_NSLOTS; i++)
+		d->free_slot[d->nfree++] = (uint16_t)(PGD_NSLOTS - 1 - i);
 	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->work, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* ios_now_ns()'s */
+	pthread_cond_init(&d->work, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&d->space, NULL);
 	pgd_fault_init(&d->faults, d->size);
 	return 0;
@@ -215,28 +236,93 @@ static ssize_t perform(struct pgd_dev *d, enum pgd_op op, uint64_t off, uint64_t
 	}
 }
 
+/* ---- the held requests: a min-heap of slots by completion time --------------
+ * (under d->lock) */
+
+static bool held_before(const struct pgd_dev *d, unsigned a, unsigned b)
+{
+	return d->slot[d->held[a]].done_ns < d->slot[d->held[b]].done_ns;
+}
+
+static void held_swap(struct pgd_dev *d, unsigned a, unsigned b)
+{
+	uint16_t x = d->held[a];
+
+	d->held[a] = d->held[b];
+	d->held[b] = x;
+}
+
+/* held_push() -- hold slot @i; true if it is now the first to complete. */
+static bool held_push(struct pgd_dev *d, uint16_t i)
+{
+	unsigned k = d->nheld++;
+
+	d->held[k] = i;
+	for (; k > 0 && held_before(d, k, (k - 1) / 2); k = (k - 1) / 2)
+		held_swap(d, k, (k - 1) / 2);
+	return k == 0;
+}
+
+/* held_pop() -- release the first to complete; its slot. */
+static uint16_t held_pop(struct pgd_dev *d)
+{
+	uint16_t top = d->held[0];
+	unsigned k = 0;
+
+	d->held[0] = d->held[--d->nheld];
+	for (;;) {
+		unsigned c = 2 * k + 1;
+
+		if (c >= d->nheld)
+			break;
+		if (c + 1 < d->nheld && held_before(d, c + 1, c))
+			c++;
+		if (!held_before(d, c, k))
+			break;
+		held_swap(d, c, k);
+		k = c;
+	}
+	return top;
+}
+
+/* take_buf() -- a read buffer for @len bytes (a small one if it fits and
+ * one is free), or NULL: wait. */
+static char *take_buf(struct pgd_dev *d, uint64_t len)
+{
+	if (len <= PGD_SMALL_IO && d->nfree_small)
+		return d->free_small[--d->nfree_small];
+	return d->nfree_bufs ? d->free_buf[--d->nfree_bufs] : NULL;
+}
+
+static void give_buf(struct pgd_dev *d, char *buf)
+{
+	if (buf >= d->bufs + (size_t)PGD_NBUFS * PGD_MAX_IO)
+		d->free_small[d->nfree_small++] = buf;
+	else
+		d->free_buf[d->nfree_bufs++] = buf;
+}
+
 void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t off, uint64_t len,
 		    const void *data, bool fua)
 {
 	struct ios_disk_time t = {0};
+	struct pgd_wlog_model m = {.arrival_realtime_ns = pgd_realtime_ns()};
 	struct pgd_slot *s;
 	char *buf = NULL;
 	ssize_t result;
-	uint64_t i, busy = 1, now;
-	bool modelled = false;
+	uint64_t busy = 1, now;
+	uint16_t si;
+	unsigned i;
 	int fault = 0;
 
 	pthread_mutex_lock(&d->lock);
-	while (d->tail - d->head == PGD_NSLOTS ||
-	       (op == PGD_READ && d->bufs_taken - d->bufs_freed == PGD_NBUFS))
+	while (!d->nfree || (op == PGD_READ && !(buf = take_buf(d, len))))
 		pthread_cond_wait(&d->space, &d->lock);
-	if (op == PGD_READ)
-		buf = d->bufs + (d->bufs_taken++ % PGD_NBUFS) * (size_t)PGD_MAX_IO;
-	/* slot[tail] is outside [head, tail): ours until tail moves */
-	s = &d->slot[d->tail % PGD_NSLOTS];
+	si = d->free_slot[--d->nfree]; /* ours until held_push() */
+	s = &d->slot[si];
 	pthread_mutex_unlock(&d->lock);
 
-	now = ios_now_ns();
+	m.arrival_ns = now = ios_now_ns();
 	t.start_ns = t.done_ns = now;
 	if (op == PGD_READ && off + len > d->size) /* a short read at the end */
 		len = off < d->size ? d->size - off : 0;
@@ -246,25 +332,28 @@ void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t 
 		result = -EINVAL; /* more than the kernel was told it may send */
 	} else {
 		ios_disk_serve(d->disk, off, len, op_dir[op], now, &t);
+		m.t = &t;
 		fault = pgd_fault_check(&d->faults, op, off, len, now);
 		if (fault) /* failed or lost: not performed, logged as a fault */
 			result = fault < 0 ? fault : op == PGD_WRITE ? (ssize_t)len : 0;
 		else
 			result = perform(d, op, off, len, data, buf, fua);
-		modelled = true;
-		if (fault)
-			pgd_wlog_fault(d->wlog, op, fua, off, len, fault);
-		else if (result >= 0) /* the data of a write is in d->bounce */
-			pgd_wlog_append(d->wlog, op, fua, off, len, d->bounce);
+		/* the data of a write is in d->bounce */
+		pgd_wlog_append(d->wlog, op, fua, off, len, d->bounce, result, fault, &m);
 	}
+	pgd_wlog_append(d->rlog, op, fua, off, len, NULL, result, fault, &m);
 
 	pthread_mutex_lock(&d->lock);
-	*s = (struct pgd_slot){
-	    .req = req, .op = op, .done_ns = t.done_ns, .result = result, .buf = buf};
+	*s = (struct pgd_slot){.req = req,
+			       .op = op,
+			       .done_ns = t.done_ns,
+			       .seq = ++d->arrived,
+			       .result = result,
+			       .buf = buf};
 	/* in service at its start: this one and those held that end later */
-	for (i = d->tail; i > d->head && d->slot[(i - 1) % PGD_NSLOTS].done_ns > t.start_ns; i--)
-		busy++;
-	if (modelled && busy > d->cnt.in_service_max)
+	for (i = 0; i < d->nheld; i++)
+		busy += d->slot[d->held[i]].done_ns > t.start_ns;
+	if (m.t && busy > d->cnt.in_service_max)
 		d->cnt.in_service_max = busy;
 	d->cnt.ops[op]++;
 	d->cnt.bytes[op] += len;
@@ -276,21 +365,12 @@ void pgd_dev_submit(struct pgd_dev *d, fuse_req_t req, enum pgd_op op, uint64_t 
 	d->cnt.rotation_ns += t.rotation_ns;
 	d->cnt.transfer_ns += t.transfer_ns;
 	d->cnt.latency_ns += t.latency_ns;
-	d->tail++;
-	if (d->tail - d->head > d->cnt.held_max)
-		d->cnt.held_max = d->tail - d->head;
-	pthread_cond_signal(&d->work);
+	ios_stats_hist_add(&d->cnt.response, t.done_ns - now);
+	if (held_push(d, si)) /* the completion thread waits for a later one */
+		pthread_cond_signal(&d->work);
+	if (d->nheld > d->cnt.held_max)
+		d->cnt.held_max = d->nheld;
 	pthread_mutex_unlock(&d->lock);
-}
-
-/* sleep_until() -- until CLOCK_MONOTONIC (ios_now_ns()) reaches @ns. */
-static void sleep_until(uint64_t ns)
-{
-	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
-			      .tv_nsec = (long)(ns % 1000000000u)};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
 }
 
 static void reply(const struct pgd_slot *s)
@@ -305,57 +385,142 @@ static void reply(const struct pgd_slot *s)
 		fuse_reply_err(s->req, 0);
 }
 
-/* completer() -- the completion thread: reply to the head of the ring when
- * its modelled completion comes. */
+/* completer() -- the completion thread: reply to the first held request to
+ * complete when its modelled completion comes (every one at once when the
+ * session has ended). */
 static void *completer(void *arg)
 {
 	struct pgd_dev *d = arg;
 
+	prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0); /* wake when asked, not up to 50 us later */
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
 		struct pgd_slot s;
-		uint64_t late;
-		bool stopping;
+		uint64_t now, late;
 
-		while (d->head == d->tail && !d->stopping)
+		while (!d->nheld && !d->stopping)
 			pthread_cond_wait(&d->work, &d->lock);
-		if (d->head == d->tail)
+		if (!d->nheld)
 			break;
-		s = d->slot[d->head % PGD_NSLOTS];
-		stopping = d->stopping;
+		s = d->slot[d->held[0]];
+		now = ios_now_ns();
+		if (!d->stopping && s.done_ns > now) {
+			struct timespec ts = {.tv_sec = (time_t)(s.done_ns / 1000000000u),
+					      .tv_nsec = (long)(s.done_ns % 1000000000u)};
+
+			/* woken early by one that completes sooner, or on time */
+			pthread_cond_timedwait(&d->work, &d->lock, &ts);
+			continue;
+		}
+		d->free_slot[d->nfree++] = held_pop(d);
 		pthread_mutex_unlock(&d->lock);
-		if (!stopping)
-			sleep_until(s.done_ns);
-		late = ios_now_ns();
-		late = late > s.done_ns ? late - s.done_ns : 0;
+		late = now > s.done_ns ? now - s.done_ns : 0;
 		reply(&s);
 		pthread_mutex_lock(&d->lock);
-		d->head++;
-		if (s.op == PGD_READ)
-			d->bufs_freed++;
+		if (s.buf)
+			give_buf(d, s.buf);
 		d->cnt.completed++;
+		if (s.seq < d->replied_seq)
+			d->cnt.overtaken++;
+		else
+			d->replied_seq = s.seq;
 		d->cnt.late_ns_sum += late;
-		if (late > d->cnt.late_ns_max)
-			d->cnt.late_ns_max = late;
+		ios_stats_hist_add(&d->cnt.late, late);
 		pthread_cond_signal(&d->space);
 	}
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
 }
 
+/* ---- scheduling of the daemon's threads ------------------------------------- */
+
+const char *pgd_sched_name(const struct pgd_sched *s, char *buf, size_t len)
+{
+	if (s->policy == SCHED_FIFO)
+		snprintf(buf, len, "fifo:%d", s->priority);
+	else if (s->priority)
+		snprintf(buf, len, "nice:%d", s->priority);
+	else
+		snprintf(buf, len, "other");
+	return buf;
+}
+
+/* set_sched() -- put thread @th (@tid for its nice value) in the real-time
+ * class at @prio when @realtime; where that is refused (no CAP_SYS_NICE, a
+ * cgroup without real-time time), the highest priority of the normal class
+ * granted.  What it got into @out; a refusal is logged once per thread. */
+static void set_sched(pthread_t th, pid_t tid, const char *name, bool realtime, int prio,
+		      struct pgd_sched *out)
+{
+	struct sched_param sp = {.sched_priority = prio};
+	int ret = realtime ? pthread_setschedparam(th, SCHED_FIFO, &sp) : 0, nice;
+
+	*out = (struct pgd_sched){.policy = SCHED_OTHER};
+	if (realtime && ret == 0) {
+		*out = (struct pgd_sched){.policy = SCHED_FIFO, .priority = prio};
+		return;
+	}
+	if (!realtime)
+		return;
+	/* the normal class, as high as granted: -20, else what it has */
+	for (nice = -20; nice < 0; nice += 5)
+		if (setpriority(PRIO_PROCESS, (id_t)tid, nice) == 0)
+			break;
+	out->priority = nice < 0 ? nice : 0;
+	log_msg(LOG_WARNING,
+		"the %s thread cannot run SCHED_FIFO: %s; %s (a busy machine may release "
+		"requests late: see late_ns_* in stats)",
+		name, strerror(ret), nice < 0 ? "raised its nice value instead" : "left as it is");
+}
+
+/* completer_start() -- the completion thread's own start: its tid for
+ * set_sched(). */
+struct completer_arg {
+	struct pgd_dev *d;
+	pid_t tid;
+	pthread_mutex_t lock;
+	pthread_cond_t ready;
+};
+
+static void *completer_main(void *arg)
+{
+	struct completer_arg *a = arg;
+	struct pgd_dev *d = a->d;
+
+	pthread_mutex_lock(&a->lock);
+	a->tid = gettid();
+	pthread_cond_signal(&a->ready);
+	pthread_mutex_unlock(&a->lock); /* a is the starter's: not touched after */
+	return completer(d);
+}
+
 int pgd_dev_start(struct pgd_dev *d)
 {
-	pthread_attr_t a;
+	struct completer_arg a = {.d = d};
+	pthread_attr_t attr;
 	int ret;
 
-	pthread_attr_init(&a);
-	pthread_attr_setstacksize(&a, PGD_STACK_SIZE);
-	ret = pthread_create(&d->thread, &a, completer, d);
-	pthread_attr_destroy(&a);
-	if (ret)
-		return -ret;
-	d->started = true;
-	return 0;
+	pthread_mutex_init(&a.lock, NULL);
+	pthread_cond_init(&a.ready, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, PGD_STACK_SIZE);
+	ret = pthread_create(&d->thread, &attr, completer_main, &a);
+	pthread_attr_destroy(&attr);
+	if (ret == 0) {
+		pthread_mutex_lock(&a.lock);
+		while (!a.tid)
+			pthread_cond_wait(&a.ready, &a.lock);
+		pthread_mutex_unlock(&a.lock);
+		d->started = true;
+		d->start_ns = ios_now_ns();
+		set_sched(d->thread, a.tid, "completion", d->realtime, d->rt_priority,
+			  &d->sched_completer);
+		set_sched(pthread_self(), gettid(), "session", d->realtime, d->rt_priority,
+			  &d->sched_session);
+	}
+	pthread_cond_destroy(&a.ready);
+	pthread_mutex_destroy(&a.lock);
+	return -ret;
 }
 
 void pgd_dev_stop(struct pgd_dev *d)
@@ -377,6 +542,13 @@ void pgd_dev_stop(struct pgd_dev *d)
 			log_msg(LOG_ERR, "the write log is incomplete: %s", strerror(-ret));
 		d->wlog = NULL;
 	}
+	if (d->rlog) {
+		int ret = pgd_wlog_close(d->rlog);
+
+		if (ret < 0)
+			log_msg(LOG_ERR, "the request log is incomplete: %s", strerror(-ret));
+		d->rlog = NULL;
+	}
 }
 
 void pgd_dev_close(struct pgd_dev *d)
@@ -397,6 +569,6 @@ void pgd_dev_counters(struct pgd_dev *d, struct pgd_counters *out, uint64_t *hel
 {
 	pthread_mutex_lock(&d->lock);
 	*out = d->cnt;
-	*held = d->tail - d->head;
+	*held = d->nheld;
 	pthread_mutex_unlock(&d->lock);
 }

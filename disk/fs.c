@@ -314,6 +314,57 @@ const struct fuse_lowlevel_ops pgd_ops = {
 /* ------------------------------------------------------------------------ */
 /* MOUNTPOINT/stats */
 
+/* log_stats() -- a log's lines, NAME and NAME_*: the logs are the session
+ * thread's own. */
+static void log_stats(FILE *f, const char *name, const struct pgd_wlog *l)
+{
+	struct pgd_wlog_counters w;
+
+	pgd_wlog_counters(l, &w);
+	fprintf(f,
+		"%s %s\n%s_records %" PRIu64 "\n%s_bytes %" PRIu64 "\n%s_bytes_out %" PRIu64
+		"\n%s_full %d\n%s_error %d\n",
+		name, l ? "yes" : "no", name, w.records, name, w.bytes, name, w.bytes_out, name,
+		w.full ? 1 : 0, name, w.error);
+}
+
+/* since_start() -- @t (the model's clock, ios_now_ns()) from the start of
+ * serving; 0 stays 0 (never). */
+static uint64_t since_start(const struct pgd *p, uint64_t t)
+{
+	return t > p->dev.start_ns ? t - p->dev.start_ns : 0;
+}
+
+/* model_stats() -- what held requests back and, for a capped volume, its
+ * buckets now.  The model is the session thread's, as is this (a stats
+ * file is opened on it): no lock. */
+static void model_stats(FILE *f, const struct pgd *p)
+{
+	struct ios_disk_state st;
+	uint64_t now = ios_now_ns();
+	char a[32], b[32];
+	int l;
+
+	ios_disk_state(p->dev.disk, now, &st);
+	fprintf(f,
+		"uptime_ns %" PRIu64 "\nstart_realtime_ns %" PRIu64
+		"\nsched_session %s\nsched_completion %s\n",
+		since_start(p, now), pgd_realtime_ns() - since_start(p, now),
+		pgd_sched_name(&p->dev.sched_session, a, sizeof(a)),
+		pgd_sched_name(&p->dev.sched_completer, b, sizeof(b)));
+	for (l = 0; l < IOS_NLIMIT; l++)
+		fprintf(f, "limit_%s %" PRIu64 "\nlimit_%s_ns %" PRIu64 "\n",
+			ios_disk_limit_name(l), st.held[l], ios_disk_limit_name(l), st.held_ns[l]);
+	fprintf(f,
+		"cloud_ops %" PRIu64 "\ncloud_merged %" PRIu64 "\ncloud_bytes %" PRIu64
+		"\niops_tokens %.3f\nthroughput_tokens %.0f\ncredits %.3f\ncredits_empty %d"
+		"\ncredits_outs %" PRIu64 "\ncredits_first_out_ns %" PRIu64
+		"\ncredits_last_out_ns %" PRIu64 "\n",
+		st.ops, st.merged, st.bytes, st.iops_tokens, st.bytes_tokens, st.credits,
+		st.credits_empty ? 1 : 0, st.credits_outs, since_start(p, st.credits_first_out_ns),
+		since_start(p, st.credits_last_out_ns));
+}
+
 char *pgd_stats_text(struct pgd *p, size_t *len)
 {
 	struct pgd_counters c;
@@ -340,27 +391,28 @@ char *pgd_stats_text(struct pgd *p, size_t *len)
 		fprintf(f, "%s_ops %" PRIu64 "\n%s_bytes %" PRIu64 "\n", pgd_op_name(op), c.ops[op],
 			pgd_op_name(op), c.bytes[op]);
 	fprintf(f,
-		"completed %" PRIu64 "\nerrors %" PRIu64 "\nfaults %" PRIu64
+		"completed %" PRIu64 "\novertaken %" PRIu64 "\nerrors %" PRIu64 "\nfaults %" PRIu64
 		"\nfault_rules %u\nheld %" PRIu64 "\nheld_max %" PRIu64 "\nin_service_max %" PRIu64
 		"\n",
-		c.completed, c.errors, c.faults, pgd_fault_rules(&p->dev.faults), held, c.held_max,
-		c.in_service_max);
+		c.completed, c.overtaken, c.errors, c.faults, pgd_fault_rules(&p->dev.faults), held,
+		c.held_max, c.in_service_max);
 	fprintf(f,
 		"service_ns %" PRIu64 "\nseek_ns %" PRIu64 "\nrotation_ns %" PRIu64
 		"\ntransfer_ns %" PRIu64 "\nlatency_ns %" PRIu64 "\n",
 		c.service_ns, c.seek_ns, c.rotation_ns, c.transfer_ns, c.latency_ns);
-	fprintf(f, "late_ns_sum %" PRIu64 "\nlate_ns_max %" PRIu64 "\n", c.late_ns_sum,
-		c.late_ns_max);
-	{
-		struct pgd_wlog_counters w;
-
-		pgd_wlog_counters(p->dev.wlog, &w); /* the session thread's own */
-		fprintf(f,
-			"log %s\nlog_records %" PRIu64 "\nlog_bytes %" PRIu64
-			"\nlog_bytes_out %" PRIu64 "\nlog_full %d\nlog_error %d\n",
-			p->dev.wlog ? "yes" : "no", w.records, w.bytes, w.bytes_out, w.full ? 1 : 0,
-			w.error);
-	}
+	fprintf(f,
+		"late_ns_sum %" PRIu64 "\nlate_ns_max %" PRIu64 "\nlate_ns_p50 %" PRIu64
+		"\nlate_ns_p99 %" PRIu64 "\nlate_ns_p999 %" PRIu64 "\n",
+		c.late_ns_sum, c.late.lat_max_ns, ios_stats_percentile(&c.late, 0.5),
+		ios_stats_percentile(&c.late, 0.99), ios_stats_percentile(&c.late, 0.999));
+	fprintf(f,
+		"response_ns_p50 %" PRIu64 "\nresponse_ns_p99 %" PRIu64
+		"\nresponse_ns_p999 %" PRIu64 "\nresponse_ns_max %" PRIu64 "\n",
+		ios_stats_percentile(&c.response, 0.5), ios_stats_percentile(&c.response, 0.99),
+		ios_stats_percentile(&c.response, 0.999), c.response.lat_max_ns);
+	model_stats(f, p);
+	log_stats(f, "log", p->dev.wlog);
+	log_stats(f, "request_log", p->dev.rlog);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

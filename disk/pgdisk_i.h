@@ -5,8 +5,11 @@
  * the order the kernel queued them, and passes every request on the image
  * (read, write, flush, discard, write-zeroes) through pgd_dev_submit(),
  * which models it, performs it on the image and queues its reply; the
- * completion thread sends each reply when the model says the disk is done;
- * the signal thread unmounts on SIGTERM/SIGINT.
+ * completion thread sends each reply when the model says the disk is done
+ * (earliest first: a capped volume completes out of arrival order); the
+ * signal thread unmounts on SIGTERM/SIGINT.  With daemon.realtime the
+ * session and completion threads run SCHED_FIFO, so that a busy machine
+ * delays neither a request's arrival nor its reply.
  */
 #ifndef PGIOFS_PGDISK_I_H
 #define PGIOFS_PGDISK_I_H
@@ -26,42 +29,55 @@
 
 #define PGD_MAX_IO     (1u << 20)   /* largest READ or WRITE (max_write, 256 pages) */
 #define PGD_NSLOTS     256	    /* requests held at once (arrived, not yet completed) */
-#define PGD_NBUFS      8	    /* reads held at once, each with its data */
+#define PGD_NBUFS      6	    /* large reads held at once, each with its data */
+#define PGD_NSMALL     64	    /* small reads held at once, besides */
+#define PGD_SMALL_IO   (32u << 10)  /* a small read's buffer */
 #define PGD_SECTOR     512	    /* an image is whole sectors */
 #define PGD_BUF_ALIGN  4096	    /* request buffers: aligned for O_DIRECT */
 #define PGD_STACK_SIZE (256u << 10) /* the daemon's threads (memory is locked) */
 
 enum pgd_ino { PGD_INO_ROOT = 1, PGD_INO_DISK = 2, PGD_INO_STATS = 3, PGD_INO_CONTROL = 4 };
 
-/* ---- the write log (wlog.c) ---------------------------------------------
+/* ---- the write log and the request log (wlog.c) --------------------------
  * With --log FILE, pgdisk records every write, flush, discard and
  * write-zeroes it performed, in the order it received them, as one byte
- * stream in an lz4 frame (`lz4 -d` decompresses it; common/lz4s.h).  The
+ * stream in an lz4 frame (`lz4 -d` decompresses it; common/lz4s.h); with
+ * --requests FILE, every request, reads and failed ones included, without
+ * data, in the same format (header flag PGD_WLOG_H_REQUESTS).  The
  * decompressed stream, all little-endian:
  *
- *   header  0 magic "PGDWLOG1"   8 u16 version (1)   10 u16 header size (48)
- *          12 u16 record size (40)   14 u16 reserved   16 u64 disk size
- *          24 u64 write cache bytes (0: none)   32 u64 CLOCK_REALTIME ns at
- *          the start   40 u64 the log's cap in bytes
+ *   header  0 magic "PGDWLOG1"   8 u16 version (3)   10 u16 header size (48)
+ *          12 u16 record size (88)   14 u16 flags (PGD_WLOG_H_*)
+ *          16 u64 disk size   24 u64 write cache bytes (0: none)
+ *          32 u64 CLOCK_REALTIME ns at the start   40 u64 the log's cap in bytes
  *   record  0 u64 sequence (1, 2, ...)   8 u64 CLOCK_REALTIME ns at arrival
  *          16 u64 offset   24 u64 length   32 u8 kind   33 u8 flags
- *          34 u8 a fault's request   35 u8 a fault's errno   36..39
- *          reserved; a write's record is followed by its data
+ *          34 u8 a fault's request   35 u8 a fault's errno   36 u8 limit
+ *          (enum ios_disk_limit: what held it back)   37..39 0   40 u32
+ *          operations counted (capped volumes)   44 u32 0   48 u64 ns held
+ *          back (arrival to start)   56 u64 ns of service (start to
+ *          completion)   64 f64 IOPS tokens   72 f64 throughput tokens
+ *          (bytes)   80 f64 credits (the buckets once it was admitted; 0 for
+ *          other models); a write log's write record is followed by its data
  *
  * A request failed by an injected fault (fault.c) is not performed and is
  * logged as a fault record instead of itself: kind PGD_WLOG_FAULT, the
  * request's offset, length and flags, byte 34 its kind (0 for a read, else
  * the kind it would have been logged as), byte 35 the errno it failed with
- * (0: a lost write or flush, acknowledged as done).  Version 1 logs have
- * no fault records.  The last record is an end record: flags 0 after a
- * clean stop, or PGD_WLOG_F_CAP when the cap was reached (nothing after it
- * was logged). */
+ * (0: a lost write or flush, acknowledged as done).  Version 1 (records of
+ * 40 bytes, no fault records, no flags in the header) and version 2 (40
+ * bytes, fault records) are read too, their model fields 0.  The last
+ * record is an end record: flags 0 after a clean stop, or PGD_WLOG_F_CAP
+ * when the cap was reached (nothing after it was logged). */
 #define PGD_WLOG_MAGIC	     "PGDWLOG1"
-#define PGD_WLOG_VERSION     2
+#define PGD_WLOG_VERSION     3
 #define PGD_WLOG_HEADER_SIZE 48
-#define PGD_WLOG_REC_SIZE    40
+#define PGD_WLOG_REC_SIZE    88
+#define PGD_WLOG_REC_SIZE_V1 40	 /* versions 1 and 2 */
+#define PGD_WLOG_H_REQUESTS  0x1 /* header: a request log (every request, no data) */
 #define PGD_WLOG_F_FUA	     0x1 /* a write: durable at once (forced unit access) */
 #define PGD_WLOG_F_CAP	     0x1 /* an end record: the cap was reached */
+#define PGD_WLOG_F_ERROR     0x2 /* a request log's record: the request failed */
 
 enum pgd_wlog_kind {
 	PGD_WLOG_WRITE = 1,
@@ -70,6 +86,7 @@ enum pgd_wlog_kind {
 	PGD_WLOG_ZERO,
 	PGD_WLOG_END,
 	PGD_WLOG_FAULT, /* version 2 */
+	PGD_WLOG_READ,	/* version 3, request logs only */
 };
 
 /* What a request on the image does. */
@@ -80,8 +97,9 @@ struct pgd_slot {
 	fuse_req_t req;
 	enum pgd_op op;
 	uint64_t done_ns; /* when the modelled disk completes it */
+	uint64_t seq;	  /* arrival order, 1, 2, ... */
 	ssize_t result;	  /* bytes, 0, or -errno */
-	char *buf;	  /* PGD_READ: the data to reply with */
+	char *buf;	  /* PGD_READ: the data to reply with (one of bufs) */
 };
 
 /* Counters (docs/pgdisk.md lists them as MOUNTPOINT/stats prints them). */
@@ -91,12 +109,24 @@ struct pgd_counters {
 	uint64_t errors;	  /* failed (counted when performed), injected faults too */
 	uint64_t faults;	  /* injected faults (fault.c), lost writes too */
 	uint64_t completed;	  /* replies sent */
+	uint64_t overtaken;	  /* of which after the reply of one that arrived later */
 	uint64_t held_max;	  /* requests held at once, at most */
 	uint64_t in_service_max;  /* requests the model had in service at once */
 	/* modelled time, summed over the requests (struct ios_disk_time) */
 	uint64_t service_ns, seek_ns, rotation_ns, transfer_ns, latency_ns;
-	/* replies sent after the modelled completion: by how much */
-	uint64_t late_ns_sum, late_ns_max;
+	/* replies sent after the modelled completion: by how much (the
+	 * histogram of late: lat_count, lat_max_ns, hist) */
+	uint64_t late_ns_sum;
+	struct ios_stats_class late;
+	/* the modelled response time of each request: from its arrival to its
+	 * modelled completion (lat_count, lat_max_ns, hist) */
+	struct ios_stats_class response;
+};
+
+/* How a daemon thread is scheduled (daemon.realtime): what it got. */
+struct pgd_sched {
+	int policy;   /* SCHED_FIFO or SCHED_OTHER */
+	int priority; /* SCHED_FIFO's, or the nice value */
 };
 
 /* ---- fault injection (fault.c) ------------------------------------------
@@ -166,20 +196,35 @@ struct pgd_dev {
 	unsigned dio_align; /* offset, length and buffer alignment of fd */
 	struct ios_disk *disk;
 	struct pgd_wlog *wlog;	  /* the write log, or NULL (session thread only) */
+	struct pgd_wlog *rlog;	  /* the request log, or NULL (session thread only) */
 	struct pgd_faults faults; /* the session thread's only */
+	bool realtime;		  /* daemon.realtime */
+	int rt_priority;	  /* daemon.rt_priority */
+	uint64_t start_ns;	  /* ios_now_ns() when serving began */
+	struct pgd_sched sched_session, sched_completer;
 
 	/* runtime data, under lock */
 	pthread_mutex_t lock;
-	pthread_cond_t work;  /* the completion thread: a request was queued */
+	pthread_cond_t work;  /* the completion thread (CLOCK_MONOTONIC): a request
+			       * is held that completes before the one it waits for */
 	pthread_cond_t space; /* the session thread: a slot or buffer came free */
 	struct pgd_slot slot[PGD_NSLOTS];
-	uint64_t head, tail; /* slot[head..tail) are held, in arrival order */
-	uint64_t bufs_taken, bufs_freed;
+	uint16_t free_slot[PGD_NSLOTS]; /* slots not in use: nfree of them */
+	unsigned nfree;
+	uint16_t held[PGD_NSLOTS]; /* slots held: a min-heap by done_ns, nheld of them */
+	unsigned nheld;
+	char *free_buf[PGD_NBUFS]; /* read buffers not in use: of PGD_MAX_IO */
+	unsigned nfree_bufs;
+	char *free_small[PGD_NSMALL]; /* ... of PGD_SMALL_IO */
+	unsigned nfree_small;
 	bool stopping;
+	uint64_t arrived;     /* requests so far (slot seq) */
+	uint64_t replied_seq; /* the latest arrival replied to so far */
 	struct pgd_counters cnt;
 
 	/* preallocated, locked memory */
-	char *bufs;   /* PGD_NBUFS read buffers of PGD_MAX_IO */
+	char *bufs;   /* PGD_NBUFS read buffers of PGD_MAX_IO, then PGD_NSMALL of
+		       * PGD_SMALL_IO */
 	char *bounce; /* write data, aligned (session thread only) */
 
 	pthread_t thread;
@@ -194,7 +239,9 @@ struct pgd_dev {
 int pgd_dev_open(struct pgd_dev *d, const char *path, char *err, size_t errlen);
 /* pgd_dev_model() -- create the disk model for the image: 0 or -errno. */
 int pgd_dev_model(struct pgd_dev *d, const struct ios_settings *set);
-/* pgd_dev_start() -- start the completion thread.  0 or -errno. */
+/* pgd_dev_start() -- start the completion thread, and put it and the
+ * calling (session) thread in the real-time class if d->realtime (else, or
+ * where refused, as high a nice value as granted; logged).  0 or -errno. */
 int pgd_dev_start(struct pgd_dev *d);
 /* pgd_dev_submit() -- the one place every request on the image passes, in
  * the order the session thread received them: model it, perform it, and
@@ -211,6 +258,8 @@ void pgd_dev_stop(struct pgd_dev *d);
 void pgd_dev_close(struct pgd_dev *d);
 /* pgd_dev_counters() -- a copy of the counters and the requests held now. */
 void pgd_dev_counters(struct pgd_dev *d, struct pgd_counters *out, uint64_t *held);
+/* pgd_sched_name() -- "fifo:PRIO", "nice:N" or "other" into @buf. */
+const char *pgd_sched_name(const struct pgd_sched *s, char *buf, size_t len);
 
 /* wlog.c: writing (session thread only) */
 struct pgd_wlog;
@@ -221,21 +270,28 @@ struct pgd_wlog_counters {
 	bool full;	    /* the cap was reached */
 	int error;	    /* the first output error, -errno */
 };
-/* pgd_wlog_create() -- start a write log on @fd (a new file @path, which
- * it takes over) for a disk of @disk_size bytes with a write cache of
- * @cache_bytes; at most @max_bytes uncompressed.  0, or -errno with a
- * message naming the file in @err. */
-int pgd_wlog_create(struct pgd_wlog **out, int fd, const char *path, uint64_t disk_size,
-		    uint64_t cache_bytes, uint64_t max_bytes, char *err, size_t errlen);
-/* pgd_wlog_append() -- log one request that succeeded (reads are not
- * logged); @data: a write's.  Waits for room; never fails (an output error
- * is the close's). */
+/* pgd_wlog_create() -- start a write log (@flags 0) or a request log
+ * (PGD_WLOG_H_REQUESTS) on @fd (a new file @path, which it takes over) for
+ * a disk of @disk_size bytes with a write cache of @cache_bytes; at most
+ * @max_bytes uncompressed.  0, or -errno with a message naming the file in
+ * @err. */
+int pgd_wlog_create(struct pgd_wlog **out, int fd, const char *path, unsigned flags,
+		    uint64_t disk_size, uint64_t cache_bytes, uint64_t max_bytes, char *err,
+		    size_t errlen);
+/* What the model said of a request, for its record. */
+struct pgd_wlog_model {
+	uint64_t arrival_realtime_ns;
+	const struct ios_disk_time *t; /* NULL: not modelled (refused) */
+	uint64_t arrival_ns;	       /* the model's clock at arrival */
+};
+/* pgd_wlog_append() -- log one request: a write log takes those that
+ * succeeded but reads (@result is the request's), with a write's @data; a
+ * request log takes every one, without data; in both, one an injected
+ * fault failed or lost instead of performing it (@fault:
+ * pgd_fault_check()'s answer) is a fault record.  Waits for room; never
+ * fails (an output error is the close's).  NULL @l: nothing. */
 void pgd_wlog_append(struct pgd_wlog *l, enum pgd_op op, bool fua, uint64_t off, uint64_t len,
-		     const void *data);
-/* pgd_wlog_fault() -- log @op, which an injected fault failed with @fault
- * (pgd_fault_check()'s answer) instead of performing it.  As append. */
-void pgd_wlog_fault(struct pgd_wlog *l, enum pgd_op op, bool fua, uint64_t off, uint64_t len,
-		    int fault);
+		     const void *data, ssize_t result, int fault, const struct pgd_wlog_model *m);
 /* pgd_wlog_counters() -- what was logged (zeros for NULL). */
 void pgd_wlog_counters(const struct pgd_wlog *l, struct pgd_wlog_counters *c);
 /* pgd_wlog_close() -- the end record, the end of the frame, fsync, close.
@@ -247,19 +303,24 @@ uint64_t pgd_realtime_ns(void);
 /* wlog.c: reading */
 struct pgd_wlog_reader;
 struct pgd_wlog_info {
+	unsigned version, flags; /* PGD_WLOG_H_* */
 	uint64_t disk_size, cache_bytes, start_realtime_ns, max_bytes;
 };
 struct pgd_wlog_rec {
 	uint64_t seq, time_ns, off, len;
 	unsigned kind, flags;
 	unsigned fault_kind, fault_err; /* a fault record's bytes 34 and 35 */
+	/* version 3: the model (0 before) */
+	unsigned limit, ops;
+	uint64_t wait_ns, service_ns;
+	double iops_tokens, bytes_tokens, credits;
 };
 /* pgd_wlog_open() -- open a write log and check its header.  0, or -errno
  * with a message naming the file and the reason in @err. */
 int pgd_wlog_open(struct pgd_wlog_reader **out, const char *path, char *err, size_t errlen);
 const struct pgd_wlog_info *pgd_wlog_info(const struct pgd_wlog_reader *r);
 /* pgd_wlog_next() -- the next record into @rec and a write's data into
- * @data (PGD_MAX_IO bytes).  1; 0 after the end record; a negative error
+ * @data (PGD_MAX_IO bytes; a request log has none).  1; 0 after the end record; a negative error
  * (pgd_wlog_error() names the file, the place and the reason), also for a
  * log that ends without an end record. */
 int pgd_wlog_next(struct pgd_wlog_reader *r, struct pgd_wlog_rec *rec, void *data);
@@ -276,6 +337,8 @@ struct pgd_settings {
 	struct ios_settings dev;
 	int64_t write_cache_kb; /* [device]: unflushed writes a power cut may lose */
 	int64_t log_max_mb;	/* [log]: the write log's cap */
+	bool realtime;		/* [daemon]: SCHED_FIFO for the session and completion */
+	int64_t rt_priority;	/* [daemon]: their priority */
 };
 
 /* The server: one per mount. */
@@ -289,6 +352,8 @@ struct pgd {
 	bool foreground;
 	char log_path[PATH_MAX]; /* --log (absolute), or "" */
 	int log_fd;		 /* opened before daemonizing, or -1 */
+	char req_path[PATH_MAX]; /* --requests (absolute), or "" */
+	int req_fd;		 /* opened before daemonizing, or -1 */
 	bool served;		 /* the session loop ran (a log is kept) */
 };
 

@@ -156,8 +156,14 @@ int ios_disk_resolve(struct ios_settings *set, uint64_t span_bytes, char *err, s
 	if (!ios_model_is_cloud(set->device_model))
 		return 0;
 	p = &presets[set->device_model];
-	if (set->cloud_volume_gib == 0)
+	if (set->cloud_volume_gib == 0 && span_bytes)
 		set->cloud_volume_gib = span_bytes >= GiB ? (int64_t)(span_bytes / GiB) : 1;
+	if (set->device_model == IOS_DEVICE_GP2 && set->cloud_volume_gib == 0) {
+		snprintf(err, errlen,
+			 "device.model gp2 takes its caps from the volume's size: there is no disk "
+			 "to take it from, so give it (gp2:SIZE, or device.cloud_volume_gib)");
+		return -EINVAL;
+	}
 	if (set->device_model == IOS_DEVICE_GP2)
 		resolve_gp2(set, set->cloud_volume_gib);
 	set_if_zero(&set->cloud_iops, p->iops);
@@ -174,8 +180,8 @@ int ios_disk_resolve(struct ios_settings *set, uint64_t span_bytes, char *err, s
 	set_if_zero(&set->cloud_bucket_ms, BUCKET_MS);
 	if (set->cloud_latency_p99_us < set->cloud_latency_us) {
 		snprintf(err, errlen,
-			 "device.cloud_latency_p99_us (%g us) is below device.cloud_latency_us "
-			 "(%g us), the median: a 99th percentile cannot be",
+			 "device.cloud_latency_p99_us (%g us) is below the median, "
+			 "device.cloud_latency_us (%g us)",
 			 set->cloud_latency_p99_us, set->cloud_latency_us);
 		return -EINVAL;
 	}

@@ -357,9 +357,12 @@ static inline bool ios_model_is_cloud(int model)
  *
  * and for all of them depth 64 (io2: 128), 256 KiB operations, buckets of
  * 10 ms, seed 1; a p99 left 0 keeps the preset's ratio to a median that
- * was set.  Other models: nothing changes.  0, or -EINVAL with the setting
- * and the reason in @err (a p99 below the median, a credit bucket without
- * a baseline or the other way round, a baseline above the cap). */
+ * was set; cloud_volume_gib left 0 becomes the span's whole GiB (at least
+ * 1; a @span_bytes of 0, no disk yet, leaves it 0).  Other models: nothing
+ * changes.  0, or -EINVAL with the setting and the reason in @err (gp2
+ * with no size to take its caps from, a p99 below the median, a credit
+ * bucket without a baseline or the other way round, a baseline above the
+ * cap). */
 int ios_disk_resolve(struct ios_settings *set, uint64_t span_bytes, char *err, size_t errlen);
 
 /* ios_disk_create() -- a disk of @span_bytes (> 0) with the [device]

@@ -8,9 +8,14 @@
 #   settings: an unknown model (--model, --set, a config file), a value out
 #           of range or not a number, an unknown setting (queue_depth and
 #           [iosched] are not pgdisk's), a config file that is missing or has
-#           an unknown section; arguments: too few, an unknown option.
+#           an unknown section; capped volumes: a size for a model other than
+#           gp2, a size that is not one, a p99 below the median, credits
+#           without a baseline, a baseline above the cap, a bare gp2 with no
+#           image to size it; an existing request log; arguments: too few,
+#           an unknown option.
 # And the good paths of the settings: --help lists them, --print-config
-# prints an INI file that --config reads back to the same values.
+# prints an INI file that --config reads back to the same values, a capped
+# volume's effective values (gp2 from gp2:SIZE or from the image's size).
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/disklib.sh"
@@ -51,6 +56,24 @@ refuse "rpm: 10 is out of range" --set device.rpm=10 "$D/img" "$D/m"
 refuse 'seq_mb_s: "fast" is not a number' -s seq_mb_s=fast "$D/img" "$D/m"
 refuse 'unknown option "queue_depth"' --set queue_depth=4 "$D/img" "$D/m"
 refuse 'unknown option "policy" in section [iosched]' --set iosched.policy=noop "$D/img" "$D/m"
+# capped volumes: presets and their settings
+refuse '"gp3:100": only gp2 takes a size' --model gp3:100 "$D/img" "$D/m"
+refuse '"gp2:big": the size must be a whole number of GiB' --model gp2:big "$D/img" "$D/m"
+refuse '"gp2:0": the size must be a whole number of GiB' --model gp2:0 "$D/img" "$D/m"
+refuse 'cloud_latency_p99_us (500 us) is below the median' --model gp3 \
+	--set cloud_latency_p99_us=500 "$D/img" "$D/m"
+refuse 'device.cloud_credits (1000) and device.cloud_baseline_iops (0) go together' \
+	--model cloud --set cloud_credits=1000 "$D/img" "$D/m"
+refuse 'device.cloud_baseline_iops (5000) is above device.cloud_iops (3000)' --model gp2:100 \
+	--set cloud_baseline_iops=5000 "$D/img" "$D/m"
+refuse 'cloud_depth: 5000 is out of range' --model gp3 --set cloud_depth=5000 "$D/img" "$D/m"
+refuse 'gp2 takes its caps from the volume' --model gp2 --print-config
+refuse 'realtime: "maybe" is not' --set realtime=maybe "$D/img" "$D/m"
+refuse 'rt_priority: 100 is out of range' --set daemon.rt_priority=100 "$D/img" "$D/m"
+touch "$D/exists.log"
+refuse "cannot create the request log \"$D/exists.log\": File exists (a log is never overwritten)" \
+	--requests "$D/exists.log" "$D/img" "$D/m"
+[ -s "$D/exists.log" ] && fail "a refused start wrote into an existing log"
 printf '[device]\nmodel = tape\n' >"$D/bad.conf"
 refuse "$D/bad.conf:2" --config "$D/bad.conf" "$D/img" "$D/m"
 printf '[iosched]\npolicy = noop\n' >"$D/other.conf"
@@ -78,4 +101,16 @@ grep -qx "model = ssd" "$D/p.conf" && grep -qx "seek_ms = 12" "$D/p.conf" ||
 	fail "--print-config does not show the settings: $(cat "$D/p.conf")"
 "$PGDISK" --config "$D/p.conf" --print-config | cmp -s - "$D/p.conf" ||
 	fail "--config of --print-config's output changes the values"
+# a capped volume's effective values: gp2 sized by gp2:SIZE, or by the image
+"$PGDISK" --model gp2:100 --print-config >"$D/g.conf" || fail "--print-config gp2:100"
+grep -qx "cloud_baseline_iops = 300" "$D/g.conf" && grep -qx "cloud_iops = 3000" "$D/g.conf" &&
+	grep -qx "cloud_credits = 5.4e+06" "$D/g.conf" && grep -qx "cloud_mib_s = 128" "$D/g.conf" ||
+	fail "--print-config of gp2:100: $(grep cloud_ "$D/g.conf" | tr '\n' ' ')"
+"$PGDISK" --config "$D/g.conf" --print-config | cmp -s - "$D/g.conf" ||
+	fail "--config of gp2:100's printed settings changes the values"
+truncate -s 200G "$D/big.img"
+"$PGDISK" --model gp2 --print-config "$D/big.img" | grep -qx "cloud_baseline_iops = 600" ||
+	fail "a bare gp2 does not take the image's size"
+rm -f "$D/big.img"
+"$PGDISK" --model io2 --print-config | grep -qx "cloud_latency_us = 250" || fail "io2's latency"
 echo "ok"
