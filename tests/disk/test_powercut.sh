@@ -219,10 +219,11 @@ record() {
 }
 
 # cut_points -- CUTS record numbers within the load window, drawn with the
-# seed, in increasing order.
+# seed, in increasing order (record lines begin with their number; fault
+# records are not cut points).
 cut_points() {
 	awk -v from="$T_FROM" -v to="$T_TO" -v n="$CUTS" -v seed="$SEED" '
-		NF == 6 && $3 >= from && $3 <= to { c[m++] = $1 }
+		$1 ~ /^[0-9]+$/ && $2 != "fault" && $3 >= from && $3 <= to { c[m++] = $1 }
 		END {
 			srand(seed)
 			for (i = 0; i < n && m > 0; i++) print c[int(rand() * m)]
