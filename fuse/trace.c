@@ -29,7 +29,7 @@ static void trace_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: pgiofs trace FILE [--csv]\n"
-		"       pgiofs trace FILE --replay [--profile NAME] [--device hdd|ssd|none]\n"
+		"       pgiofs trace FILE --replay [--profile NAME] [--device hdd|ssd|none|gp3|gp2|io2|cloud]\n"
 		"                    [--json]\n"
 		"\n"
 		"Decode a trace recorded with `pgiofs --trace FILE`: a header line (start\n"

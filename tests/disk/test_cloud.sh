@@ -2,19 +2,20 @@
 # test_cloud.sh -- pgdisk serving a capped cloud volume through a loop device
 # with direct I/O, fio as the client, checked on the model's own counters
 # and request log (--requests), not on wall-clock figures:
-#   - gp3: random 16 KiB writes 32 at a time, verified (fio --verify) after
+#   - gp3 (its IOPS cap at 500, within a sanitizer build's reach): random
+#     16 KiB writes 32 at a time, verified (fio --verify) after
 #     they completed out of arrival order (the log shows modelled
 #     completions passing each other, stats replies overtaken by later
 #     requests' replies); the IOPS cap held requests back, and never more
-#     operations were admitted over the run than 3,000 a second allow (plus
+#     operations were admitted over the run than 500 a second allow (plus
 #     the bucket); each request counted as EBS counts it, recomputed from
 #     the log (4 KiB sequential writes merged per 256 KiB, the loop
 #     device's pieces of 1 MiB writes, about 512 KiB, split per 256 KiB
 #     begun, random ones one each); stats agree with the log
 #     (operations, what held requests back) and show the caps;
-#   - the base latency of requests nothing held back: median within 10 % of
+#   - the base latency drawn for each request: median within 10 % of
 #     cloud_latency_us;
-#   - gp2:100 with a small credit bucket: the credits ran out
+#   - gp2:100 with a small credit bucket (600): the credits ran out
 #     (credits_outs, credits_empty) exactly when the operations admitted
 #     reached the bucket plus the baseline's refill (within the IOPS
 #     bucket), then requests waited for credits;
@@ -40,8 +41,10 @@ fio_on() {
 }
 
 # --- gp3 -------------------------------------------------------------------
-disk_start "$D/img" "$D/m" --model gp3 --requests "$D/req.log"
-[ "$(stat_of "$D/m" model)" = gp3 ] && [ "$(stat_of "$D/m" cloud_iops)" = 3000 ] &&
+# gp3 with its IOPS cap at 500, which a sanitizer build of pgdisk on a busy
+# machine still reaches
+disk_start "$D/img" "$D/m" --model gp3 --set cloud_iops=500 --requests "$D/req.log"
+[ "$(stat_of "$D/m" model)" = gp3 ] && [ "$(stat_of "$D/m" cloud_iops)" = 500 ] &&
 	[ "$(stat_of "$D/m" cloud_mib_s)" = 125 ] && [ "$(stat_of "$D/m" cloud_latency_us)" = 1000 ] ||
 	fail "stats do not show gp3's caps: $(grep '^cloud_' "$D/m/stats" | tr '\n' ' ')"
 sched=$(stat_of "$D/m" sched_completion)
@@ -58,7 +61,7 @@ fio_on "$LOOP" --rw=randwrite --bs=16k --iodepth=32 --size=16M --verify=crc32c -
 echo "ok: fio verified 16 MiB of random writes completed out of order"
 fio_on "$LOOP" --rw=write --bs=4k --iodepth=32 --offset=32M --size=8M
 fio_on "$LOOP" --rw=write --bs=1m --iodepth=4 --offset=40M --size=16M
-# one at a time: latencies nothing held back
+# reads one at a time
 fio_on "$LOOP" --rw=randread --bs=16k --iodepth=1 --size=32M --number_ios=400 --randseed=9
 flush_stats=$(cat "$D/m/stats")
 loop_detach "$LOOP" "$D/m/disk"
@@ -100,7 +103,7 @@ echo "ok: every request counted as EBS counts it ($merged 4 KiB writes merged, $
 held=$(awk '$7 == "iops"' "$D/recs" | wc -l)
 [ "$held" -gt 100 ] || fail "the IOPS cap held back only $held requests"
 over=$(awk '{ s = $3 + $8; if (!first) first = s; last = s; ops += $10 }
-	END { allowed = 3000 * (last - first) / 1e9 + 30 + 1; print (ops > allowed) ? ops " > " allowed : "" }' "$D/recs")
+	END { allowed = 500 * (last - first) / 1e9 + 5 + 1; print (ops > allowed) ? ops " > " allowed : "" }' "$D/recs")
 [ -z "$over" ] || fail "more operations admitted than the cap allows: $over"
 # stats agree with the log
 ops=$(awk '{ s += $10 } END { print s }' "$D/recs")
@@ -110,8 +113,9 @@ siops=$(echo "$flush_stats" | awk '$1 == "limit_iops" { print $2 }')
 [ "$held" = "$siops" ] || fail "stats count $siops requests held back by the IOPS cap, the log $held"
 echo "ok: $held requests held back by the IOPS cap, $ops operations, as stats say"
 
-# the base latency: the median of what nothing held back
-med=$(awk '$7 == "none" && $2 != "flush" { print $9 }' "$D/recs" | sort -n |
+# the base latency: the median of every request's draw (its service time,
+# whatever held it back before)
+med=$(awk '$2 != "end" { print $9 }' "$D/recs" | sort -n |
 	awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 awk -v m="$med" 'BEGIN { exit !(m > 900000 && m < 1100000) }' ||
 	fail "median base latency $med ns, not within 10% of 1 ms"
@@ -121,17 +125,18 @@ grep -q "is a request log" "$D/cut.out" || fail "pgdisk cut: $(cat "$D/cut.out")
 [ ! -e "$D/cut.img" ] || fail "pgdisk cut left an image"
 echo "ok: pgdisk cut refuses a request log"
 
-# --- gp2 with a small bucket: 1,500 credits, 300 baseline, 3,000 burst ----
+# --- gp2 with a small bucket: 600 credits, 300 baseline, 3,000 burst ------
+# (a second or less of burst at what even a sanitizer build delivers)
 rm -f "$D/req.log"
-disk_start "$D/img2" "$D/g" --model gp2:100 --set cloud_credits=1500 --set realtime=no \
+disk_start "$D/img2" "$D/g" --model gp2:100 --set cloud_credits=600 --set realtime=no \
 	--requests "$D/req.log"
-[ "$(stat_of "$D/g" cloud_baseline_iops)" = 300 ] && [ "$(stat_of "$D/g" credits)" = 1500.000 ] ||
+[ "$(stat_of "$D/g" cloud_baseline_iops)" = 300 ] && [ "$(stat_of "$D/g" credits)" = 600.000 ] ||
 	fail "gp2:100: baseline $(stat_of "$D/g" cloud_baseline_iops), credits $(stat_of "$D/g" credits)"
 [ "$(stat_of "$D/g" sched_completion)" = other ] || fail "realtime = no, but: $(stat_of "$D/g" sched_completion)"
 LOOP=$(loop_attach "$D/g/disk")
 loop_registered "$LOOP"
 set_scheduler "$LOOP" none
-fio_on "$LOOP" --rw=randwrite --bs=16k --iodepth=32 --time_based --runtime=2
+fio_on "$LOOP" --rw=randwrite --bs=16k --iodepth=32 --time_based --runtime=3
 cp "$D/g/stats" "$D/gstats"
 loop_detach "$LOOP" "$D/g/disk"
 disk_stop "$D/g" "$(disk_pid "$D/g")"
@@ -144,7 +149,7 @@ out=$(awk '$1 == "start_realtime_ns" { s = $2 } $1 == "credits_first_out_ns" { o
 # baseline earned meanwhile, give or take the IOPS bucket's 30
 awk -v out="$out" '{ s = $3 + $8; if (!first && $10) first = s }
 	$10 && s < out { ops += $10 }
-	END { t = (out - first) / 1e9; want = 1500 + 300 * t
+	END { t = (out - first) / 1e9; want = 600 + 300 * t
 		printf "credits ran out after %.3f s and %d operations; the bucket and the baseline: %.0f\n", t, ops, want
 		exit !(ops >= want - 31 && ops <= want + 31) }' "$D/recs" ||
 	fail "the credits did not run out when the operations reached the bucket and the baseline"
