@@ -459,7 +459,7 @@ int pgd_fault_control(struct pgd_faults *f, const char *buf, size_t len)
 				continue;
 			ret = one_line(f, line, pass == 0 ? &dry : NULL, err, sizeof(err));
 			if (ret < 0) {
-				snprintf(f->refused, sizeof(f->refused), "\"%.*s\": %s",
+				snprintf(f->refused, sizeof(f->refused), "\"%.*s\": %.200s",
 					 PGD_RULE_MAX, line, err);
 				log_msg(LOG_WARNING, "control: refused %s", f->refused);
 			}
