@@ -201,6 +201,7 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 
 		pgiofs_classify(PGIOFS_DIR_OTHER, base ? base + 1 : backing, true, &kind, &cls);
 		fs->root.kind = (uint8_t)kind;
+		fs->root.cls = cls;
 	}
 	fs->backing_medium = pfs_dev_medium(fs->root.dev, fs->backing_dev, sizeof(fs->backing_dev));
 	pfs_wb_inode_init(&fs->root);
