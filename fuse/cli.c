@@ -895,6 +895,7 @@ static int run(struct cli *c, struct pfs *fs)
 		}
 	}
 	pfs_tune_bdi(fs, c->mountpoint);
+	pfs_devqueue_apply(fs);
 	/* bound now, served after daemonizing: ready when the command returns */
 	if (pfs_control_open(fs, c->mountpoint, c->backing, has_fuse_opt(c, "allow_other"), err,
 			     sizeof(err)) < 0)
@@ -1019,6 +1020,8 @@ out_backing:
 		close(sc.backing_fd);
 out_unmount:
 	fuse_session_unmount(se);
+	/* after the unmount: nothing of this mount is queued any more */
+	pfs_devqueue_restore(fs);
 out_destroy:
 	fuse_session_destroy(se);
 out_trace:

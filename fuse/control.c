@@ -241,6 +241,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	bool drop_rel;
 	struct timespec ts;
 	struct tm tm;
+	int n;
 
 	pthread_rwlock_rdlock(&fs->ios_lock); /* a reload changes the settings */
 	policy = ios_policy_names[fs->set.ios.policy];
@@ -271,7 +272,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	return snprintf(
+	n = snprintf(
 	    buf, len,
 	    "\"mount\":%s,\"backing\":%s,\"profile\":%s,\"changed\":%s,"
 	    "\"policy\":\"%s\",\"device\":\"%s\","
@@ -304,6 +305,10 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    __atomic_load_n(&fs->core->drop.refused, __ATOMIC_RELAXED),
 	    in.handles ? "true" : "false", in_note, in.setting, in.limit, in.cached, in.held,
 	    in.inodes, in.hits, in.misses, in.opens, in.evictions, in.stale);
+	if (n < 0 || (size_t)n + 1 >= len)
+		return n;
+	buf[n++] = ',';
+	return n + pfs_devqueue_json(fs, buf + n, len - (size_t)n);
 }
 
 static int write_all(int fd, const void *buf, size_t len)

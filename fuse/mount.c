@@ -212,25 +212,36 @@ static bool driver_is(const char *disk, const char *driver)
 	return strcmp(base ? base + 1 : real, driver) == 0;
 }
 
-enum pfs_medium pfs_dev_medium(dev_t dev, char *name, size_t len)
+int pfs_dev_disk(dev_t dev, char *disk, size_t len, char *name, size_t name_len)
 {
-	char link[64], path[PATH_MAX + 32], real[PATH_MAX], disk[PATH_MAX + 8];
+	char link[64], path[PATH_MAX + 32], real[PATH_MAX];
 	const char *base;
-	int flag;
 
 	name[0] = '\0';
 	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev), minor(dev));
 	if (!realpath(link, real))
-		return PFS_MEDIUM_NONE;
+		return -1;
 	/* a partition has no queue of its own: its disk's is one level up */
 	snprintf(path, sizeof(path), "%s/partition", real);
-	snprintf(disk, sizeof(disk), access(path, F_OK) == 0 ? "%s/.." : "%s", real);
+	snprintf(disk, len, access(path, F_OK) == 0 ? "%s/.." : "%s", real);
+	base = strrchr(real, '/');
+	snprintf(name, name_len, "%s", base ? base + 1 : real);
+	return 0;
+}
+
+enum pfs_medium pfs_dev_medium(dev_t dev, char *name, size_t len)
+{
+	char path[PATH_MAX + 32], disk[PATH_MAX + 8];
+	int flag;
+
+	if (pfs_dev_disk(dev, disk, sizeof(disk), name, len) < 0)
+		return PFS_MEDIUM_NONE;
 	snprintf(path, sizeof(path), "%s/queue/rotational", disk);
 	flag = read_flag(path);
-	if (flag < 0)
+	if (flag < 0) {
+		name[0] = '\0';
 		return PFS_MEDIUM_NONE;
-	base = strrchr(real, '/');
-	snprintf(name, len, "%s", base ? base + 1 : real);
+	}
 	if (flag == 0)
 		return PFS_MEDIUM_SOLID;
 	return driver_is(disk, "virtio_blk") ? PFS_MEDIUM_UNKNOWN : PFS_MEDIUM_ROTATIONAL;

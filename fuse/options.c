@@ -33,6 +33,13 @@ const char *const pgiofs_drop_behind_names[] = {
     NULL,
 };
 
+const char *const pgiofs_device_queue_names[] = {
+    [PGIOFS_DQ_NO] = "no",
+    [PGIOFS_DQ_YES] = "yes",
+    [PGIOFS_DQ_AUTO] = "auto",
+    NULL,
+};
+
 const char *const pgiofs_io_class_names[] = {
     [PGIOFS_IO_INHERIT] = "inherit",
     [PGIOFS_IO_REALTIME] = "realtime",
@@ -211,6 +218,19 @@ static const struct conf_tunable rows[] = {
      "often deleted before the kernel would write them back) stay in the backing page "
      "cache.  WAL, temporary files, commit status and control files are never dropped "
      "behind.  -1: never."},
+    {"files", "device_queue", CONF_ENUM, "", "auto", 0, 0, pgiofs_device_queue_names,
+     F(device_queue),
+     "At mount, set the block queue of the backing file system's device (its disk's, for a "
+     "partition) so that a commit does not wait behind the bulk writes the kernel's "
+     "writeback sends: the scheduler mq-deadline where it was none or kyber (both dispatch "
+     "in arrival order, so a WAL write queues behind megabytes of heap on a rotating "
+     "disk), and writeback throttling off (queue/wbt_lat_usec 0: while the import's "
+     "writeback fills the queue, wbt holds back the writes an fdatasync of WAL starts). "
+     "At unmount each value pgiofs changed is put back, unless it was changed since.  "
+     "auto: on a device that says it is rotational (a virtio disk, which cannot say, "
+     "is left as is), when pgiofs runs as root.  yes: on any block device (as root).  "
+     "no: leave the queue as it is.  `pgiofs stat` shows what was set and what it was; "
+     "a daemon that is killed leaves the queue set."},
     {"files", "sync_chunk_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(sync_chunk_kb),
      "Through the backing page cache (files.backing_direct), the fsync of a heap, index "
      "or other data file writes all its dirty pages at once, and a commit's WAL flush "

@@ -50,6 +50,15 @@ enum pgiofs_drop_behind {
 };
 extern const char *const pgiofs_drop_behind_names[]; /* NULL-terminated */
 
+/* Whether pgiofs sets the backing device's block queue for commits at
+ * mount (files.device_queue; devqueue.c). */
+enum pgiofs_device_queue {
+	PGIOFS_DQ_NO,	/* leave it as it is */
+	PGIOFS_DQ_YES,	/* set it on any block device */
+	PGIOFS_DQ_AUTO, /* set it on a device that says it is rotational, as root */
+};
+extern const char *const pgiofs_device_queue_names[]; /* NULL-terminated */
+
 /* How requests reach the daemon (fuse.uring). */
 enum pgiofs_uring {
 	PGIOFS_URING_NO,   /* read(2) and writev(2) on /dev/fuse */
@@ -107,6 +116,7 @@ struct pgiofs_settings {
 	bool defer_times;	      /* the kernel's mtime applied after the next fsync */
 	int drop_behind;	      /* enum pgiofs_drop_behind */
 	int64_t drop_behind_other_mb; /* ... for other files, past this offset; -1 never */
+	int device_queue;	      /* enum pgiofs_device_queue */
 	int64_t sync_chunk_kb;	      /* a data file's fsync writes in chunks this large */
 	int64_t checkpoint_writeback_kb; /* the checkpointer's fsync starts others' writeback */
 	int64_t wal_nice;		 /* nice value of the WAL mounts' threads */

@@ -143,6 +143,16 @@ enum pfs_medium {
 	PFS_MEDIUM_UNKNOWN = 2,
 };
 
+/* devqueue.c: the backing device's block queue (files.device_queue).  What
+ * pgiofs set at mount and what it found there, to put back at unmount. */
+struct pfs_devqueue {
+	char queue[PATH_MAX + 16]; /* its sysfs queue directory; "" if untouched */
+	char device[32];	   /* the backing file system's device, "" if none */
+	char sched_was[32];	   /* the scheduler found, "" if left as is */
+	long wbt_was;		   /* wbt_lat_usec found, -1 if left as is */
+	char note[256];		   /* why something was left as is, or "" */
+};
+
 /* The filesystem: one per connection.  The daemon's mount has one; each
  * WAL mount over a pg_wal directory of it (walmount.c) has its own, whose
  * core is the mount's: one scheduler, write cache, statistics and trace. */
@@ -176,6 +186,7 @@ struct pfs {
 	 * files.backing_direct and files.drop_behind = auto */
 	char backing_dev[32];
 	enum pfs_medium backing_medium;
+	struct pfs_devqueue devqueue; /* files.device_queue (devqueue.c) */
 	struct pfs_walmounts *walmounts; /* wal_split: the WAL mounts, else NULL */
 	/* with WAL mounts: a handler met directory @name in @dir, of kind
 	 * PGIOFS_DIR_WAL, whose backing object is @st (walmount.c makes a WAL
@@ -569,6 +580,17 @@ void pfs_walmounts_destroy(struct pfs *fs);
  * none is wanted. */
 void pfs_walmounts_describe(struct pfs *fs, char *buf, size_t len);
 
+/* devqueue.c (struct pfs_devqueue above struct pfs) */
+/* pfs_devqueue_apply() -- at mount, set the backing device's queue as
+ * files.device_queue says (a mount's, not a WAL mount's). */
+void pfs_devqueue_apply(struct pfs *fs);
+/* pfs_devqueue_restore() -- at unmount, put back what apply changed and
+ * nobody has changed since; idempotent. */
+void pfs_devqueue_restore(struct pfs *fs);
+/* pfs_devqueue_json() -- "device_queue":{...} for `pgiofs stat --json`
+ * into @buf; the length snprintf gives. */
+int pfs_devqueue_json(const struct pfs *fs, char *buf, size_t len);
+
 /* mount.c */
 struct pfs_mount_info {
 	char point[PATH_MAX];
@@ -579,6 +601,10 @@ struct pfs_mount_info {
 int pfs_find_mount(const char *path, bool exact, struct pfs_mount_info *out);
 int pfs_mount_dev(const char *mountpoint, unsigned *major, unsigned *minor);
 void pfs_tune_bdi(const struct pfs *fs, const char *mountpoint);
+/* pfs_dev_disk() -- the sysfs directory of the disk under file system
+ * @dev (st_dev; a partition's disk) in @disk, and the device's own name in
+ * @name.  0, or -1 if @dev is no block device. */
+int pfs_dev_disk(dev_t dev, char *disk, size_t len, char *name, size_t name_len);
 /* pfs_dev_medium() -- what the block device of file system @dev (st_dev)
  * says of its medium (sysfs queue/rotational, a partition's disk's), with
  * its name in @name ("" for PFS_MEDIUM_NONE). */

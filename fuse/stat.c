@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -435,6 +436,38 @@ static uint64_t json_u64_member(const char *json, const char *object, const char
 	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
 }
 
+/* print_devqueue() -- what files.device_queue did to the backing device's
+ * block queue at mount (devqueue.c), from the "device_queue" member. */
+static void print_devqueue(const struct sample *s)
+{
+	const char *p = strstr(s->extra, "\"device_queue\":{");
+	json_t *o;
+
+	if (!p || !(o = json_loads(p + strlen("\"device_queue\":"), JSON_DISABLE_EOF_CHECK, NULL)))
+		return;
+	printf("device queue (files.device_queue = %s): ",
+	       json_string_value(json_object_get(o, "setting")));
+	if (json_is_true(json_object_get(o, "set"))) {
+		const char *was = json_string_value(json_object_get(o, "scheduler_was"));
+		json_int_t wbt_was = json_integer_value(json_object_get(o, "wbt_lat_usec_was"));
+
+		printf("%s: scheduler %s", json_string_value(json_object_get(o, "device")),
+		       json_string_value(json_object_get(o, "scheduler")));
+		if (was && *was)
+			printf(" (was %s)", was);
+		printf(", wbt_lat_usec %" JSON_INTEGER_FORMAT,
+		       json_integer_value(json_object_get(o, "wbt_lat_usec")));
+		if (wbt_was >= 0)
+			printf(" (was %" JSON_INTEGER_FORMAT ")", wbt_was);
+		printf("; put back at unmount\n");
+	} else {
+		const char *note = json_string_value(json_object_get(o, "note"));
+
+		printf("left as is%s%s\n", note && *note ? ": " : "", note ? note : "");
+	}
+	json_decref(o);
+}
+
 /* print_inodes() -- how the daemon keeps hold of the files the kernel
  * knows: file handles and a descriptor cache, or a descriptor each. */
 static void print_inodes(const struct sample *s)
@@ -542,6 +575,7 @@ static void print_modes(const struct sample *s)
 		printf("\n");
 	}
 	print_inodes(s);
+	print_devqueue(s);
 	if (*note)
 		printf("note: %s\n", note);
 }

@@ -218,6 +218,10 @@ static int cell_start(struct cmp *m, struct cell *c)
 	say(m, "cell %d: %s: starting a cluster on %s", c->idx + 1, c->label, root);
 	if ((ret = pgl_server_start(&so, &c->server)) < 0)
 		return ret;
+	/* pgiofs may have set the queue for commits (files.device_queue): the
+	 * report gives what the cell ran with */
+	if (c->profile && c->has_queue)
+		c->has_queue = pgl_queue_read(dev, &c->queue) == 0;
 	c->o = (struct pgl_opts){.runs = 1, .jobs = m->jobs, .db = "pgload", .quiet = true};
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		c->o.file[ph] = m->files[ph][0] ? m->files[ph] : NULL;

@@ -1,0 +1,240 @@
+/* devqueue.c -- the backing device's block queue (files.device_queue).
+ *
+ * On a rotating disk under a bulk import, what a commit waits for at the
+ * device is decided below pgiofs: the import's heap reaches the disk
+ * through the backing file system's writeback, and WAL (in passthrough,
+ * or written by the daemon) through the same queue.  Two settings of that
+ * queue make a WAL write wait behind megabytes of heap:
+ *
+ *   - the elevator: none and kyber dispatch in arrival order (kyber's
+ *     synchronous-write domain admits everything it has tokens for), so a
+ *     WAL write joins the back of the writeback's queue; mq-deadline
+ *     serves reads and synchronous writes from its FIFOs within their
+ *     deadlines;
+ *   - writeback throttling (wbt, queue/wbt_lat_usec): while background
+ *     writeback keeps the device busy, wbt holds back every buffered write
+ *     beyond its depth, the writeback an fdatasync of WAL starts included
+ *     (rq_qos_wait() in the committing backend's stack).
+ *
+ * At mount, with files.device_queue = auto (pgiofs running as root, on a
+ * device whose queue says it is rotational; a virtio disk cannot say and
+ * is left alone) or yes, the scheduler becomes mq-deadline where it was
+ * none or kyber, and wbt_lat_usec 0 where it was above.  What was found is
+ * kept here; at unmount each value is put back unless someone changed it
+ * since (an administrator's choice is never undone).  A daemon that is
+ * killed leaves the queue as set: the log and `pgiofs stat` name the
+ * values found.  Measured effect: docs/performance.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "pgiofs_i.h"
+
+#define DQ_SCHED "mq-deadline"
+
+/* read_knob() -- the first line of @queue/@knob into @buf; 0 or -errno. */
+static int read_knob(const char *queue, const char *knob, char *buf, size_t len)
+{
+	char path[PATH_MAX + 64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", queue, knob);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* write_knob() -- @value into @queue/@knob; 0 or -errno. */
+static int write_knob(const char *queue, const char *knob, const char *value)
+{
+	char path[PATH_MAX + 64];
+	size_t len = strlen(value);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", queue, knob);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, len);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* current_sched() -- the scheduler in use ("[mq-deadline] kyber none") into
+ * @out, and whether mq-deadline is offered in @offered; 0 or -errno. */
+static int current_sched(const char *queue, char *out, size_t len, bool *offered)
+{
+	char buf[256], *open_b, *close_b;
+	int ret = read_knob(queue, "scheduler", buf, sizeof(buf));
+
+	if (ret < 0)
+		return ret;
+	*offered = false;
+	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		open_b = strchr(t, '[');
+		close_b = strchr(t, ']');
+		if (open_b && close_b) {
+			*close_b = '\0';
+			snprintf(out, len, "%s", open_b + 1);
+			t = open_b + 1;
+		}
+		if (strcmp(t, DQ_SCHED) == 0)
+			*offered = true;
+	}
+	return 0;
+}
+
+static void set_sched(struct pfs_devqueue *dq)
+{
+	char cur[32] = "";
+	bool offered;
+	int ret = current_sched(dq->queue, cur, sizeof(cur), &offered);
+
+	if (ret < 0) {
+		snprintf(dq->note, sizeof(dq->note), "cannot read its scheduler: %s",
+			 strerror(-ret));
+		return;
+	}
+	if (strcmp(cur, "none") && strcmp(cur, "kyber"))
+		return; /* mq-deadline, bfq, or a choice of its own: kept */
+	if (!offered) {
+		snprintf(dq->note, sizeof(dq->note), "the kernel offers no %s for it", DQ_SCHED);
+		return;
+	}
+	ret = write_knob(dq->queue, "scheduler", DQ_SCHED);
+	if (ret < 0) {
+		snprintf(dq->note, sizeof(dq->note), "cannot set its scheduler to %s: %s",
+			 DQ_SCHED, strerror(-ret));
+		return;
+	}
+	snprintf(dq->sched_was, sizeof(dq->sched_was), "%s", cur);
+}
+
+static void set_wbt(struct pfs_devqueue *dq)
+{
+	char buf[32];
+	long was;
+	int ret = read_knob(dq->queue, "wbt_lat_usec", buf, sizeof(buf));
+
+	if (ret == -ENOENT)
+		return; /* a kernel without wbt, or a queue without it */
+	if (ret < 0 || (was = strtol(buf, NULL, 10)) < 0) {
+		snprintf(dq->note, sizeof(dq->note), "cannot read its wbt_lat_usec: %s",
+			 ret < 0 ? strerror(-ret) : buf);
+		return;
+	}
+	if (was == 0)
+		return;
+	ret = write_knob(dq->queue, "wbt_lat_usec", "0");
+	if (ret < 0) {
+		snprintf(dq->note, sizeof(dq->note), "cannot turn its writeback throttling off: %s",
+			 strerror(-ret));
+		return;
+	}
+	dq->wbt_was = was;
+}
+
+void pfs_devqueue_apply(struct pfs *fs)
+{
+	struct pfs_devqueue *dq = &fs->devqueue;
+	char disk[PATH_MAX + 8];
+
+	memset(dq, 0, sizeof(*dq));
+	dq->wbt_was = -1;
+	if (fs->set.device_queue == PGIOFS_DQ_NO)
+		return;
+	if (pfs_dev_disk(fs->root.dev, disk, sizeof(disk), dq->device, sizeof(dq->device)) < 0) {
+		snprintf(dq->note, sizeof(dq->note), "the backing file system has no block device");
+		return;
+	}
+	if (!fs->is_root) {
+		snprintf(dq->note, sizeof(dq->note), "pgiofs does not run as root");
+		return;
+	}
+	if (fs->set.device_queue == PGIOFS_DQ_AUTO && fs->backing_medium != PFS_MEDIUM_ROTATIONAL) {
+		snprintf(dq->note, sizeof(dq->note), "%s",
+			 fs->backing_medium == PFS_MEDIUM_UNKNOWN
+			     ? "a virtio disk, which cannot say whether it rotates"
+			     : "the device does not say it is rotational");
+		return;
+	}
+	snprintf(dq->queue, sizeof(dq->queue), "%s/queue", disk);
+	set_sched(dq);
+	set_wbt(dq);
+	if (dq->sched_was[0] || dq->wbt_was >= 0)
+		log_msg(LOG_INFO,
+			"files.device_queue: %s's scheduler %s (was %s), wbt_lat_usec %s (was %ld)",
+			dq->device, dq->sched_was[0] ? DQ_SCHED : "unchanged",
+			dq->sched_was[0] ? dq->sched_was : "-", dq->wbt_was >= 0 ? "0" : "unchanged",
+			dq->wbt_was);
+	if (dq->note[0])
+		log_msg(LOG_WARNING, "files.device_queue: %s: %s", dq->device, dq->note);
+}
+
+void pfs_devqueue_restore(struct pfs *fs)
+{
+	struct pfs_devqueue *dq = &fs->devqueue;
+	char cur[32] = "", num[32];
+	bool offered;
+	int ret;
+
+	if (!dq->queue[0])
+		return;
+	if (dq->sched_was[0] && current_sched(dq->queue, cur, sizeof(cur), &offered) == 0 &&
+	    strcmp(cur, DQ_SCHED) == 0 &&
+	    (ret = write_knob(dq->queue, "scheduler", dq->sched_was)) < 0)
+		log_msg(LOG_WARNING, "files.device_queue: cannot put %s's scheduler back to %s: %s",
+			dq->device, dq->sched_was, strerror(-ret));
+	if (dq->wbt_was >= 0 && read_knob(dq->queue, "wbt_lat_usec", cur, sizeof(cur)) == 0 &&
+	    strcmp(cur, "0") == 0) {
+		snprintf(num, sizeof(num), "%ld", dq->wbt_was);
+		if ((ret = write_knob(dq->queue, "wbt_lat_usec", num)) < 0)
+			log_msg(LOG_WARNING,
+				"files.device_queue: cannot put %s's wbt_lat_usec back to %s: %s",
+				dq->device, num, strerror(-ret));
+	}
+	dq->queue[0] = '\0';
+}
+
+int pfs_devqueue_json(const struct pfs *fs, char *buf, size_t len)
+{
+	const struct pfs_devqueue *dq = &fs->devqueue;
+	char sched[32] = "", wbt[32] = "", dev[80], was[80], note[600];
+	bool offered;
+
+	if (dq->queue[0]) {
+		current_sched(dq->queue, sched, sizeof(sched), &offered);
+		if (read_knob(dq->queue, "wbt_lat_usec", wbt, sizeof(wbt)) < 0)
+			wbt[0] = '\0';
+	}
+	json_str_format(dev, sizeof(dev), dq->device);
+	json_str_format(was, sizeof(was), dq->sched_was);
+	json_str_format(note, sizeof(note), dq->note);
+	return snprintf(buf, len,
+			"\"device_queue\":{\"setting\":\"%s\",\"device\":%s,\"set\":%s,"
+			"\"scheduler\":\"%s\",\"scheduler_was\":%s,\"wbt_lat_usec\":%s,"
+			"\"wbt_lat_usec_was\":%ld,\"note\":%s}",
+			pgiofs_device_queue_names[fs->set.device_queue], dev,
+			dq->queue[0] && (dq->sched_was[0] || dq->wbt_was >= 0) ? "true" : "false",
+			sched, was, wbt[0] ? wbt : "-1", dq->wbt_was, note);
+}

@@ -1,0 +1,115 @@
+#!/bin/bash
+# test_devqueue.sh -- files.device_queue: at mount pgiofs sets the backing
+# device's block queue for commits (scheduler mq-deadline where it was none
+# or kyber, writeback throttling off), says so in `pgiofs stat`, and puts
+# back at unmount what it changed, unless someone changed it since.  On
+# ext4 on a loop device whose queue/rotational the test sets:
+#   - auto on a rotational device with none and wbt_lat_usec 2000: set,
+#     then put back;
+#   - auto on a device that does not say it is rotational: left as is, and
+#     pgiofs stat says why;
+#   - yes on that device with kyber: set, kyber put back;
+#   - no: left as is;
+#   - changed by the administrator while mounted (bfq, 5000): kept;
+#   - already mq-deadline without wbt: nothing to do, nothing put back;
+#   - a bad value refused at mount, naming it, with no mount left.
+source "$(dirname "$0")/../lib.sh"
+need_root
+command -v python3 >/dev/null || fail "python3 is not installed"
+
+T=$(mktempdir)
+B=$T/b M=$T/m
+mkdir "$B" "$M"
+ext4_on_loop "$B" 64
+Q=/sys/block/${LOOP#/dev/}/queue
+grep -qw mq-deadline "$Q/scheduler" || skip "the kernel offers no mq-deadline for $LOOP"
+[ -w "$Q/wbt_lat_usec" ] || skip "$LOOP has no writeback throttling (queue/wbt_lat_usec)"
+grep -qw kyber "$Q/scheduler" || skip "the kernel offers no kyber for $LOOP"
+# put the queue back as it was, whatever happens
+old_sched=$(sed 's/.*\[\(.*\)\].*/\1/' "$Q/scheduler") old_wbt=$(cat "$Q/wbt_lat_usec")
+old_rot=$(cat "$Q/rotational")
+on_exit "echo $old_sched >$Q/scheduler; echo $old_wbt >$Q/wbt_lat_usec; echo $old_rot >$Q/rotational"
+
+sched() { sed 's/.*\[\(.*\)\].*/\1/' "$Q/scheduler"; }
+# queue ROTATIONAL SCHED WBT -- set the loop device's queue
+queue() {
+	echo "$1" >"$Q/rotational" && echo "$2" >"$Q/scheduler" && echo "$3" >"$Q/wbt_lat_usec" ||
+		fail "cannot set $LOOP's queue to rotational $1, $2, wbt $3"
+}
+# expect WHEN SCHED WBT -- the queue is SCHED with wbt_lat_usec WBT
+expect() {
+	[ "$(sched)" = "$2" ] || fail "$label: $1, $LOOP's scheduler is $(sched), want $2"
+	[ "$(cat "$Q/wbt_lat_usec")" = "$3" ] ||
+		fail "$label: $1, $LOOP's wbt_lat_usec is $(cat "$Q/wbt_lat_usec"), want $3"
+}
+# stat_says TEXT -- pgiofs stat's device queue line is TEXT
+stat_says() {
+	local line
+	line=$("$BIN/pgiofs" stat "$M" | grep '^device queue') || fail "$label: pgiofs stat has no device queue line"
+	echo "$label: $line"
+	[ "$line" = "$1" ] || fail "$label: pgiofs stat says \"$line\", want \"$1\""
+}
+json_set() {
+	"$BIN/pgiofs" stat "$M" --json | python3 -c 'import json, sys; d = json.load(sys.stdin)["device_queue"]; print(str(d["set"]).lower(), d["scheduler_was"] or "-", d["wbt_lat_usec_was"])'
+}
+dev=${LOOP#/dev/}
+
+label="auto, rotational"
+queue 1 none 2000
+pgiofs_mount "$B" "$M"
+expect "mounted" mq-deadline 0
+stat_says "device queue (files.device_queue = auto): $dev: scheduler mq-deadline (was none), wbt_lat_usec 0 (was 2000); put back at unmount"
+[ "$(json_set)" = "true none 2000" ] || fail "$label: pgiofs stat --json says $(json_set)"
+echo data >"$M/f" && sync "$M/f" || fail "$label: writing through the mount failed"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+expect "after the unmount" none 2000
+
+label="auto, not rotational"
+queue 0 none 2000
+pgiofs_mount "$B" "$M"
+expect "mounted" none 2000
+stat_says "device queue (files.device_queue = auto): left as is: the device does not say it is rotational"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+expect "after the unmount" none 2000
+
+label="yes, kyber"
+queue 0 kyber 2000
+pgiofs_mount "$B" "$M" --set files.device_queue=yes
+expect "mounted" mq-deadline 0
+stat_says "device queue (files.device_queue = yes): $dev: scheduler mq-deadline (was kyber), wbt_lat_usec 0 (was 2000); put back at unmount"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+expect "after the unmount" kyber 2000
+
+label="no"
+queue 1 none 2000
+pgiofs_mount "$B" "$M" --set files.device_queue=no
+expect "mounted" none 2000
+stat_says "device queue (files.device_queue = no): left as is"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+
+label="changed while mounted"
+queue 1 none 2000
+pgiofs_mount "$B" "$M"
+expect "mounted" mq-deadline 0
+echo bfq >"$Q/scheduler" && echo 5000 >"$Q/wbt_lat_usec" || fail "$label: cannot change the queue"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+expect "after the unmount" bfq 5000
+
+label="nothing to do"
+queue 1 mq-deadline 0
+pgiofs_mount "$B" "$M"
+[ "$(json_set)" = "false - -1" ] || fail "$label: pgiofs stat --json says $(json_set)"
+stat_says "device queue (files.device_queue = auto): left as is"
+echo kyber >"$Q/scheduler" || fail "$label: cannot change the scheduler"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+expect "after the unmount (nothing to put back)" kyber 0
+
+label="bad value"
+if out=$("$BIN/pgiofs" --set files.device_queue=maybe "$B" "$M" 2>&1); then
+	pgiofs_umount "$M"
+	fail "$label: pgiofs mounted with files.device_queue=maybe"
+fi
+echo "$label: $out"
+[[ $out == *device_queue* && $out == *maybe* ]] || fail "$label: the error does not name the setting and its value: $out"
+assert_no_mount "$M"
+echo "ok"
