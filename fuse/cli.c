@@ -959,6 +959,7 @@ static int run(struct cli *c, struct pfs *fs)
 		log_msg(LOG_ERR, "cannot start the I/O scheduler: %s", strerror(errno));
 		goto out_unmount;
 	}
+	pfs_walprep_start(fs); /* without it, PostgreSQL makes its segments itself */
 	/* the rings serve requests at once, so after the scheduler; and as
 	 * soon as can be: the kernel holds every request from the INIT reply
 	 * until the rings are ready (threads do not survive the fork, so not
@@ -1005,6 +1006,7 @@ static int run(struct cli *c, struct pfs *fs)
 	/* the WAL sessions end with the mount's, and their requests complete
 	 * in the scheduler they share */
 	pfs_walmounts_stop(fs);
+	pfs_walprep_stop(fs);
 	/* requests still queued complete (their replies go nowhere now)
 	 * before the session they belong to goes away; under the lock, as in
 	 * a reload: the control thread may be reading the scheduler */
@@ -1021,6 +1023,7 @@ out_backing:
 out_unmount:
 	fuse_session_unmount(se);
 	/* after the unmount: nothing of this mount is queued any more */
+	pfs_walprep_stop(fs);
 	pfs_devqueue_restore(fs);
 out_destroy:
 	fuse_session_destroy(se);
@@ -1069,6 +1072,7 @@ int pgiofs_main(int argc, char **argv)
 	pfs_walmounts_stop(&fs); /* after a failed start */
 	pfs_control_stop(&fs);
 	pfs_walmounts_destroy(&fs); /* the control channel described them */
+	pfs_walprep_free(&fs);	    /* and counted its segments */
 	ios_destroy(fs.ios);
 	close_trace(&fs, c.trace); /* after a failed start */
 	ios_stats_destroy(fs.stats);

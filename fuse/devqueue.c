@@ -198,8 +198,9 @@ void pfs_devqueue_restore(struct pfs *fs)
 	bool offered;
 	int ret;
 
-	if (!dq->queue[0])
+	if (!dq->queue[0] || dq->restored)
 		return;
+	dq->restored = true;
 	if (dq->sched_was[0] && current_sched(dq->queue, cur, sizeof(cur), &offered) == 0 &&
 	    strcmp(cur, DQ_SCHED) == 0 &&
 	    (ret = write_knob(dq->queue, "scheduler", dq->sched_was)) < 0)
@@ -213,7 +214,6 @@ void pfs_devqueue_restore(struct pfs *fs)
 				"files.device_queue: cannot put %s's wbt_lat_usec back to %s: %s",
 				dq->device, num, strerror(-ret));
 	}
-	dq->queue[0] = '\0';
 }
 
 int pfs_devqueue_json(const struct pfs *fs, char *buf, size_t len)

@@ -398,8 +398,12 @@ static void pfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fuse_entry_param e;
 	int ret = do_lookup(fs, inode_of(req, parent), name, &e);
 
+	if (ret == 0 && S_ISREG(e.attr.st_mode))
+		pfs_walprep_seen(fs, inode_of(req, parent), name, NULL, fuse_req_ctx(req)->pid);
+
 	if (ret == -ENOENT && fs->set.negative_timeout > 0 &&
-	    !shared_with_wal_mount(fs, inode_of(req, parent))) {
+	    !shared_with_wal_mount(fs, inode_of(req, parent)) &&
+	    !pfs_walprep_active(fs, inode_of(req, parent))) {
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = fs->set.negative_timeout;
 		ret = 0;
@@ -812,6 +816,8 @@ static void pfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	}
 	if (ret == 0) {
 		reclassify(pfs_of(req), inode_of(req, newparent), newname);
+		if (!(flags & RENAME_EXCHANGE))
+			pfs_walprep_seen(fs, to, newname, name, fuse_req_ctx(req)->pid);
 		if (flags & RENAME_EXCHANGE)
 			reclassify(pfs_of(req), inode_of(req, parent), name);
 	}

@@ -256,6 +256,17 @@ static const struct conf_tunable rows[] = {
      "starting all of a checkpoint's large files at once puts them in front of the "
      "commits.  Each fsync still waits for its own file and reports its errors.  0: "
      "off."},
+    {"files", "wal_segments_ahead", CONF_INT, "", "-1", -1, 64, NULL, F(wal_segments_ahead),
+     "WAL segments made ahead of PostgreSQL.  When a backend fills a WAL segment and no "
+     "recycled one is there, it makes the next one itself while every commit waits: a "
+     "file of 16 MiB of zeros written and fsynced (on a rotating disk under an import, "
+     "a stall of 0.3 s to seconds).  pgiofs sees which segment PostgreSQL reaches and, "
+     "in a thread of its own, makes the next ones that do not exist yet the same way "
+     "(zeros, fdatasync, a rename that replaces nothing), so PostgreSQL finds them as it "
+     "finds recycled segments; pg_wal holds up to that many segments more.  -1 (auto): "
+     "4 where the backing device says it is rotational or is a virtio disk, else 0.  "
+     "0: off.  `pgiofs stat` counts the segments made and those PostgreSQL still had "
+     "to make itself."},
     {"files", "wal_nice", CONF_INT, "", "-10", -20, 19, NULL, F(wal_nice),
      "CPU priority (nice value) of the threads that serve the WAL mounts "
      "(files.wal_mode = passthrough with the write-back cache).  A commit's fdatasync "

@@ -151,6 +151,7 @@ struct pfs_devqueue {
 	char sched_was[32];	   /* the scheduler found, "" if left as is */
 	long wbt_was;		   /* wbt_lat_usec found, -1 if left as is */
 	char note[256];		   /* why something was left as is, or "" */
+	bool restored;		   /* put back (the main thread's) */
 };
 
 /* The filesystem: one per connection.  The daemon's mount has one; each
@@ -187,6 +188,7 @@ struct pfs {
 	char backing_dev[32];
 	enum pfs_medium backing_medium;
 	struct pfs_devqueue devqueue; /* files.device_queue (devqueue.c) */
+	struct pfs_walprep *walprep;  /* WAL segments made ahead (walprep.c): the core's */
 	struct pfs_walmounts *walmounts; /* wal_split: the WAL mounts, else NULL */
 	/* with WAL mounts: a handler met directory @name in @dir, of kind
 	 * PGIOFS_DIR_WAL, whose backing object is @st (walmount.c makes a WAL
@@ -579,6 +581,31 @@ void pfs_walmounts_destroy(struct pfs *fs);
 /* pfs_walmounts_describe() -- the WAL mounts for `pgiofs stat`: "" when
  * none is wanted. */
 void pfs_walmounts_describe(struct pfs *fs, char *buf, size_t len);
+
+/* walprep.c: WAL segments made ahead (files.wal_segments_ahead). */
+struct pfs_walprep;
+/* pfs_walprep_resolve() -- how many segments ahead the setting means on
+ * this backing device (auto: 4 on a rotating or virtio disk, else 0). */
+int pfs_walprep_resolve(const struct pfs *fs);
+/* pfs_walprep_start() -- the mount's thread (after daemonizing), if any
+ * segment is to be made ahead; 0 or -errno (then none are). */
+int pfs_walprep_start(struct pfs *fs);
+/* pfs_walprep_stop() -- end its thread (once no request runs); idempotent.
+ * Its statistics stay for `pgiofs stat` until pfs_walprep_free(). */
+void pfs_walprep_stop(struct pfs *fs);
+/* pfs_walprep_free() -- once the control thread has ended. */
+void pfs_walprep_free(struct pfs *fs);
+/* pfs_walprep_seen() -- a request of process @pid met segment @name in WAL
+ * directory @dir (a lookup; a rename from @from, else NULL): unless @pid
+ * is the checkpointer, the segments after it are made ahead, in the
+ * thread. */
+void pfs_walprep_seen(struct pfs *fs, struct pfs_inode *dir, const char *name, const char *from,
+		      pid_t pid);
+/* pfs_walprep_active() -- segments are made ahead in @dir behind the
+ * kernel's back: no negative entry of a name in it may be cached. */
+bool pfs_walprep_active(const struct pfs *fs, const struct pfs_inode *dir);
+/* pfs_walprep_json() -- "wal_segments_ahead":{...} into @buf. */
+int pfs_walprep_json(const struct pfs *fs, char *buf, size_t len);
 
 /* devqueue.c (struct pfs_devqueue above struct pfs) */
 /* pfs_devqueue_apply() -- at mount, set the backing device's queue as

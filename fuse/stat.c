@@ -468,6 +468,34 @@ static void print_devqueue(const struct sample *s)
 	json_decref(o);
 }
 
+/* print_walprep() -- the WAL segments made ahead (walprep.c). */
+static void print_walprep(const struct sample *s)
+{
+	const char *p = strstr(s->extra, "\"wal_segments_ahead\":{");
+	json_t *o;
+	json_int_t ahead;
+
+	if (!p ||
+	    !(o = json_loads(p + strlen("\"wal_segments_ahead\":"), JSON_DISABLE_EOF_CHECK, NULL)))
+		return;
+	ahead = json_integer_value(json_object_get(o, "ahead"));
+	if (ahead > 0) {
+		const char *note = json_string_value(json_object_get(o, "note"));
+
+		printf("WAL segments made ahead (files.wal_segments_ahead = %" JSON_INTEGER_FORMAT
+		       "): %" JSON_INTEGER_FORMAT " at a time, %" JSON_INTEGER_FORMAT
+		       " made (%.0f MiB), %" JSON_INTEGER_FORMAT
+		       " made by PostgreSQL itself, %" JSON_INTEGER_FORMAT " errors%s%s\n",
+		       json_integer_value(json_object_get(o, "setting")), ahead,
+		       json_integer_value(json_object_get(o, "made")),
+		       (double)json_integer_value(json_object_get(o, "bytes")) / 1048576.0,
+		       json_integer_value(json_object_get(o, "missed")),
+		       json_integer_value(json_object_get(o, "errors")), note && *note ? ": " : "",
+		       note ? note : "");
+	}
+	json_decref(o);
+}
+
 /* print_inodes() -- how the daemon keeps hold of the files the kernel
  * knows: file handles and a descriptor cache, or a descriptor each. */
 static void print_inodes(const struct sample *s)
@@ -576,6 +604,7 @@ static void print_modes(const struct sample *s)
 	}
 	print_inodes(s);
 	print_devqueue(s);
+	print_walprep(s);
 	if (*note)
 		printf("note: %s\n", note);
 }

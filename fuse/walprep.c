@@ -1,0 +1,373 @@
+/* walprep.c -- WAL segments made ahead (files.wal_segments_ahead).
+ *
+ * When PostgreSQL fills a WAL segment and finds no next one to reuse, the
+ * backend that crossed the boundary makes it while holding WALWriteLock:
+ * a temporary file, 16 MiB of zeros written and fsynced, a rename
+ * (XLogFileInit()).  Every commit waits behind it; on a rotating disk under
+ * an import that is the most a commit waits in PostgreSQL itself (0.3 s at
+ * the disk's speed, seconds behind the import's writeback).  Checkpoints
+ * recycle old segments into future names, but an import writes WAL faster
+ * than checkpoints come, so it keeps meeting the boundary.
+ *
+ * pgiofs sees which segment PostgreSQL reaches: a lookup of a segment name
+ * in a pg_wal directory (the WAL mounts keep no entries, so every open of a
+ * segment is one) and the rename that installs one, from any process but
+ * the checkpointer (which looks up future names to recycle old segments
+ * into: those are not segments WAL has reached).  When segment N is met,
+ * a thread of its own makes N+1 .. N+k that do not exist yet, the way
+ * PostgreSQL would: written with zeros (allocated blocks, so the
+ * fdatasyncs of commits write no metadata) to a temporary file
+ * (".pgiofs-xlogtemp"), fdatasync, then renamed into place without
+ * replacing anything (RENAME_NOREPLACE: PostgreSQL may have made it
+ * meanwhile) and the directory fsynced.  PostgreSQL then opens the file as
+ * it opens a recycled segment.  A segment it had to make itself all the
+ * same (the thread fell behind) is counted.  Nothing changes for recovery
+ * or archiving: a zeroed segment beyond the end of WAL is what PostgreSQL
+ * makes itself, and it removes or recycles spare future segments at its
+ * checkpoints.  pg_wal holds up to k segments more than it would.
+ *
+ * One thread per daemon serves the mount and its WAL mounts; a request
+ * carries its own descriptor of the directory, so nothing of the inode
+ * table is touched outside the request that made it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "pgiofs_i.h"
+
+#define WP_TEMP	   ".pgiofs-xlogtemp"
+#define WP_DIRS	   16 /* directories followed at once (clusters) */
+#define WP_CHUNK   (1 << 20)
+#define WP_AUTO	   4 /* segments ahead with files.wal_segments_ahead = -1 */
+#define SEG_NAMELEN 24
+
+struct wp_dir {
+	dev_t dev;
+	ino_t ino;
+	uint32_t tli;
+	uint64_t upto; /* the highest segment made or met, as an order key */
+};
+
+struct pfs_walprep {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	bool joined; /* the thread has ended (the main thread's) */
+	int ahead;
+	/* the request to serve: the newest segment met (one at a time: a
+	 * newer one replaces one not yet taken) */
+	bool pending;
+	int dirfd;
+	char name[SEG_NAMELEN + 1];
+	struct wp_dir dirs[WP_DIRS];
+	unsigned next_dir;
+	/* statistics (atomics) */
+	uint64_t made, bytes, missed, errors;
+	char note[256]; /* the last error, under lock */
+};
+
+/* segment_name() -- whether @name is a WAL segment's (24 upper-case hex
+ * digits: timeline, then the segment number's two halves); its parts. */
+static bool segment_name(const char *name, uint32_t *tli, uint32_t *hi, uint32_t *lo)
+{
+	for (int i = 0; i < SEG_NAMELEN; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'A' && name[i] <= 'F')))
+			return false;
+	return name[SEG_NAMELEN] == '\0' && sscanf(name, "%8X%8X%8X", tli, hi, lo) == 3;
+}
+
+int pfs_walprep_resolve(const struct pfs *fs)
+{
+	int64_t set = fs->set.wal_segments_ahead;
+
+	if (set >= 0)
+		return (int)set;
+	return fs->backing_medium == PFS_MEDIUM_ROTATIONAL ||
+			       fs->backing_medium == PFS_MEDIUM_UNKNOWN
+		   ? WP_AUTO
+		   : 0;
+}
+
+static void note_error(struct pfs_walprep *w, const char *what, const char *name, int err)
+{
+	pthread_mutex_lock(&w->lock);
+	snprintf(w->note, sizeof(w->note), "%s %s: %s", what, name, strerror(err));
+	pthread_mutex_unlock(&w->lock);
+	__atomic_add_fetch(&w->errors, 1, __ATOMIC_RELAXED);
+	log_msg(LOG_WARNING, "files.wal_segments_ahead: %s %s: %s", what, name, strerror(err));
+}
+
+/* make_one() -- segment @name in @dirfd, unless it exists, of the size,
+ * owner and mode of segment @like; 1 if made, 0 if there, -errno. */
+static int make_one(struct pfs_walprep *w, int dirfd, const char *name, const struct stat *like,
+		    const char *zeros)
+{
+	off_t size = like->st_size;
+	int fd, ret = 0;
+
+	if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;
+	fd = openat(dirfd, WP_TEMP, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) { /* a daemon's before this one */
+		unlinkat(dirfd, WP_TEMP, 0);
+		fd = openat(dirfd, WP_TEMP, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	}
+	if (fd < 0) {
+		ret = -errno;
+		note_error(w, "cannot create a temporary file for", name, -ret);
+		return ret;
+	}
+	/* PostgreSQL's, not the daemon's: the server opens it as its own */
+	if ((geteuid() == 0 && fchown(fd, like->st_uid, like->st_gid) < 0) ||
+	    fchmod(fd, like->st_mode & 07777) < 0)
+		ret = -errno;
+	for (off_t off = 0; off < size && ret == 0;) {
+		ssize_t n = pwrite(fd, zeros, (size_t)(size - off < WP_CHUNK ? size - off : WP_CHUNK),
+				   off);
+
+		if (n < 0)
+			ret = errno == EINTR ? 0 : -errno;
+		else if (n == 0)
+			ret = -ENOSPC;
+		else
+			off += n;
+	}
+	if (ret == 0 && fdatasync(fd) < 0)
+		ret = -errno;
+	close(fd);
+	if (ret == 0 && renameat2(dirfd, WP_TEMP, dirfd, name, RENAME_NOREPLACE) < 0)
+		ret = -errno;
+	if (ret < 0) {
+		unlinkat(dirfd, WP_TEMP, 0);
+		if (ret == -EEXIST) /* PostgreSQL made it meanwhile */
+			return 0;
+		note_error(w, "cannot make", name, -ret);
+		return ret;
+	}
+	if (fsync(dirfd) < 0) {
+		ret = -errno;
+		note_error(w, "cannot sync the directory of", name, -ret);
+		return ret;
+	}
+	__atomic_add_fetch(&w->made, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&w->bytes, (uint64_t)size, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* serve() -- the @ahead segments after segment @name in @dirfd, of its
+ * size. */
+static void serve(struct pfs_walprep *w, int dirfd, const char *name, char *zeros)
+{
+	uint32_t tli, hi, lo;
+	struct stat st;
+	uint64_t per_id, segno;
+
+	if (!segment_name(name, &tli, &hi, &lo) || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return;
+	/* wal_segment_size: a power of two from 1 MiB to 1 GiB; anything
+	 * else is a segment still being written */
+	if (st.st_size < (1 << 20) || st.st_size > (1 << 30) || (st.st_size & (st.st_size - 1)))
+		return;
+	per_id = 0x100000000ull / (uint64_t)st.st_size;
+	if (lo >= per_id)
+		return;
+	segno = (uint64_t)hi * per_id + lo;
+	for (int i = 1; i <= w->ahead; i++) {
+		uint64_t n = segno + (uint64_t)i;
+		char next[SEG_NAMELEN + 1];
+
+		snprintf(next, sizeof(next), "%08X%08X%08X", tli, (uint32_t)(n / per_id),
+			 (uint32_t)(n % per_id));
+		if (make_one(w, dirfd, next, &st, zeros) < 0)
+			break;
+		pthread_mutex_lock(&w->lock);
+		if (w->stop || w->pending) { /* unmounting, or PostgreSQL moved on */
+			pthread_mutex_unlock(&w->lock);
+			break;
+		}
+		pthread_mutex_unlock(&w->lock);
+	}
+}
+
+static void *walprep_thread(void *arg)
+{
+	struct pfs_walprep *w = arg;
+	char *zeros = calloc(1, WP_CHUNK);
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		if (!w->pending) {
+			pthread_cond_wait(&w->cond, &w->lock);
+			continue;
+		}
+		int dirfd = w->dirfd;
+		char name[SEG_NAMELEN + 1];
+
+		memcpy(name, w->name, sizeof(name));
+		w->pending = false;
+		pthread_mutex_unlock(&w->lock);
+		if (zeros)
+			serve(w, dirfd, name, zeros);
+		close(dirfd);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	free(zeros);
+	return NULL;
+}
+
+int pfs_walprep_start(struct pfs *fs)
+{
+	struct pfs_walprep *w;
+	int ahead = pfs_walprep_resolve(fs), ret;
+
+	if (ahead <= 0)
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->ahead = ahead;
+	w->dirfd = -1;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	ret = pthread_create(&w->thread, NULL, walprep_thread, w);
+	if (ret) {
+		log_msg(LOG_WARNING, "files.wal_segments_ahead: cannot start its thread: %s",
+			strerror(ret));
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		return -ret;
+	}
+	pthread_setname_np(w->thread, "pgiofs-walprep");
+	__atomic_store_n(&fs->walprep, w, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void stop_w(struct pfs_walprep *w)
+{
+	if (!w || w->joined)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	w->joined = true;
+}
+
+void pfs_walprep_stop(struct pfs *fs)
+{
+	stop_w(__atomic_load_n(&fs->walprep, __ATOMIC_ACQUIRE));
+}
+
+void pfs_walprep_free(struct pfs *fs)
+{
+	struct pfs_walprep *w = __atomic_exchange_n(&fs->walprep, NULL, __ATOMIC_ACQ_REL);
+
+	if (!w)
+		return;
+	stop_w(w);
+	if (w->pending) /* met after the thread ended */
+		close(w->dirfd);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+bool pfs_walprep_active(const struct pfs *fs, const struct pfs_inode *dir)
+{
+	return __atomic_load_n(&fs->core->walprep, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&dir->kind, __ATOMIC_RELAXED) == PGIOFS_DIR_WAL;
+}
+
+void pfs_walprep_seen(struct pfs *fs, struct pfs_inode *dir, const char *name, const char *from,
+		      pid_t pid)
+{
+	struct pfs_walprep *w = __atomic_load_n(&fs->core->walprep, __ATOMIC_ACQUIRE);
+	uint32_t tli, hi, lo;
+	struct wp_dir *d = NULL;
+	uint64_t key;
+	int dirfd;
+
+	if (!w || __atomic_load_n(&dir->kind, __ATOMIC_RELAXED) != PGIOFS_DIR_WAL ||
+	    !segment_name(name, &tli, &hi, &lo))
+		return;
+	/* an order of segments on any segment size (hi counts 4 GiB of WAL);
+	 * where lo wraps, a segment only looks further than it is */
+	key = ((uint64_t)hi << 32) | lo;
+	if (from && strncmp(from, "xlogtemp.", 9) == 0)
+		__atomic_add_fetch(&w->missed, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&w->lock);
+	for (unsigned i = 0; i < WP_DIRS; i++)
+		if (w->dirs[i].dev == dir->dev && w->dirs[i].ino == dir->ino) {
+			d = &w->dirs[i];
+			break;
+		}
+	if (!d) {
+		d = &w->dirs[w->next_dir++ % WP_DIRS];
+		*d = (struct wp_dir){.dev = dir->dev, .ino = dir->ino};
+	}
+	/* made or met far enough already (a new timeline starts afresh) */
+	if (d->tli == tli && d->upto >= key + (uint64_t)w->ahead) {
+		pthread_mutex_unlock(&w->lock);
+		return;
+	}
+	pthread_mutex_unlock(&w->lock);
+	/* the checkpointer recycles old segments into future names: it looks
+	 * them up one after the other until a name is free, opens and renames;
+	 * made ahead from there, each name it meets would be followed by more,
+	 * up to its limit.  Only what the writers of WAL meet counts. */
+	if (pid > 0 && pfs_ckpt_is_checkpointer(pid))
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (d->dev != dir->dev || d->ino != dir->ino) { /* its slot taken meanwhile */
+		pthread_mutex_unlock(&w->lock);
+		return;
+	}
+	d->tli = tli;
+	d->upto = key + (uint64_t)w->ahead;
+	pthread_mutex_unlock(&w->lock);
+	dirfd = pfs_inode_open(fs, dir, O_RDONLY | O_DIRECTORY);
+	if (dirfd < 0)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (w->pending)
+		close(w->dirfd);
+	w->pending = true;
+	w->dirfd = dirfd;
+	memcpy(w->name, name, sizeof(w->name));
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+int pfs_walprep_json(const struct pfs *fs, char *buf, size_t len)
+{
+	struct pfs_walprep *w = __atomic_load_n(&fs->walprep, __ATOMIC_ACQUIRE);
+	char note[600] = "\"\"";
+
+	if (w) {
+		pthread_mutex_lock(&w->lock);
+		json_str_format(note, sizeof(note), w->note);
+		pthread_mutex_unlock(&w->lock);
+	}
+	return snprintf(buf, len,
+			"\"wal_segments_ahead\":{\"setting\":%" PRId64 ",\"ahead\":%d,\"made\":%" PRIu64
+			",\"bytes\":%" PRIu64 ",\"missed\":%" PRIu64 ",\"errors\":%" PRIu64
+			",\"note\":%s}",
+			fs->set.wal_segments_ahead, w ? w->ahead : 0,
+			w ? __atomic_load_n(&w->made, __ATOMIC_RELAXED) : 0,
+			w ? __atomic_load_n(&w->bytes, __ATOMIC_RELAXED) : 0,
+			w ? __atomic_load_n(&w->missed, __ATOMIC_RELAXED) : 0,
+			w ? __atomic_load_n(&w->errors, __ATOMIC_RELAXED) : 0, note);
+}

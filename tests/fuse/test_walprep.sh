@@ -1,0 +1,151 @@
+#!/bin/bash
+# test_walprep.sh -- files.wal_segments_ahead: WAL segments made ahead of
+# PostgreSQL, so that no backend makes one while commits wait.
+#
+# A: no server, a 72 MiB tmpfs as the backing store, 2 segments ahead.  A
+#    16 MiB segment ...01 looked up through the mount makes ...02 and ...03
+#    in the backing pg_wal: 16 MiB of zeros each, no temporary file left; a
+#    segment that exists is never replaced (...05 keeps its content); a name
+#    looked up before it was made ahead is found afterwards (no negative
+#    entry kept in pg_wal); the backing store filling up part-way leaves
+#    no segment and no temporary file behind, and `pgiofs stat` counts the
+#    error and names it; a segment PostgreSQL installs itself (renamed from
+#    xlogtemp.PID) is counted; 0 makes nothing, and auto makes nothing on a
+#    backing store without a disk.
+# B: PostgreSQL on the mount (3 segments ahead): after an initdb, pgbench
+#    -i and 8 segments of WAL, PostgreSQL made none of them itself, the segments
+#    after its current one exist, no more were made than the 3 after each
+#    segment reached (none from the checkpointer's recycling), and after kill -9 and crash recovery every
+#    row committed is there.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/pgcluster.sh"
+need_root
+command -v python3 >/dev/null || fail "python3 is not installed"
+
+T=$(mktempdir)
+B=$T/b M=$T/m
+mkdir "$B" "$M"
+mount -t tmpfs -o size=72m tmpfs "$B" || fail "cannot mount a tmpfs on $B"
+on_exit "umount -l '$B'"
+W=pg/data/pg_wal
+mkdir -p "$B/$W"
+echo 15 >"$B/pg/data/PG_VERSION"
+seg() { printf '%08X%08X%08X' 1 0 "$1"; }
+
+# walprep MEMBER -- a member of pgiofs stat --json's wal_segments_ahead
+walprep() {
+	"$BIN/pgiofs" stat "$M" --json | python3 -c "import json, sys; print(json.load(sys.stdin)['wal_segments_ahead']['$1'])"
+}
+# wait_for MEMBER VALUE -- until that member is VALUE (10 s at most)
+wait_for() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(walprep "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "$label: wal_segments_ahead.$1 is $(walprep "$1"), want $2"
+}
+zeroed() {
+	[ "$(stat -c "%s %U %a" "$B/$W/$1")" = "$((16 << 20)) nobody 640" ] || fail "$label: $1 is $(stat -c "%s bytes, owner %U, mode %a" "$B/$W/$1"), want 16 MiB, nobody, 640"
+	cmp -s -n $((16 << 20)) "$B/$W/$1" /dev/zero || fail "$label: $1 is not all zeros"
+}
+no_temp() {
+	[ ! -e "$B/$W/.pgiofs-xlogtemp" ] || fail "$label: a temporary file was left in pg_wal"
+}
+
+label="A, made ahead"
+head -c $((16 << 20)) /dev/zero >"$B/$W/$(seg 1)"
+chown nobody "$B/$W/$(seg 1)" && chmod 640 "$B/$W/$(seg 1)" || fail "cannot give $(seg 1) to nobody"
+pgiofs_mount "$B" "$M" --set files.wal_segments_ahead=2
+[ "$(walprep ahead)" = 2 ] || fail "$label: pgiofs stat says $(walprep ahead) segments ahead, want 2"
+stat "$M/$W/$(seg 1)" >/dev/null || fail "$label: cannot stat $(seg 1) through the mount"
+wait_for made 2
+zeroed "$(seg 2)"
+zeroed "$(seg 3)"
+no_temp
+[ ! -e "$B/$W/$(seg 4)" ] || fail "$label: $(seg 4) was made, more than 2 ahead"
+
+label="A, existing kept, no negative entry"
+echo keep >"$B/$W/$(seg 5)"
+! stat "$M/$W/$(seg 4)" >/dev/null 2>&1 || fail "$label: $(seg 4) exists before it was made"
+stat "$M/$W/$(seg 3)" >/dev/null || fail "$label: cannot stat $(seg 3) through the mount"
+wait_for made 3
+zeroed "$(seg 4)"
+[ "$(cat "$B/$W/$(seg 5)")" = keep ] || fail "$label: $(seg 5), which existed, was replaced"
+[ "$(stat -c %s "$M/$W/$(seg 4)")" = $((16 << 20)) ] ||
+	fail "$label: $(seg 4) is not seen through the mount after it was made (a negative entry kept?)"
+
+label="A, backing store full"
+stat "$M/$W/$(seg 4)" >/dev/null || fail "$label: cannot stat $(seg 4) through the mount"
+wait_for errors 1
+[ ! -e "$B/$W/$(seg 6)" ] || fail "$label: a segment $(seg 6) was left on a full backing store"
+no_temp
+line=$("$BIN/pgiofs" stat "$M" | grep '^WAL segments made ahead') || fail "$label: pgiofs stat has no WAL segments line"
+echo "$label: $line"
+[[ $line == *"3 made (48 MiB)"*"1 errors: cannot make $(seg 6): No space left on device" ]] ||
+	fail "$label: pgiofs stat says \"$line\""
+
+label="A, made by PostgreSQL itself"
+rm -f "$B/$W/$(seg 2)" "$B/$W/$(seg 3)"
+echo x >"$M/$W/xlogtemp.123" && mv "$M/$W/xlogtemp.123" "$M/$W/$(seg 7)" ||
+	fail "$label: cannot rename a temporary file into a segment through the mount"
+[ "$(walprep missed)" = 1 ] || fail "$label: $(walprep missed) segments made by PostgreSQL counted, want 1"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+
+label="A, 0 and auto"
+rm -f "$B/$W/"0*
+head -c $((16 << 20)) /dev/zero >"$B/$W/$(seg 1)"
+chown nobody "$B/$W/$(seg 1)" && chmod 640 "$B/$W/$(seg 1)" || fail "cannot give $(seg 1) to nobody"
+for set in 0 -1; do
+	pgiofs_mount "$B" "$M" --set files.wal_segments_ahead=$set
+	stat "$M/$W/$(seg 1)" >/dev/null || fail "$label: cannot stat $(seg 1) through the mount"
+	sleep 0.5
+	[ "$(walprep ahead)" = 0 ] || fail "$label: $set on a tmpfs: $(walprep ahead) segments ahead, want 0"
+	[ ! -e "$B/$W/$(seg 2)" ] || fail "$label: $set made a segment"
+	pgiofs_umount "$M" || fail "$label: cannot unmount"
+done
+umount "$B" || fail "cannot unmount the tmpfs"
+
+LABEL="B"
+label=B
+BACKING_DIR=$T/pgb mounted_cluster --set files.wal_segments_ahead=3 </dev/null
+M=$MNT
+sql "CREATE TABLE t (id int PRIMARY KEY, pad text)" >/dev/null || fail_log "$LABEL: CREATE TABLE failed" "$SERVER_LOG"
+before=$(walprep missed)
+first=$(sql "SELECT pg_walfile_name(pg_current_wal_lsn())") || fail "$LABEL: cannot read the WAL position"
+for i in $(seq 1 8); do
+	sql "INSERT INTO t SELECT g, repeat('x', 200) FROM generate_series($((i * 10000)), $((i * 10000 + 9999))) g" >/dev/null ||
+		fail_log "$LABEL: INSERT $i failed" "$SERVER_LOG"
+	sql "SELECT pg_switch_wal()" >/dev/null || fail_log "$LABEL: pg_switch_wal failed" "$SERVER_LOG"
+	sleep 0.2 # the thread is given the time it has between two segments
+done
+last=$(sql "SELECT pg_walfile_name(pg_current_wal_lsn())") || fail "$LABEL: cannot read the WAL position"
+missed=$(($(walprep missed) - before))
+log "$LABEL: WAL from $first to $last; $(walprep made) segments made ahead, $missed made by PostgreSQL"
+[ "$missed" = 0 ] || fail "$LABEL: PostgreSQL made $missed segments itself"
+n=$((16#${last:16:8}))
+# the segments after each one WAL reached, no more: none after the names
+# the checkpointer looks up to recycle old segments into
+made=$(walprep made)
+[ "$made" -le $((n - 1 + 3)) ] ||
+	fail "$LABEL: $made segments made ahead from initdb's first segment to $last, want at most $((n - 1 + 3))"
+
+# the last segment written is the one before $last (pg_switch_wal moved
+# on, nothing was written since): its 3 after it, made in the thread, which
+# may still be writing the last (10 s at most)
+seg_after() { printf '%s/pg/data/pg_wal/%s%08X' "$BACKING" "${last:0:16}" $((n + $1)); }
+for ((i = 0; i < 100; i++)); do
+	[ -e "$(seg_after 0)" ] && [ -e "$(seg_after 1)" ] && [ -e "$(seg_after 2)" ] && break
+	sleep 0.1
+done
+[ "$i" -lt 100 ] || fail "$LABEL: not every one of the 3 segments after the last written is there"
+[ "$(stat -c %U "$(seg_after 2)")" = postgres ] || fail "$LABEL: $(seg_after 2) is not the postgres user's"
+made=$(walprep made)
+kill_postgres 20
+start_server
+rows=$(sql "SELECT count(*) FROM t") || fail_log "$LABEL: cannot count after crash recovery" "$SERVER_LOG"
+[ "$rows" = 80000 ] || fail "$LABEL: $rows rows after crash recovery, want 80000"
+log "$LABEL: crash recovery: $rows rows"
+amcheck after-crash
+stop_server
+echo ok
