@@ -40,6 +40,7 @@ PGIOFS_ARGS=""
 METHOD=fdatasync
 KINDS=(native pgiofs)
 declare -A CELL_ARGS
+ACCOUNT=0
 
 usage() {
 	cat <<EOF
@@ -58,6 +59,9 @@ side and interleaved (native, pgiofs, native, pgiofs, ...).  Needs root.
   --cell NAME=ARGS    one more pgiofs cell with ARGS besides --pgiofs-args
                       (repeatable), e.g. --cell "ns=--set fuse.time_gran_ns=1"
   --wal-sync-method M PostgreSQL's wal_sync_method in every cluster (default $METHOD)
+  --account           also the time account of every import (bench/account.bt
+                      under bpftrace: CPU, waits for a CPU, blocked time by
+                      cause, FUSE requests), medians per side at the end
   -h, --help          this text
 
 Environment: PGIOFS (default bin/pgiofs), PGBIN (PostgreSQL binaries).
@@ -89,6 +93,7 @@ while [ $# -gt 0 ]; do
 		--cell=*) add_cell "${1#*=}"; shift ;;
 		--wal-sync-method) [ $# -ge 2 ] || die "--wal-sync-method needs a value"; METHOD=$2; shift 2 ;;
 		--wal-sync-method=*) METHOD=${1#*=}; shift ;;
+		--account) ACCOUNT=1; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option \"$1\"" ;;
 	esac
@@ -105,6 +110,12 @@ id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.s
 [ -x "$PGIOFS" ] || die "$PGIOFS not found: run make"
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 [ -r /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
+ACG="" ACG_ROOT=""
+if [ "$ACCOUNT" = 1 ]; then
+	command -v bpftrace >/dev/null || die "--account needs bpftrace (apt-get install bpftrace)"
+	ACG_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+	[ -n "$ACG_ROOT" ] || die "--account needs a cgroup2 file system mounted (none in /proc/mounts)"
+fi
 
 # ---- clean-up -----------------------------------------------------------------
 WORK=""
@@ -114,6 +125,7 @@ PM_PID=""
 
 cleanup() {
 	trap - EXIT INT TERM
+	[ -n "${ACCT_PID:-}" ] && kill -INT "$ACCT_PID" 2>/dev/null && wait "$ACCT_PID" 2>/dev/null
 	kill_postgres "$PM_PID"
 	[ -n "$MNT" ] && unmount "$MNT"
 	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
@@ -121,11 +133,48 @@ cleanup() {
 		kill -TERM "$DAEMON_PID" 2>/dev/null
 	fi
 	[ -n "$WORK" ] && rm -rf -- "$WORK"
+	[ -n "$ACG" ] && rmdir "$ACG" 2>/dev/null
 }
 trap cleanup EXIT
 trap 'echo "passthrough.sh: interrupted" >&2; exit 2' INT TERM
 
 # ---- helpers ------------------------------------------------------------------------
+# account_start KIND ROUND -- with --account: the server's processes and the
+# daemon in a cgroup of their own, and account.bt counting them (and the
+# mount's FUSE connections) into $WORK/logs/KIND.ROUND.account.
+ACCT_PID="" ACCT_FILES=()
+account_start() {
+	local dev=0 wal=0 pid out=$WORK/logs/$1.$2.account i
+	[ "$ACCOUNT" = 1 ] || return 0
+	if [ -z "$ACG" ]; then
+		ACG=$ACG_ROOT/pgiofs-bench.$$
+		mkdir "$ACG" || die "cannot make the cgroup $ACG"
+	fi
+	for pid in "$PM_PID" $(pgrep -P "$PM_PID") ${DAEMON_PID:-}; do
+		echo "$pid" >"$ACG/cgroup.procs" 2>/dev/null
+	done
+	if [ "$1" != native ]; then
+		dev=$(mountpoint -d "$MNT") && dev=${dev#*:}
+		! mountpoint -q "$DATA/pg_wal" || { wal=$(mountpoint -d "$DATA/pg_wal") && wal=${wal#*:}; }
+	fi
+	bpftrace "$TOP/bench/account.bt" "$dev" "$(stat -c %i "$ACG")" "$wal" >"$out" 2>"$out.err" &
+	ACCT_PID=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q '^Attaching' "$out" && break
+		kill -0 "$ACCT_PID" 2>/dev/null || fail_log "bpftrace $TOP/bench/account.bt failed" "$out.err"
+		sleep 0.1
+	done
+	ACCT_FILES+=("$1=$out")
+}
+account_stop() {
+	[ -n "$ACCT_PID" ] || return 0
+	kill -INT "$ACCT_PID" && wait "$ACCT_PID"
+	ACCT_PID=""
+}
+# in_acg CMD... -- run CMD in the account's cgroup (without --account, as is)
+in_acg() {
+	( [ -z "$ACG" ] || echo "$BASHPID" >"$ACG/cgroup.procs" && exec "$@" )
+}
 # sample KIND ROUND -- one full sample on KIND (native or pgiofs): fresh
 # cluster, import, tps, cold seq scan.  Appends to the result arrays.
 declare -A IMPORT TPS SEQSCAN
@@ -168,11 +217,13 @@ sample() {
 
 	progress "round $round $KIND: pgbench -i -s $SCALE"
 	out=$WORK/logs/$KIND.$round.import.log
+	account_start "$KIND" "$round"
 	t0=$(now)
-	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -i -s "$SCALE" -q postgres >"$out" 2>&1 ||
+	in_acg "${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -i -s "$SCALE" -q postgres >"$out" 2>&1 ||
 		fail_log "$KIND: pgbench -i failed" "$out"
-	"${PSQL[@]}" -c CHECKPOINT >>"$out" 2>&1 || fail_log "$KIND: CHECKPOINT failed" "$out"
+	in_acg "${PSQL[@]}" -c CHECKPOINT >>"$out" 2>&1 || fail_log "$KIND: CHECKPOINT failed" "$out"
 	t1=$(now)
+	account_stop
 	IMPORT[$KIND]+="$(echo "$t1 - $t0" | bc -l) "
 
 	progress "round $round $KIND: pgbench -c $CLIENTS -j $JOBS -T $DURATION"
@@ -258,6 +309,15 @@ for k in "${KINDS[@]:1}"; do
 	ratio "$k" tps "%.0f" "" ">=" 0.80 0.95 TPS
 	ratio "$k" seqscan "%.3f" " s" "<=" 1.20 0.90 SEQSCAN
 done
+if [ "$ACCOUNT" = 1 ]; then
+	echo
+	args=()
+	for k in "${KINDS[@]}"; do
+		files=$(printf '%s\n' "${ACCT_FILES[@]}" | sed -n "s/^$k=//p" | paste -sd,)
+		args+=("$k=$files")
+	done
+	python3 "$TOP/bench/account.py" "${args[@]}" || die "bench/account.py failed"
+fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 progress "done"
 exit 0
