@@ -9,7 +9,7 @@ per side, in seconds: CPU time per group of processes (PostgreSQL's, the
 pgiofs daemon's threads, the client, and the kernel's writeback and
 journal threads, machine-wide); time runnable but waiting for a CPU; time
 PostgreSQL's processes and the daemon's threads spent blocked, by cause
-(the first frame of the blocking kernel stack that names one); and the
+(the first of CAUSES that a frame of the blocking kernel stack names); and the
 FUSE requests per opcode with the time the kernel waited for them.
 It reads and prints; it judges nothing.
 """
@@ -17,8 +17,9 @@ import re
 import statistics
 import sys
 
-# (cause, frames any of which names it), the first cause whose frame is
-# met walking the stack from its top wins
+# (cause, frames any of which names it): the first cause in this order
+# that a frame of the stack names wins (balance_dirty_pages sleeps in
+# io_schedule_timeout(): throttling, not device I/O)
 CAUSES = [
     ("dirty throttle (balance_dirty_pages)", ("balance_dirty_pages",)),
     ("writeback throttle (wbt, rq_qos)", ("rq_qos_wait", "wbt_wait")),
@@ -59,11 +60,10 @@ def group(comm):
 
 
 def cause(stack):
-    for frame in stack:
-        name = frame.split("+")[0]
-        for what, keys in CAUSES:
-            if any(name.startswith(k) for k in keys):
-                return what
+    names = [frame.split("+")[0] for frame in stack]
+    for what, keys in CAUSES:
+        if any(name.startswith(k) for name in names for k in keys):
+            return what
     return "other"
 
 
@@ -115,7 +115,7 @@ def main(argv):
         head += "%12s" % "difference"
 
     def row(label, k, fmt="%12.2f"):
-        vals = [med[n][k] for n in names]
+        vals = [med[n].get(k, 0) for n in names]
         if all(v < 0.005 for v in vals) and fmt == "%12.2f":
             return
         line = "%-58s" % label + "".join(fmt % v for v in vals)
