@@ -160,7 +160,7 @@ account_start() {
 	bpftrace "$TOP/bench/account.bt" "$dev" "$(stat -c %i "$ACG")" "$wal" >"$out" 2>"$out.err" &
 	ACCT_PID=$!
 	for ((i = 0; i < 300; i++)); do
-		grep -q '^Attaching' "$out" && break
+		grep -qs '^Attaching' "$out" && break
 		kill -0 "$ACCT_PID" 2>/dev/null || fail_log "bpftrace $TOP/bench/account.bt failed" "$out.err"
 		sleep 0.1
 	done

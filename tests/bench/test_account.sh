@@ -55,7 +55,7 @@ want "$(printf '%-58s%12.2f%12.2f%+12.2f' "  device I/O (wait for writeback, a f
 want "$(printf '%-58s%12.2f%12.2f%+12.2f' "  other" 0.07 0.07 0.00)"
 want "$(printf '%-58s%12.0f%12.0f%+12.0f' "  WRITE (count)" 0 200 200)"
 want "$(printf '%-58s%12.0f%12.0f%+12.0f' "  GETXATTR (count)" 73 73 0)"
-grep -q "FUSE request" <<<"$out" && fail "a FUSE request below balance_dirty_pages was not taken as dirty throttling"
+grep -q "FUSE request (waiting" <<<"$out" && fail "a FUSE request below balance_dirty_pages was not taken as dirty throttling"
 if err=$(python3 "$TOP/bench/account.py" native 2>&1); then
 	fail "account.py took an argument without SIDE=FILES"
 fi
