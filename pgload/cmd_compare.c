@@ -589,9 +589,9 @@ out:
 	if ((status != 0 || atomic_load(&pgl_interrupted)) && out_made)
 		rmdir(m.out); /* an --out it made goes too if it stayed empty */
 	for (int i = 0; i < m.ncell; i++) {
-		free(m.cell[i].s);
 		for (int k = 0; k < m.cell[i].ns; k++)
 			pgl_tl_free(&m.cell[i].s[k].tl);
+		free(m.cell[i].s);
 		free(m.cell[i].oltp_pool.v);
 		free(m.cell[i].floor_pool.v);
 	}
