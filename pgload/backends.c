@@ -11,6 +11,7 @@
  * at DIR/fs.  pgdisk is stopped only after the loop device is gone: while
  * the device is attached, its mount cannot go.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -287,12 +288,6 @@ static int copy_image(struct pgl_backend *be)
 	return pgl_run_ok("compare: copying the image", cp, NULL, 0);
 }
 
-/*
- * hdd:FS, ssd:FS -- an image of SIZE in DIR served by pgdisk at DIR/disk,
- * a loop device with direct I/O on DIR/disk/disk, mkfs on it, mounted at
- * DIR/fs.  hdd:IMAGE, ssd:IMAGE -- the same with a copy of IMAGE and the
- * file system on it, no mkfs; the cluster goes in a fresh directory of it.
- */
 /* mem_available() -- MemAvailable of /proc/meminfo in bytes, 0 if unknown. */
 static uint64_t mem_available(void)
 {
@@ -348,6 +343,13 @@ static int image_tmpfs(struct pgl_backend *be)
 	return 0;
 }
 
+/*
+ * hdd:FS, ssd:FS, and the capped volumes gp3:FS, gp2[:SIZE]:FS, io2:FS,
+ * cloud:FS -- an image of SIZE in DIR served by pgdisk at DIR/disk, a loop
+ * device with direct I/O on DIR/disk/disk, mkfs on it, mounted at DIR/fs.
+ * MODEL:IMAGE -- the same with a copy of IMAGE and the file system on it,
+ * no mkfs; the cluster goes in a fresh directory of it.
+ */
 static int model_up(struct pgl_backend *be)
 {
 	char disk[400];
@@ -363,7 +365,7 @@ static int model_up(struct pgl_backend *be)
 	int n = 0;
 	argv[n++] = (char *)be->o->pgdisk;
 	argv[n++] = "--model";
-	argv[n++] = (char *)be->spec->model;
+	argv[n++] = (char *)be->spec->disk_model;
 	for (int i = 0; be->o->disk_sets && be->o->disk_sets[i] && i < PGL_MAX_DISK_SETS; i++) {
 		argv[n++] = "--set";
 		argv[n++] = (char *)be->o->disk_sets[i];
@@ -371,7 +373,7 @@ static int model_up(struct pgl_backend *be)
 	argv[n++] = be->img;
 	argv[n++] = be->diskmnt;
 	argv[n] = NULL;
-	if (pgl_step("pgdisk", "starting pgdisk (%s) on %s", be->spec->model, be->img))
+	if (pgl_step("pgdisk", "starting pgdisk (%s) on %s", be->spec->disk_model, be->img))
 		return -EINTR;
 	/* it returns once mounted and serves on in the background */
 	if ((ret = pgl_run_ok("compare: pgdisk", argv, NULL, 0)) < 0)
@@ -459,11 +461,67 @@ static const struct pgl_backend_ops dev_ops = {
 static const struct pgl_backend_ops tmpfs_ops = {.up = tmpfs_up};
 static const struct pgl_backend_ops dir_ops = {.up = dir_up};
 
-/* The file systems of the loop and model back ends, and the models. */
+/* The file systems of the loop and model back ends, and pgdisk's models
+ * (docs/pgdisk.md): a capped cloud volume is a budget of IOPS, MiB/s and,
+ * for gp2, credits, whose use the report sets against its caps. */
 static const char *const fs_names[] = {"ext2", "ext3", "ext4", "xfs"};
-static const char *const model_names[] = {"hdd", "ssd"};
+static const struct {
+	const char *name;
+	bool capped;
+} models[] = {{"hdd", false}, {"ssd", false}, {"gp3", true},
+	      {"gp2", true},  {"io2", true},  {"cloud", true}};
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * model_size() -- the size of "gp2:SIZE:FS" (SIZE in GiB, a G or GiB, T or
+ * TiB suffix allowed, 1 to 64 TiB, as pgdisk takes it): B->disk_model is
+ * then "gp2:SIZE", and *FS moves past it; without one, the model's name.
+ * Only gp2's caps follow its size: a size for another model is refused.
+ * Returns 0, or -EINVAL after saying why.
+ */
+static int model_size(const char *arg, struct pgl_backend_spec *b, const char **fs)
+{
+	const char *size = *fs, *colon = strchr(size, ':');
+	snprintf(b->disk_model, sizeof(b->disk_model), "%s", b->model);
+	if (!isdigit((unsigned char)size[0]) || !colon)
+		return 0; /* no size: a file system's name or an image's path */
+	if (strcmp(b->model, "gp2") != 0) {
+		if (b->capped)
+			fprintf(stderr,
+				"pgload compare: back end \"%s\": only gp2 takes a size "
+				"(gp2:SIZE:FS); the caps of %s do not follow a volume's size (set "
+				"them with --disk-set cloud_iops=N, --disk-set cloud_mib_s=N)\n",
+				arg, b->model);
+		else
+			fprintf(stderr,
+				"pgload compare: back end \"%s\": only gp2 takes a size "
+				"(gp2:SIZE:FS); the %s's image is of --size\n",
+				arg, b->model);
+		return -EINVAL;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long gib = strtoull(size, &end, 10);
+	size_t unit = (size_t)(colon - end);
+	if (unit == 1 && *end == 'T')
+		gib *= 1024;
+	else if (unit == 3 && strncmp(end, "TiB", 3) == 0)
+		gib *= 1024;
+	else if (unit && !(unit == 1 && *end == 'G') && !(unit == 3 && strncmp(end, "GiB", 3) == 0))
+		gib = 0;
+	if (errno || gib < 1 || gib > 65536) {
+		fprintf(stderr,
+			"pgload compare: back end \"%s\": the size \"%.*s\" of the gp2 volume "
+			"must be a whole number of GiB from 1 to 65536 (a G or T suffix allowed, "
+			"such as gp2:100G:ext4)\n",
+			arg, (int)(colon - size), size);
+		return -EINVAL;
+	}
+	snprintf(b->disk_model, sizeof(b->disk_model), "gp2:%llu", gib);
+	*fs = colon + 1;
+	return 0;
+}
 
 /* server_cannot_reach() -- when pgload runs as root, the server runs as
  * postgres: 0 if that user can search @path (every directory on the way),
@@ -555,16 +613,23 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 		return 0;
 	}
 	const char *colon = strchr(arg, ':'), *fs = colon ? colon + 1 : arg;
-	for (size_t m = 0; colon && m < NELEM(model_names); m++)
-		if (strncmp(arg, model_names[m], (size_t)(colon - arg)) == 0 &&
-		    strlen(model_names[m]) == (size_t)(colon - arg))
-			b->model = model_names[m];
+	for (size_t m = 0; colon && m < NELEM(models); m++)
+		if (strncmp(arg, models[m].name, (size_t)(colon - arg)) == 0 &&
+		    strlen(models[m].name) == (size_t)(colon - arg)) {
+			b->model = models[m].name;
+			b->capped = models[m].capped;
+		}
+	if (b->model) {
+		int ret = model_size(arg, b, &fs);
+		if (ret < 0)
+			return ret;
+	}
 	if (b->model && fs[0] == '/') {
 		/* an image of a file system: named by its file name */
 		const char *base = strrchr(fs, '/') + 1;
 		b->ops = &model_ops;
 		b->path = fs;
-		snprintf(b->name, sizeof(b->name), "%s:%.*s", b->model, 48, base);
+		snprintf(b->name, sizeof(b->name), "%.*s%.*s", (int)(fs - arg), arg, 40, base);
 		if (!*base) {
 			fprintf(stderr, "pgload compare: back end \"%s\": an image file expected\n",
 				arg);
@@ -583,12 +648,13 @@ int pgl_backend_parse(const char *arg, struct pgl_backend_spec *b)
 	if (b->model)
 		fprintf(stderr,
 			"pgload compare: back end \"%s\": no file system \"%s\" on a modelled "
-			"disk (%s:ext2, :ext3, :ext4, :xfs, or the absolute path of an image)\n",
-			arg, fs, b->model);
+			"disk (%.*sext2, ext3, ext4, xfs, or the absolute path of an image)\n",
+			arg, fs, (int)(fs - arg), arg);
 	else
 		fprintf(stderr,
 			"pgload compare: unknown back end \"%s\" (ext2, ext3, ext4, xfs, tmpfs, "
-			"dir:PATH, a modelled disk: hdd:FS, ssd:FS, or a device: dev:DEVICE:FS)\n",
+			"dir:PATH, a modelled disk: hdd:FS, ssd:FS, a capped cloud volume: gp3:FS, "
+			"gp2:FS, gp2:SIZE:FS, io2:FS, cloud:FS, or a device: dev:DEVICE:FS)\n",
 			arg);
 	return -EINVAL;
 }
@@ -600,8 +666,8 @@ int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk)
 	char *blkid[] = {"blkid", "-p", "-o", "value", "-s", "TYPE", (char *)spec->path, NULL};
 	if (pgl_run_cmd(check, out, sizeof(out)) != 0) {
 		const char *why = strstr(out, "pgdisk: ");
-		fprintf(stderr, "pgload compare: back end \"%s:%s\": %s", spec->model, spec->path,
-			why ? why + 8 : "refused by pgdisk --check\n");
+		fprintf(stderr, "pgload compare: back end \"%s:%s\": %s", spec->disk_model,
+			spec->path, why ? why + 8 : "refused by pgdisk --check\n");
 		return -EINVAL;
 	}
 	int st = pgl_run_cmd(blkid, out, sizeof(out));
@@ -614,7 +680,7 @@ int pgl_backend_check_image(struct pgl_backend_spec *spec, const char *pgdisk)
 	fprintf(stderr,
 		"pgload compare: back end \"%s:%s\": the image is damaged or not a file system "
 		"image: blkid finds %s%s%s on it (ext2, ext3, ext4 or xfs expected)\n",
-		spec->model, spec->path, st == 0 ? "\"" : "", st == 0 ? out : "no file system",
+		spec->disk_model, spec->path, st == 0 ? "\"" : "", st == 0 ? out : "no file system",
 		st == 0 ? "\"" : "");
 	return -EINVAL;
 }

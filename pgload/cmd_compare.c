@@ -88,34 +88,6 @@ static void pgiofs_version(struct cmp *m)
 
 /* ---- cells ---------------------------------------------------------------- */
 
-/* backend_opts() -- how C's back end is set up: size, the loop device's
- * queue (elevator, --queue-set values; an hdd says it is rotational), the
- * model's --disk-set values. */
-static void backend_opts(const struct cmp *m, struct cell *c)
-{
-	int nq = 0, nd = 0, nb = 0;
-	for (int i = 0; i < m->nsets; i++) {
-		const struct sweep *s = &m->sets[i];
-		if (!c->setv[i] || s->kind == SWEEP_PGIOFS)
-			continue;
-		snprintf(c->set_buf[nb], sizeof(c->set_buf[0]), "%s=%s", s->name, c->setv[i]);
-		if (s->kind == SWEEP_QUEUE)
-			c->queue_sets[nq++] = c->set_buf[nb++];
-		else
-			c->disk_sets[nd++] = c->set_buf[nb++];
-	}
-	c->queue_sets[nq] = NULL;
-	c->disk_sets[nd] = NULL;
-	c->bo = (struct pgl_backend_opts){
-	    .size = m->size,
-	    .queue = {.elevator = c->elevator,
-		      .rotational = !c->spec->model ? -1 : strcmp(c->spec->model, "hdd") == 0,
-		      .sets = c->queue_sets},
-	    .pgdisk = m->pgdisk,
-	    .disk_sets = c->disk_sets,
-	};
-}
-
 /* stream() -- the raw streaming figures of C's back end, on an idle disk. */
 static int stream(const struct cmp *m, struct cell *c)
 {
@@ -163,7 +135,7 @@ static int cell_start(struct cmp *m, struct cell *c)
 	char name[32];
 	int ret;
 	snprintf(name, sizeof(name), "cell%d", c->idx + 1);
-	backend_opts(m, c);
+	pgl_cmp_backend_opts(m, c);
 	if ((ret = pgl_testbed_mkdir(m->tb, name, c->dir, sizeof(c->dir))) < 0 ||
 	    (ret = pgl_backend_up(m->tb, c->spec, c->dir, &c->bo, &c->be)) < 0)
 		return ret;
@@ -323,6 +295,9 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	snprintf(waldir, sizeof(waldir), "%s/pg_wal", pgl_server_datadir(c->server));
 	if (ret >= 0)
 		ret = pgl_tl_start(waldir, pgl_server_log(c->server), &watch);
+	struct caps_watch *caps = NULL;
+	if (ret >= 0 && c->spec->capped)
+		ret = pgl_caps_start(c->be, &caps);
 	double cpu0 = cpu_busy(), t0 = pgl_now();
 	s->tl.post_start = -1;
 	for (int ph = PGL_PH_DATA; ph < PGL_NPHASE && ret >= 0; ph++) {
@@ -333,6 +308,7 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 		ret = pgl_run_phase(&c->c, (enum pgl_phase)ph, &rr.ph[ph]);
 	}
 	double cpu1 = cpu_busy(), t1 = pgl_now(), lcpu;
+	pgl_caps_stop(caps, &s->caps);
 	s->tl.secs = t1 - t0;
 	if (oltp) {
 		int r = pgl_oltp_stop(oltp, t0, t1, &c->oltp_pool, &s->oltp, &s->tl);

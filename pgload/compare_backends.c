@@ -95,7 +95,7 @@ static int name_backends(struct cmp *m, const bool *labelled)
 	for (int i = 0; i < m->nbe; i++)
 		if (clash[i])
 			snprintf(m->be[i].name, sizeof(m->be[i].name), "%s:%.*s",
-				 m->be[i].model ? m->be[i].model : "dir",
+				 m->be[i].model ? m->be[i].disk_model : "dir",
 				 (int)sizeof(m->be[i].name) - 8, tail[i]);
 	for (int i = 0; i < m->nbe; i++)
 		for (int j = i + 1; j < m->nbe; j++)
@@ -152,4 +152,32 @@ int pgl_cmp_check_backends(struct cmp *m)
 		}
 	}
 	return 0;
+}
+
+/* pgl_cmp_backend_opts() -- how C's back end is set up: size, the loop device's
+ * queue (elevator, --queue-set values; an hdd says it is rotational), the
+ * model's --disk-set values. */
+void pgl_cmp_backend_opts(const struct cmp *m, struct cell *c)
+{
+	int nq = 0, nd = 0, nb = 0;
+	for (int i = 0; i < m->nsets; i++) {
+		const struct sweep *s = &m->sets[i];
+		if (!c->setv[i] || s->kind == SWEEP_PGIOFS)
+			continue;
+		snprintf(c->set_buf[nb], sizeof(c->set_buf[0]), "%s=%s", s->name, c->setv[i]);
+		if (s->kind == SWEEP_QUEUE)
+			c->queue_sets[nq++] = c->set_buf[nb++];
+		else
+			c->disk_sets[nd++] = c->set_buf[nb++];
+	}
+	c->queue_sets[nq] = NULL;
+	c->disk_sets[nd] = NULL;
+	c->bo = (struct pgl_backend_opts){
+	    .size = m->size,
+	    .queue = {.elevator = c->elevator,
+		      .rotational = !c->spec->model ? -1 : strcmp(c->spec->model, "hdd") == 0,
+		      .sets = c->queue_sets},
+	    .pgdisk = m->pgdisk,
+	    .disk_sets = c->disk_sets,
+	};
 }

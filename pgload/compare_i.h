@@ -104,6 +104,19 @@ struct timeline {
 	bool has_log, has_wal; /* checkpoints, segments were looked for */
 };
 
+/* What an import used of a capped cloud volume (compare_caps.c): pgdisk's
+ * counters differenced over it, sampled every CAPS_PERIOD_MS. */
+struct caps_use {
+	bool has;		    /* measured (a capped volume whose stats answered) */
+	double up_start, secs;	    /* the import's start in pgdisk's uptime, its length; s */
+	uint64_t ops, bytes;	    /* operations as the volume counts them, bytes */
+	double iops_peak, mib_peak; /* the busiest second (or the whole import if shorter) */
+	double held[3]; /* requests held back by the IOPS, throughput and credit buckets */
+	double credits_start, credits_min, credits_end; /* the balance (0 without credits) */
+	uint64_t outs;					/* times the credits ran out */
+	double out_at; /* the first of them, s from the import's start; -1: none */
+};
+
 /* One timed run of one cell. */
 struct sample {
 	int round;
@@ -114,6 +127,7 @@ struct sample {
 	struct oltp_figures oltp;  /* --oltp: commits during the import */
 	struct oltp_figures floor; /* --floor: the same clients after it, no import */
 	struct timeline tl;
+	struct caps_use caps; /* on a capped cloud volume */
 };
 
 /*
@@ -228,6 +242,44 @@ int pgl_cmp_backends(struct cmp *m, const char *const *items, int n);
  * of a dev:DEVICE:FS back end.  Returns 0, or -errno after saying why.
  */
 int pgl_cmp_check_backends(struct cmp *m);
+
+/* pgl_cmp_backend_opts() -- how C's back end is set up (C->bo): size, the
+ * loop device's queue (elevator, --queue-set values; an hdd says it is
+ * rotational), the model's --disk-set values (C->disk_sets). */
+void pgl_cmp_backend_opts(const struct cmp *m, struct cell *c);
+
+/* ---- capped cloud volumes (compare_caps.c) ----------------------------------- */
+
+/* pgl_cmp_disk_value() -- setting or counter NAME of pgdisk's stats STATS
+ * ("NAME VALUE" lines) into OUT; false if absent. */
+bool pgl_cmp_disk_value(const char *stats, const char *name, char *out, size_t cap);
+
+/* pgl_cmp_disk_num() -- a numeric setting or counter of pgdisk's stats, or 0. */
+double pgl_cmp_disk_num(const char *stats, const char *name);
+
+/* A sampler of a capped volume's use during an import. */
+struct caps_watch;
+
+/*
+ * pgl_caps_start() -- read BE's pgdisk stats now and every CAPS_PERIOD_MS
+ * after, in a thread, until pgl_caps_stop().  Returns 0 and *OUT (NULL,
+ * after saying so, if pgdisk's stats cannot be read: the run goes on
+ * unmeasured), or -errno.
+ */
+int pgl_caps_start(const struct pgl_backend *be, struct caps_watch **out);
+
+/* pgl_caps_stop() -- a last reading, the sampler stopped, what the import
+ * used into *U (U->has false without readings); frees W (NULL: none). */
+void pgl_caps_stop(struct caps_watch *w, struct caps_use *u);
+
+/* pgl_cmp_print_caps() -- per cell on a capped volume, its caps against
+ * what its imports used, and its credits, with labels W wide, into F. */
+void pgl_cmp_print_caps(const struct cmp *m, FILE *f, int w);
+
+/* pgl_cmp_json_caps() -- C's caps and use over all runs as a JSON object
+ * (null off a capped volume); pgl_cmp_json_caps_use() -- one run's. */
+void pgl_cmp_json_caps(FILE *f, const struct cell *c);
+void pgl_cmp_json_caps_use(FILE *f, const struct caps_use *u);
 
 /* ---- background loads (bgload.c) ------------------------------------------ */
 

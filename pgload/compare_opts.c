@@ -38,7 +38,9 @@ static void usage(FILE *f)
 	    "  -g, --gen SCALE        generate the workload (`pgload gen --scale SCALE`)\n"
 	    "  -b, --backends LIST    comma-separated: ext2, ext3, ext4, xfs (an image of\n"
 	    "                         --size, loop-mounted: root), hdd:FS, ssd:FS (FS on a\n"
-	    "                         disk modelled by pgdisk: a 2004 hdd, an ssd), tmpfs,\n"
+	    "                         disk modelled by pgdisk: a 2004 hdd, an ssd),\n"
+	    "                         gp3:FS, gp2:FS, gp2:SIZE:FS, io2:FS, cloud:FS (a\n"
+	    "                         capped cloud volume; SIZE: gp2's GiB), tmpfs,\n"
 	    "                         dir:PATH (a fresh subdirectory of PATH),\n"
 	    "                         dev:DEVICE:FS (FS made afresh on DEVICE for each cell:\n"
 	    "                         with --destroy-device DEVICE); LABEL=BACKEND\n"
@@ -59,7 +61,8 @@ static void usage(FILE *f)
 	    "                         (write_expire, low_latency, read_lat_nsec, ...; cells\n"
 	    "                         with that elevator); repeatable\n"
 	    "      --disk-set NAME=V1,V2,...  sweep a setting of the modelled disk (pgdisk:\n"
-	    "                         seq_mb_s, seek_ms, rpm, track_kb, ssd_latency_us)\n"
+	    "                         seq_mb_s, seek_ms, rpm, track_kb, ssd_latency_us,\n"
+	    "                         cloud_iops, cloud_mib_s, cloud_credits, ...)\n"
 	    "  -l, --load KIND        background load during the import: none, io_load\n"
 	    "                         (stream writes on the back end), read_load (stream reads)\n"
 	    "      --oltp CLIENTS     that many pgbench-like clients committing during the\n"
@@ -368,20 +371,25 @@ static int check_queues(struct cmp *m)
 	return 0;
 }
 
-/* check_disks() -- pgdisk is there and takes every model and --disk-set value. */
+/*
+ * check_disks() -- pgdisk is there and takes the model and --disk-set
+ * values of every cell on a modelled disk, together (`pgdisk --model M
+ * --set ... --print-config`: a capped volume's settings are checked
+ * against each other, a p99 below the median refused).  A bare gp2 is
+ * sized as pgdisk will size it, from the image: --size, or the user's.
+ */
 static int check_disks(struct cmp *m)
 {
-	bool models[2] = {false, false};
+	static char sets[MAX_CELLS][512]; /* each cell's --disk-set values, or "" */
+	bool any = false;
 	for (int i = 0; i < m->nbe; i++)
-		if (m->be[i].model)
-			models[strcmp(m->be[i].model, "hdd") != 0] = true;
-	if (!models[0] && !models[1]) {
+		any |= m->be[i].model != NULL;
+	if (!any) {
 		for (int i = 0; i < m->nsets; i++)
 			if (m->sets[i].kind == SWEEP_DISK) {
-				fprintf(stderr,
-					"pgload compare: note: --disk-set applies to back "
-					"ends on a modelled disk (hdd:FS, ssd:FS), and there "
-					"are none\n");
+				fprintf(stderr, "pgload compare: note: --disk-set applies to back "
+						"ends on a modelled disk (hdd:FS, ssd:FS, gp3:FS, "
+						"gp2:FS, io2:FS, cloud:FS), and there are none\n");
 				break;
 			}
 		return 0;
@@ -393,31 +401,46 @@ static int check_disks(struct cmp *m)
 		if (m->be[i].model && m->be[i].path &&
 		    (ret = pgl_backend_check_image(&m->be[i], m->pgdisk)) < 0)
 			return ret;
-	for (int k = 0; k < 2; k++) {
-		if (!models[k])
+	for (int i = 0; i < m->ncell; i++) {
+		struct cell *c = &m->cell[i];
+		const struct pgl_backend_spec *spec = c->spec;
+		char model[32], *argv[8 + 2 * PGL_MAX_DISK_SETS];
+		int n = 0;
+		sets[i][0] = '\0';
+		if (!spec->model)
 			continue;
-		char *argv[8 + 2 * MAX_SETS * MAX_VALUES], sets[MAX_SETS * MAX_VALUES][128];
-		int n = 0, j = 0;
+		pgl_cmp_backend_opts(m, c);
+		snprintf(model, sizeof(model), "%s", spec->disk_model);
+		if (strcmp(model, "gp2") == 0 && !spec->path) /* pgdisk: whole GiB, at least 1 */
+			snprintf(model, sizeof(model), "gp2:%llu",
+				 (unsigned long long)(m->size >> 30 ? m->size >> 30 : 1));
 		argv[n++] = m->pgdisk;
 		argv[n++] = "--model";
-		argv[n++] = k ? "ssd" : "hdd";
-		for (int i = 0; i < m->nsets; i++)
-			for (int v = 0; m->sets[i].kind == SWEEP_DISK && v < m->sets[i].nval; v++) {
-				snprintf(sets[j], sizeof(sets[j]), "%s=%s", m->sets[i].name,
-					 m->sets[i].val[v]);
-				argv[n++] = "--set";
-				argv[n++] = sets[j++];
-			}
-		argv[n++] = "--print-config";
-		argv[n] = NULL;
-		char out[16384];
-		if (pgl_run_cmd(argv, out, sizeof(out)) != 0) {
-			char *why = strstr(out, "pgdisk:");
-			fprintf(stderr, "pgload compare: the %s model%s refused by %s: %s",
-				k ? "ssd" : "hdd", j ? " with the --disk-set values" : "",
-				m->pgdisk, why ? why : "\n");
-			return -EINVAL;
+		argv[n++] = model;
+		size_t k = 0;
+		for (int j = 0; c->disk_sets[j]; j++) {
+			argv[n++] = "--set";
+			argv[n++] = (char *)c->disk_sets[j];
+			if (k < sizeof(sets[i]))
+				k += (size_t)snprintf(sets[i] + k, sizeof(sets[i]) - k, "%s%s",
+						      j ? " " : "", c->disk_sets[j]);
 		}
+		argv[n++] = "--print-config";
+		if (spec->path)
+			argv[n++] = (char *)spec->path;
+		argv[n] = NULL;
+		bool seen = false; /* the same back end and values as a cell before */
+		for (int j = 0; j < i && !seen; j++)
+			seen = m->cell[j].spec == spec && strcmp(sets[j], sets[i]) == 0;
+		char out[16384];
+		if (seen || pgl_run_cmd(argv, out, sizeof(out)) == 0)
+			continue;
+		char *why = strstr(out, "pgdisk:");
+		fprintf(stderr,
+			"pgload compare: the %s model%s refused by %s (back end \"%s\"%s%s): %s",
+			spec->disk_model, sets[i][0] ? " with the --disk-set values" : "",
+			m->pgdisk, spec->name, sets[i][0] ? ", " : "", sets[i], why ? why : "\n");
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -792,8 +815,8 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 		return ret;
 	if ((ret = pgl_cmp_check_backends(m)) < 0)
 		return ret;
-	if ((ret = check_queues(m)) < 0 || (ret = check_disks(m)) < 0 ||
-	    (ret = check_profiles(m)) < 0)
+	if ((ret = check_queues(m)) < 0 || (ret = check_profiles(m)) < 0 ||
+	    (ret = make_cells(m)) < 0)
 		return ret;
-	return make_cells(m);
+	return check_disks(m);
 }

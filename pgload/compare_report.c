@@ -262,6 +262,8 @@ static void json_cell_devices(FILE *f, const struct cell *c)
 		json_mb_s(f, "file_resident_pct", c->stream_resident_pct);
 		fprintf(f, "}");
 	}
+	fprintf(f, ",\n     \"caps\": ");
+	pgl_cmp_json_caps(f, c);
 	fprintf(f, ",\n");
 }
 
@@ -411,6 +413,11 @@ static int write_json(const struct cmp *m, const char *path)
 			json_oltp(f, m, &s->oltp);
 			fprintf(f, ", \"floor\": ");
 			json_floor(f, m, &s->floor);
+			fprintf(f, ", \"caps\": ");
+			if (c->spec->capped)
+				pgl_cmp_json_caps_use(f, &s->caps);
+			else
+				fprintf(f, "null");
 			fprintf(f, ",\n        \"timeline\": ");
 			json_timeline(f, &s->tl);
 			fprintf(f, "}");

@@ -20,28 +20,6 @@
 #include "compare_i.h"
 #include "stats.h"
 
-/* disk_value() -- setting or counter NAME of pgdisk's stats STATS into OUT;
- * false if absent. */
-static bool disk_value(const char *stats, const char *name, char *out, size_t cap)
-{
-	size_t n = strlen(name);
-	for (const char *l = stats; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
-		if (strncmp(l, name, n) == 0 && l[n] == ' ') {
-			size_t len = strcspn(l + n + 1, "\n");
-			snprintf(out, cap, "%.*s", (int)len, l + n + 1);
-			return true;
-		}
-	out[0] = '\0';
-	return false;
-}
-
-/* disk_num() -- a numeric setting or counter of pgdisk's stats, or 0. */
-static double disk_num(const char *stats, const char *name)
-{
-	char v[64];
-	return disk_value(stats, name, v, sizeof(v)) ? strtod(v, NULL) : 0;
-}
-
 /* print_devices() -- streaming figures, queues and modelled disks. */
 static void print_devices(const struct cmp *m, FILE *f, int w)
 {
@@ -107,21 +85,27 @@ static void print_devices(const struct cmp *m, FILE *f, int w)
 			const struct cell *c = &m->cell[i];
 			const char *st = c->disk_stats;
 			char model[16];
-			if (!st[0] || !disk_value(st, "model", model, sizeof(model)))
+			if (!st[0] || !pgl_cmp_disk_value(st, "model", model, sizeof(model)))
 				continue;
 			char late[48], p99[16] = "-";
-			if (disk_value(st, "late_ns_p99", p99, sizeof(p99)))
+			if (pgl_cmp_disk_value(st, "late_ns_p99", p99, sizeof(p99)))
 				snprintf(p99, sizeof(p99), "%.2f", strtod(p99, NULL) / 1e6);
 			snprintf(late, sizeof(late), "%s/%.2f", p99,
-				 disk_num(st, "late_ns_max") / 1e6);
-			fprintf(f,
-				"%-*s %-5s %6.1f %6.2f %5.0f %6.0f K %9.0f %9.1f %9.1f %9.2f %8.0f "
-				"%17s\n",
-				w, c->label, model, disk_num(st, "seq_mb_s"),
-				disk_num(st, "seek_ms"), disk_num(st, "rpm"),
-				disk_num(st, "track_kb"), disk_num(st, "completed"),
-				disk_num(st, "read_bytes") / 1e6, disk_num(st, "write_bytes") / 1e6,
-				disk_num(st, "seek_ns") / 1e9, disk_num(st, "held_max"), late);
+				 pgl_cmp_disk_num(st, "late_ns_max") / 1e6);
+			/* an hdd's settings; a capped volume's are in its own table */
+			char hdd[48] = "     -      -     -        -";
+			if (!c->spec->capped)
+				snprintf(hdd, sizeof(hdd), "%6.1f %6.2f %5.0f %6.0f K",
+					 pgl_cmp_disk_num(st, "seq_mb_s"),
+					 pgl_cmp_disk_num(st, "seek_ms"),
+					 pgl_cmp_disk_num(st, "rpm"),
+					 pgl_cmp_disk_num(st, "track_kb"));
+			fprintf(f, "%-*s %-5s %s %9.0f %9.1f %9.1f %9.2f %8.0f %17s\n", w, c->label,
+				model, hdd, pgl_cmp_disk_num(st, "completed"),
+				pgl_cmp_disk_num(st, "read_bytes") / 1e6,
+				pgl_cmp_disk_num(st, "write_bytes") / 1e6,
+				pgl_cmp_disk_num(st, "seek_ns") / 1e9,
+				pgl_cmp_disk_num(st, "held_max"), late);
 		}
 	}
 }
@@ -244,7 +228,7 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 		fprintf(f, " %8s %8s %8s %8s %7s", "p50(ms)", "p99(ms)", "p99.9", "max(ms)", "tps");
 	bool late = false;
 	for (int i = 0; i < m->ncell; i++)
-		late |= disk_num(m->cell[i].disk_stats, "late_ns_max") > 0;
+		late |= pgl_cmp_disk_num(m->cell[i].disk_stats, "late_ns_max") > 0;
 	if (late)
 		fprintf(f, " %8s", "late(ms)");
 	fprintf(f, " %6s\n", "Ratio");
@@ -260,7 +244,7 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 			fprintf(f, " %8.2f %8.2f %8.2f %8.2f %7.1f", c->oltp.p50, c->oltp.p99,
 				c->oltp.p999, c->oltp.max, c->oltp.tps);
 		if (late && c->disk_stats[0])
-			fprintf(f, " %8.2f", disk_num(c->disk_stats, "late_ns_max") / 1e6);
+			fprintf(f, " %8.2f", pgl_cmp_disk_num(c->disk_stats, "late_ns_max") / 1e6);
 		else if (late)
 			fprintf(f, " %8s", "-");
 		fprintf(f, " %6.2f%s%s\n", c->ratio, i == m->baseline ? " (baseline)" : "",
@@ -294,6 +278,7 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 	print_timelines(m, f, w);
 	print_floor(m, f, w);
 	print_devices(m, f, w);
+	pgl_cmp_print_caps(m, f, w);
 	bool any_lat = false;
 	for (int i = 0; i < m->ncell; i++)
 		any_lat |= m->cell[i].has_lat;

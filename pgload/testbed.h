@@ -69,18 +69,22 @@ int pgl_testbed_destroy(struct pgl_testbed *tb);
 /* A back end as named on the command line. */
 struct pgl_backend_spec {
 	const struct pgl_backend_ops *ops;
-	char name[64];	   /* ext2, ..., tmpfs, dir, hdd:ext4, ssd:xfs, hdd:IMAGE'S NAME,
-			      dev:sdb1:xfs */
-	char fs[8];	   /* the file system: ext2, ext3, ext4, xfs, tmpfs ("" for dir:) */
-	const char *model; /* hdd or ssd: the image is a disk modelled by pgdisk; else NULL */
-	const char *path;  /* dir:PATH, MODEL:IMAGE (an image of a file system), else NULL */
-	char device[128];  /* dev:DEVICE:FS: the user's block device; else "" */
-	const char *arg;   /* dev:DEVICE:FS: the argument, as given */
+	char name[64];	     /* ext2, ..., tmpfs, dir, hdd:ext4, ssd:xfs, hdd:IMAGE'S NAME,
+				dev:sdb1:xfs */
+	char fs[8];	     /* the file system: ext2, ext3, ext4, xfs, tmpfs ("" for dir:) */
+	const char *model;   /* hdd, ssd, gp3, gp2, io2, cloud: the image is a disk modelled
+				by pgdisk; else NULL */
+	char disk_model[24]; /* pgdisk's --model: the model, gp2's with its size ("gp2:100G") */
+	bool capped;	     /* a capped cloud volume (gp3, gp2, io2, cloud) */
+	const char *path;    /* dir:PATH, MODEL:IMAGE (an image of a file system), else NULL */
+	char device[128];    /* dev:DEVICE:FS: the user's block device; else "" */
+	const char *arg;     /* dev:DEVICE:FS: the argument, as given */
 };
 
 /*
  * pgl_backend_parse() -- ARG ("ext4", "tmpfs", "dir:/srv/x", "hdd:ext4",
- * "hdd:/srv/fs.img", "dev:/dev/sdb1:xfs", ...) into *OUT.  Returns 0, or
+ * "hdd:/srv/fs.img", "gp3:xfs", "gp2:100G:ext4", "dev:/dev/sdb1:xfs", ...)
+ * into *OUT.  Returns 0, or
  * -EINVAL / -ENOTDIR after saying why.
  */
 int pgl_backend_parse(const char *arg, struct pgl_backend_spec *out);

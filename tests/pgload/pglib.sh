@@ -108,5 +108,29 @@ assert_compare_clean() {
 	fail "a process of $wd left behind: $(pgrep -af "$wd")"
 }
 
+# compare_snapshot -- what a `pgload compare` could have set up: its work
+# directories, loop devices and mounts, all under $TMPDIR (those of other
+# tests running beside this one are not).
+compare_snapshot() {
+	ls -d "$TMPDIR"/pgload-compare.* 2>/dev/null
+	losetup -a | grep -F -- "$TMPDIR" | sort
+	grep -F -- "$TMPDIR" /proc/self/mountinfo | cut -d' ' -f5 | sort
+}
+
+# compare_refused DIR MESSAGE ARGS... -- `pgload compare --gen 0.01 --out
+# DIR/bad ARGS` fails saying MESSAGE and sets nothing up: no --out, and
+# compare_snapshot as in DIR/before.
+compare_refused() {
+	local dir=$1 msg=$2
+	shift 2
+	"$PGLOAD" compare --gen 0.01 --out "$dir/bad" "$@" >/dev/null 2>"$dir/err" &&
+		fail "accepted: $*"
+	grep -qF -- "$msg" "$dir/err" || { cat "$dir/err"; fail "message for $*: want \"$msg\""; }
+	[ -e "$dir/bad" ] && fail "--out created for $*"
+	cmp -s "$dir/before" <(compare_snapshot) ||
+		fail "something was set up for $*: $(diff "$dir/before" <(compare_snapshot))"
+	return 0
+}
+
 # Directories of concurrently running pgloads are not ours to judge.
 PGLOAD_PREEXISTING=($(ls -d "$TMPDIR"/pgload.* 2>/dev/null))

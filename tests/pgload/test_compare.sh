@@ -79,10 +79,10 @@ for c in d["cells"]:
     for k in ("label", "backend", "backend_path", "profile", "pgiofs", "set", "runs", "import_s",
               "schema_s", "cpu_pct", "load_mb", "load_cpu_pct", "ratio", "ratio_sd", "noisy",
               "samples", "latency", "queue_set", "disk_set", "elevator", "queue", "disk",
-              "stream", "oltp", "floor", "vs_baseline", "set_up_per_run"):
+              "stream", "oltp", "floor", "vs_baseline", "set_up_per_run", "caps"):
         assert k in c, k
     # no block device, no model, no OLTP clients here; streaming figures of the file only
-    assert c["elevator"] is None and c["queue"] is None and c["disk"] is None
+    assert c["elevator"] is None and c["queue"] is None and c["disk"] is None and c["caps"] is None
     assert c["oltp"] is None and c["queue_set"] == {} and c["disk_set"] == {}
     st = c["stream"]
     assert st["device_read_mb_s"] is None and st["file_write_mb_s"] > 0 and st["file_read_mb_s"] > 0, st
@@ -92,8 +92,8 @@ for c in d["cells"]:
     for x in c["samples"]:
         assert set(x) == {"round", "schema_s", "data_s", "post_s", "import_s", "cpu_pct",
                           "load_mb", "load_cpu_pct", "wal_bytes", "rows", "oltp", "floor",
-                          "timeline"}
-        assert x["floor"] is None and x["timeline"]["per_second"] == [], x["timeline"]
+                          "caps", "timeline"}
+        assert x["floor"] is None and x["caps"] is None and x["timeline"]["per_second"] == [], x["timeline"]
         assert x["import_s"] > 0 and x["rows"] > 0 and x["load_mb"] > 0
         assert abs(x["import_s"] - x["data_s"] - x["post_s"]) < 1e-5
     if c["pgiofs"]:
@@ -132,7 +132,7 @@ bad() { # bad MESSAGE ARGS... -- pgload compare ARGS fails saying MESSAGE
 	[ -e "$W/bad" ] && fail "--out created for $*"
 	return 0
 }
-bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs, dir:PATH, a modelled disk: hdd:FS, ssd:FS, or a device: dev:DEVICE:FS)' \
+bad 'unknown back end "zfs" (ext2, ext3, ext4, xfs, tmpfs, dir:PATH, a modelled disk: hdd:FS, ssd:FS, a capped cloud volume: gp3:FS, gp2:FS, gp2:SIZE:FS, io2:FS, cloud:FS, or a device: dev:DEVICE:FS)' \
 	--backends tmpfs,zfs --profiles native
 bad 'back end "dir:/nonexistent": ' --backends dir:/nonexistent --profiles native
 mkdir -p "$W/private/d" && chmod 700 "$W/private" # root's only: the server runs as postgres

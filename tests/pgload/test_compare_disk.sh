@@ -131,23 +131,8 @@ python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["cells"][0]; asse
 echo "ok: ssd:IMAGE runs on a copy of the image"
 
 # ---- bad input: refused before anything is set up -----------------------------
-# what compare could have made: everything of it is under $TMPDIR (the loop
-# devices and mounts of other tests running beside this one are not)
-snapshot() {
-	ls -d "$TMPDIR"/pgload-compare.* 2>/dev/null
-	losetup -a | grep -F -- "$TMPDIR" | sort
-	grep -F -- "$TMPDIR" /proc/self/mountinfo | cut -d' ' -f5 | sort
-}
-snapshot >"$W/before"
-bad() { # bad MESSAGE ARGS... -- pgload compare ARGS fails saying MESSAGE, making nothing
-	local msg=$1
-	shift
-	"$PGLOAD" compare --gen 0.01 --out "$W/bad" "$@" >/dev/null 2>"$W/err" && fail "accepted: $*"
-	grep -qF -- "$msg" "$W/err" || { cat "$W/err"; fail "message for $*: want \"$msg\""; }
-	[ -e "$W/bad" ] && fail "--out created for $*"
-	cmp -s "$W/before" <(snapshot) || fail "something was set up for $*: $(diff "$W/before" <(snapshot))"
-	return 0
-}
+compare_snapshot >"$W/before"
+bad() { compare_refused "$W" "$@"; }
 HDD=(--backends hdd:ext4 --profiles native,dbaware)
 bad '--elevators: unknown elevator "cfq" (none, mq-deadline, bfq or kyber' "${HDD[@]}" --elevators mq-deadline,cfq
 bad '--pgiofs-elevators: unknown elevator "deadline"' "${HDD[@]}" --pgiofs-elevators deadline
@@ -179,7 +164,7 @@ unshare -m bash -c '
 grep -qF -- "--elevators: this kernel ($(uname -r)) has no elevator \"bfq\"; it has: none mq-deadline" "$W/err" ||
 	{ cat "$W/err"; fail "message for an elevator the kernel lacks"; }
 [ -e "$W/bad" ] && fail "--out created for an elevator the kernel lacks"
-cmp -s "$W/before" <(snapshot) || fail "something was set up for an elevator the kernel lacks"
+cmp -s "$W/before" <(compare_snapshot) || fail "something was set up for an elevator the kernel lacks"
 echo "ok: bad elevators, tunables, images and model settings refused, nothing set up"
 
 # ---- SIGKILL on the modelled disk; the next run removes what it left ------------
