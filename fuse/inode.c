@@ -405,11 +405,16 @@ int pfs_inode_fd(struct pfs *fs, struct pfs_inode *in)
 	if (in->fd >= 0) { /* opened by another request meanwhile */
 		out[n++] = fd;
 		fd = in->fd;
+		pin__(c, in);
 	} else {
+		/* pinned from the start: never on the list, so not unlinked
+		 * from it (unlinking an inode that is not on the list would
+		 * empty the list's ends, and the cache would lose track of
+		 * every descriptor on it and evict none of them again) */
 		in->fd = fd;
 		c->cached++;
+		in->fd_pins++;
 	}
-	pin__(c, in);
 	n += evict__(c, out + n);
 	pthread_mutex_unlock(&c->lock);
 	close_all(out, n);
