@@ -485,11 +485,13 @@ static void print_walprep(const struct sample *s)
 		printf("WAL segments made ahead (files.wal_segments_ahead = %" JSON_INTEGER_FORMAT
 		       "): %" JSON_INTEGER_FORMAT " at a time, %" JSON_INTEGER_FORMAT
 		       " made (%.0f MiB), %" JSON_INTEGER_FORMAT
-		       " made by PostgreSQL itself, %" JSON_INTEGER_FORMAT " errors%s%s\n",
+		       " made by PostgreSQL itself, %" JSON_INTEGER_FORMAT
+		       " not made for want of space, %" JSON_INTEGER_FORMAT " errors%s%s\n",
 		       json_integer_value(json_object_get(o, "setting")), ahead,
 		       json_integer_value(json_object_get(o, "made")),
 		       (double)json_integer_value(json_object_get(o, "bytes")) / 1048576.0,
 		       json_integer_value(json_object_get(o, "missed")),
+		       json_integer_value(json_object_get(o, "skipped")),
 		       json_integer_value(json_object_get(o, "errors")), note && *note ? ": " : "",
 		       note ? note : "");
 	}

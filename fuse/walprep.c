@@ -24,7 +24,9 @@
  * same (the thread fell behind) is counted.  Nothing changes for recovery
  * or archiving: a zeroed segment beyond the end of WAL is what PostgreSQL
  * makes itself, and it removes or recycles spare future segments at its
- * checkpoints.  pg_wal holds up to k segments more than it would.
+ * checkpoints.  pg_wal holds up to k segments more than it would; none is
+ * made where the file system would be left with less than eight times
+ * what the k segments hold.
  *
  * One thread per daemon serves the mount and its WAL mounts; a request
  * carries its own descriptor of the directory, so nothing of the inode
@@ -38,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -71,8 +74,9 @@ struct pfs_walprep {
 	char name[SEG_NAMELEN + 1];
 	struct wp_dir dirs[WP_DIRS];
 	unsigned next_dir;
+	bool low_space; /* the last segment was not made for want of space */
 	/* statistics (atomics) */
-	uint64_t made, bytes, missed, errors;
+	uint64_t made, bytes, missed, errors, skipped;
 	char note[256]; /* the last error, under lock */
 };
 
@@ -164,6 +168,33 @@ static int make_one(struct pfs_walprep *w, int dirfd, const char *name, const st
 	return 1;
 }
 
+/* room_for() -- whether a segment of @size may be made in @dirfd: after
+ * it, the file system must keep free eight times what the segments ahead
+ * hold (512 MiB with 4 of 16 MiB), so that segments made ahead never take
+ * the last of a filling disk, which PostgreSQL needs for data and for the
+ * WAL it keeps until its next checkpoint. */
+static bool room_for(struct pfs_walprep *w, int dirfd, off_t size)
+{
+	uint64_t keep = (uint64_t)size * (uint64_t)w->ahead * 8, avail;
+	struct statvfs sv;
+
+	if (fstatvfs(dirfd, &sv) < 0)
+		return true; /* then ENOSPC says it */
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (avail >= keep + (uint64_t)size) {
+		w->low_space = false;
+		return true;
+	}
+	__atomic_add_fetch(&w->skipped, 1, __ATOMIC_RELAXED);
+	if (!w->low_space)
+		log_msg(LOG_INFO,
+			"files.wal_segments_ahead: %.0f MiB free, under the %.0f MiB kept free: no "
+			"segment made ahead until there is more",
+			(double)avail / 1048576.0, (double)(keep + (uint64_t)size) / 1048576.0);
+	w->low_space = true;
+	return false;
+}
+
 /* serve() -- the @ahead segments after segment @name in @dirfd, of its
  * size. */
 static void serve(struct pfs_walprep *w, int dirfd, const char *name, char *zeros)
@@ -185,6 +216,9 @@ static void serve(struct pfs_walprep *w, int dirfd, const char *name, char *zero
 	for (int i = 1; i <= w->ahead; i++) {
 		uint64_t n = segno + (uint64_t)i;
 		char next[SEG_NAMELEN + 1];
+
+		if (!room_for(w, dirfd, st.st_size))
+			break;
 
 		snprintf(next, sizeof(next), "%08X%08X%08X", tli, (uint32_t)(n / per_id),
 			 (uint32_t)(n % per_id));
@@ -364,10 +398,11 @@ int pfs_walprep_json(const struct pfs *fs, char *buf, size_t len)
 	return snprintf(buf, len,
 			"\"wal_segments_ahead\":{\"setting\":%" PRId64 ",\"ahead\":%d,\"made\":%" PRIu64
 			",\"bytes\":%" PRIu64 ",\"missed\":%" PRIu64 ",\"errors\":%" PRIu64
-			",\"note\":%s}",
+			",\"skipped\":%" PRIu64 ",\"note\":%s}",
 			fs->set.wal_segments_ahead, w ? w->ahead : 0,
 			w ? __atomic_load_n(&w->made, __ATOMIC_RELAXED) : 0,
 			w ? __atomic_load_n(&w->bytes, __ATOMIC_RELAXED) : 0,
 			w ? __atomic_load_n(&w->missed, __ATOMIC_RELAXED) : 0,
-			w ? __atomic_load_n(&w->errors, __ATOMIC_RELAXED) : 0, note);
+			w ? __atomic_load_n(&w->errors, __ATOMIC_RELAXED) : 0,
+			w ? __atomic_load_n(&w->skipped, __ATOMIC_RELAXED) : 0, note);
 }

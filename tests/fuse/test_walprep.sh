@@ -2,14 +2,13 @@
 # test_walprep.sh -- files.wal_segments_ahead: WAL segments made ahead of
 # PostgreSQL, so that no backend makes one while commits wait.
 #
-# A: no server, a 72 MiB tmpfs as the backing store, 2 segments ahead.  A
+# A: no server, a 400 MiB tmpfs as the backing store, 2 segments ahead.  A
 #    16 MiB segment ...01 looked up through the mount makes ...02 and ...03
 #    in the backing pg_wal: 16 MiB of zeros each, no temporary file left; a
 #    segment that exists is never replaced (...05 keeps its content); a name
 #    looked up before it was made ahead is found afterwards (no negative
-#    entry kept in pg_wal); the backing store filling up part-way leaves
-#    no segment and no temporary file behind, and `pgiofs stat` counts the
-#    error and names it; a segment PostgreSQL installs itself (renamed from
+#    entry kept in pg_wal); with less free than 8 times what the segments
+#    ahead hold, none is made, and `pgiofs stat` counts it; a segment PostgreSQL installs itself (renamed from
 #    xlogtemp.PID) is counted; 0 makes nothing, and auto makes nothing on a
 #    backing store without a disk.
 # B: PostgreSQL on the mount (3 segments ahead): after an initdb, pgbench
@@ -25,7 +24,7 @@ command -v python3 >/dev/null || fail "python3 is not installed"
 T=$(mktempdir)
 B=$T/b M=$T/m
 mkdir "$B" "$M"
-mount -t tmpfs -o size=72m tmpfs "$B" || fail "cannot mount a tmpfs on $B"
+mount -t tmpfs -o size=400m tmpfs "$B" || fail "cannot mount a tmpfs on $B"
 on_exit "umount -l '$B'"
 W=pg/data/pg_wal
 mkdir -p "$B/$W"
@@ -75,18 +74,26 @@ zeroed "$(seg 4)"
 [ "$(stat -c %s "$M/$W/$(seg 4)")" = $((16 << 20)) ] ||
 	fail "$label: $(seg 4) is not seen through the mount after it was made (a negative entry kept?)"
 
-label="A, backing store full"
-stat "$M/$W/$(seg 4)" >/dev/null || fail "$label: cannot stat $(seg 4) through the mount"
-wait_for errors 1
-[ ! -e "$B/$W/$(seg 6)" ] || fail "$label: a segment $(seg 6) was left on a full backing store"
+label="A, low space"
+# the stat of $(seg 4) above met it: $(seg 6) after $(seg 5)
+wait_for made 4
+zeroed "$(seg 6)"
+# 2 ahead of 16 MiB: 256 MiB must stay free after a segment is made
+fallocate -l $(($(df -B1M --output=avail "$B" | tail -n 1) - 200))M "$B/filler" ||
+	fail "$label: cannot fill the tmpfs"
+head -c $((16 << 20)) /dev/zero >"$B/$W/$(seg 10)"
+stat "$M/$W/$(seg 10)" >/dev/null || fail "$label: cannot stat $(seg 10) through the mount"
+wait_for skipped 1
+[ ! -e "$B/$W/$(seg 11)" ] || fail "$label: $(seg 11) was made with 184 MiB free"
 no_temp
 line=$("$BIN/pgiofs" stat "$M" | grep '^WAL segments made ahead') || fail "$label: pgiofs stat has no WAL segments line"
 echo "$label: $line"
-[[ $line == *"3 made (48 MiB)"*"1 errors: cannot make $(seg 6): No space left on device" ]] ||
+[[ $line == *"4 made (64 MiB), 0 made by PostgreSQL itself, 1 not made for want of space, 0 errors" ]] ||
 	fail "$label: pgiofs stat says \"$line\""
+rm "$B/filler" "$B/$W/$(seg 10)"
 
 label="A, made by PostgreSQL itself"
-rm -f "$B/$W/$(seg 2)" "$B/$W/$(seg 3)"
+rm -f "$B/$W/$(seg 2)" "$B/$W/$(seg 3)" "$B/$W/$(seg 4)" "$B/$W/$(seg 6)"
 echo x >"$M/$W/xlogtemp.123" && mv "$M/$W/xlogtemp.123" "$M/$W/$(seg 7)" ||
 	fail "$label: cannot rename a temporary file into a segment through the mount"
 [ "$(walprep missed)" = 1 ] || fail "$label: $(walprep missed) segments made by PostgreSQL counted, want 1"
