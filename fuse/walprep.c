@@ -15,7 +15,8 @@
  * the checkpointer (which looks up future names to recycle old segments
  * into: those are not segments WAL has reached).  When segment N is met,
  * a thread of its own makes N+1 .. N+k that do not exist yet, the way
- * PostgreSQL would: written with zeros (allocated blocks, so the
+ * PostgreSQL would, with a first page header as a recycled segment has
+ * (below): written with zeros (allocated blocks, so the
  * fdatasyncs of commits write no metadata) to a temporary file
  * (".pgiofs-xlogtemp"), fdatasync, then renamed into place without
  * replacing anything (RENAME_NOREPLACE: PostgreSQL may have made it
@@ -57,7 +58,7 @@ struct wp_dir {
 	dev_t dev;
 	ino_t ino;
 	uint32_t tli;
-	uint64_t upto; /* the highest segment made or met, as an order key */
+	uint64_t upto; /* the segments up to it are there (an order key) */
 };
 
 struct pfs_walprep {
@@ -72,6 +73,7 @@ struct pfs_walprep {
 	bool pending;
 	int dirfd;
 	char name[SEG_NAMELEN + 1];
+	struct wp_dir req; /* its directory, timeline and order key (upto) */
 	struct wp_dir dirs[WP_DIRS];
 	unsigned next_dir;
 	bool low_space; /* the last segment was not made for want of space */
@@ -79,6 +81,44 @@ struct pfs_walprep {
 	uint64_t made, bytes, missed, errors, skipped;
 	char note[256]; /* the last error, under lock */
 };
+
+/* The first page of a segment starts with PostgreSQL's long page header
+ * (access/xlog_internal.h, XLogLongPageHeaderData): a segment made ahead
+ * gets one, copied from the segment met with its address set to its own,
+ * as a recycled segment has an old one.  A reader that takes the segment
+ * size from the first segment file it finds (pg_waldump without a start
+ * file) then finds it there too, where a file of zeros stops it; recovery
+ * reads the header, then no record (a length of 0: the end of WAL), as it
+ * does at the end of any segment PostgreSQL made. */
+struct wal_long_header {
+	uint16_t magic;
+	uint16_t info;
+	uint32_t tli;
+	uint64_t pageaddr;
+	uint32_t rem_len;
+	uint32_t pad;
+	uint64_t sysid;
+	uint32_t seg_size;
+	uint32_t blcksz;
+};
+_Static_assert(sizeof(struct wal_long_header) == 40, "XLogLongPageHeaderData is 40 bytes");
+#define XLP_LONG_HEADER 0x0002
+
+/* read_header() -- the long page header of segment @name of @size bytes
+ * in @dirfd into @h; false if it has none (a file of zeros). */
+static bool read_header(int dirfd, const char *name, off_t size, struct wal_long_header *h)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = pread(fd, h, sizeof(*h), 0);
+	close(fd);
+	return n == (ssize_t)sizeof(*h) && (h->info & XLP_LONG_HEADER) &&
+	       h->seg_size == (uint64_t)size && h->blcksz >= 1024 && h->blcksz <= 65536 &&
+	       (h->blcksz & (h->blcksz - 1)) == 0;
+}
 
 /* segment_name() -- whether @name is a WAL segment's (24 upper-case hex
  * digits: timeline, then the segment number's two halves); its parts. */
@@ -112,9 +152,10 @@ static void note_error(struct pfs_walprep *w, const char *what, const char *name
 }
 
 /* make_one() -- segment @name in @dirfd, unless it exists, of the size,
- * owner and mode of segment @like; 1 if made, 0 if there, -errno. */
+ * owner and mode of segment @like: @first, then @zeros (WP_CHUNK bytes
+ * each); 1 if made, 0 if there, -errno. */
 static int make_one(struct pfs_walprep *w, int dirfd, const char *name, const struct stat *like,
-		    const char *zeros)
+		    const char *first, const char *zeros)
 {
 	off_t size = like->st_size;
 	int fd, ret = 0;
@@ -136,8 +177,8 @@ static int make_one(struct pfs_walprep *w, int dirfd, const char *name, const st
 	    fchmod(fd, like->st_mode & 07777) < 0)
 		ret = -errno;
 	for (off_t off = 0; off < size && ret == 0;) {
-		ssize_t n = pwrite(fd, zeros, (size_t)(size - off < WP_CHUNK ? size - off : WP_CHUNK),
-				   off);
+		ssize_t n = pwrite(fd, off ? zeros : first,
+				   (size_t)(size - off < WP_CHUNK ? size - off : WP_CHUNK), off);
 
 		if (n < 0)
 			ret = errno == EINTR ? 0 : -errno;
@@ -196,47 +237,66 @@ static bool room_for(struct pfs_walprep *w, int dirfd, off_t size)
 }
 
 /* serve() -- the @ahead segments after segment @name in @dirfd, of its
- * size. */
-static void serve(struct pfs_walprep *w, int dirfd, const char *name, char *zeros)
+ * size, with the header of @name or of the segment before it (one that
+ * PostgreSQL has written); none without one.  Whether all of them are
+ * there now. */
+static bool serve(struct pfs_walprep *w, int dirfd, const char *name, char *zeros, char *first)
 {
+	struct wal_long_header h;
 	uint32_t tli, hi, lo;
 	struct stat st;
 	uint64_t per_id, segno;
+	bool header;
 
-	if (!segment_name(name, &tli, &hi, &lo) || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-		return;
+	if (!segment_name(name, &tli, &hi, &lo) ||
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return false;
 	/* wal_segment_size: a power of two from 1 MiB to 1 GiB; anything
 	 * else is a segment still being written */
 	if (st.st_size < (1 << 20) || st.st_size > (1 << 30) || (st.st_size & (st.st_size - 1)))
-		return;
+		return false;
 	per_id = 0x100000000ull / (uint64_t)st.st_size;
 	if (lo >= per_id)
-		return;
+		return false;
 	segno = (uint64_t)hi * per_id + lo;
+	header = read_header(dirfd, name, st.st_size, &h);
+	if (!header && segno > 0) {
+		char prev[SEG_NAMELEN + 1];
+
+		snprintf(prev, sizeof(prev), "%08X%08X%08X", tli, (uint32_t)((segno - 1) / per_id),
+			 (uint32_t)((segno - 1) % per_id));
+		header = read_header(dirfd, prev, st.st_size, &h);
+	}
+	if (!header) /* initdb's first segment, not written yet */
+		return false;
 	for (int i = 1; i <= w->ahead; i++) {
 		uint64_t n = segno + (uint64_t)i;
 		char next[SEG_NAMELEN + 1];
 
 		if (!room_for(w, dirfd, st.st_size))
-			break;
-
+			return false;
 		snprintf(next, sizeof(next), "%08X%08X%08X", tli, (uint32_t)(n / per_id),
 			 (uint32_t)(n % per_id));
-		if (make_one(w, dirfd, next, &st, zeros) < 0)
-			break;
+		h.info = XLP_LONG_HEADER;
+		h.pageaddr = n * (uint64_t)st.st_size;
+		h.rem_len = 0;
+		memcpy(first, &h, sizeof(h));
+		if (make_one(w, dirfd, next, &st, first, zeros) < 0)
+			return false;
 		pthread_mutex_lock(&w->lock);
-		if (w->stop || w->pending) { /* unmounting, or PostgreSQL moved on */
+		if (w->stop || (w->pending && i < w->ahead)) { /* unmounting, or moved on */
 			pthread_mutex_unlock(&w->lock);
-			break;
+			return false;
 		}
 		pthread_mutex_unlock(&w->lock);
 	}
+	return true;
 }
 
 static void *walprep_thread(void *arg)
 {
 	struct pfs_walprep *w = arg;
-	char *zeros = calloc(1, WP_CHUNK);
+	char *zeros = calloc(1, WP_CHUNK), *first = calloc(1, WP_CHUNK);
 
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
@@ -246,17 +306,30 @@ static void *walprep_thread(void *arg)
 		}
 		int dirfd = w->dirfd;
 		char name[SEG_NAMELEN + 1];
+		struct wp_dir req = w->req;
+		bool done;
 
 		memcpy(name, w->name, sizeof(name));
 		w->pending = false;
 		pthread_mutex_unlock(&w->lock);
-		if (zeros)
-			serve(w, dirfd, name, zeros);
+		done = zeros && first && serve(w, dirfd, name, zeros, first);
 		close(dirfd);
 		pthread_mutex_lock(&w->lock);
+		/* met far enough now: a lookup of the same segments makes
+		 * nothing more (until then, each asks again) */
+		for (unsigned i = 0; done && i < WP_DIRS; i++) {
+			struct wp_dir *d = &w->dirs[i];
+
+			if (d->dev == req.dev && d->ino == req.ino &&
+			    (d->tli != req.tli || d->upto < req.upto)) {
+				d->tli = req.tli;
+				d->upto = req.upto;
+			}
+		}
 	}
 	pthread_mutex_unlock(&w->lock);
 	free(zeros);
+	free(first);
 	return NULL;
 }
 
@@ -364,14 +437,6 @@ void pfs_walprep_seen(struct pfs *fs, struct pfs_inode *dir, const char *name, c
 	 * up to its limit.  Only what the writers of WAL meet counts. */
 	if (pid > 0 && pfs_ckpt_is_checkpointer(pid))
 		return;
-	pthread_mutex_lock(&w->lock);
-	if (d->dev != dir->dev || d->ino != dir->ino) { /* its slot taken meanwhile */
-		pthread_mutex_unlock(&w->lock);
-		return;
-	}
-	d->tli = tli;
-	d->upto = key + (uint64_t)w->ahead;
-	pthread_mutex_unlock(&w->lock);
 	dirfd = pfs_inode_open(fs, dir, O_RDONLY | O_DIRECTORY);
 	if (dirfd < 0)
 		return;
@@ -381,6 +446,8 @@ void pfs_walprep_seen(struct pfs *fs, struct pfs_inode *dir, const char *name, c
 	w->pending = true;
 	w->dirfd = dirfd;
 	memcpy(w->name, name, sizeof(w->name));
+	w->req = (struct wp_dir){
+	    .dev = dir->dev, .ino = dir->ino, .tli = tli, .upto = key + (uint64_t)w->ahead};
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 }

@@ -14,7 +14,10 @@
 # B: PostgreSQL on the mount (3 segments ahead): after an initdb, pgbench
 #    -i and 8 segments of WAL, PostgreSQL made none of them itself, the segments
 #    after its current one exist, no more were made than the 3 after each
-#    segment reached (none from the checkpointer's recycling), and after kill -9 and crash recovery every
+#    segment reached (none from the checkpointer's recycling), one not yet
+#    written has the first page header of a recycled segment at its own
+#    address (pg_waldump takes the segment size from the first file it
+#    finds), and after kill -9 and crash recovery every
 #    row committed is there.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/pgcluster.sh"
@@ -44,32 +47,55 @@ wait_for() {
 	done
 	fail "$label: wal_segments_ahead.$1 is $(walprep "$1"), want $2"
 }
+# mkseg N -- segment N in the backing pg_wal as PostgreSQL leaves one it
+# wrote: 16 MiB, its long page header first (magic, XLP_LONG_HEADER, the
+# timeline, its address, a system id, the segment and block sizes)
+mkseg() {
+	python3 -c '
+import struct, sys
+n = int(sys.argv[2])
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<HHIQI4xQII", 0xD110, 2, 1, n << 24, 0, 7716106820039943096, 16 << 20, 8192))
+    f.truncate(16 << 20)' "$B/$W/$(seg "$1")" "$1" || fail "cannot write segment $1"
+	chown nobody "$B/$W/$(seg "$1")" && chmod 640 "$B/$W/$(seg "$1")" || fail "cannot give $(seg "$1") to nobody"
+}
+# zeroed N -- segment N was made ahead: 16 MiB, the owner and mode of the
+# one it follows, the header of a segment at its own address, then zeros
 zeroed() {
-	[ "$(stat -c "%s %U %a" "$B/$W/$1")" = "$((16 << 20)) nobody 640" ] || fail "$label: $1 is $(stat -c "%s bytes, owner %U, mode %a" "$B/$W/$1"), want 16 MiB, nobody, 640"
-	cmp -s -n $((16 << 20)) "$B/$W/$1" /dev/zero || fail "$label: $1 is not all zeros"
+	local f=$B/$W/$(seg "$1")
+	[ "$(stat -c "%s %U %a" "$f")" = "$((16 << 20)) nobody 640" ] || fail "$label: $(seg "$1") is $(stat -c "%s bytes, owner %U, mode %a" "$f"), want 16 MiB, nobody, 640"
+	[ "$(od -An -tx1 -N40 "$f" | tr -d ' \n')" = "$(python3 -c 'import struct, sys; print(struct.pack("<HHIQI4xQII", 0xD110, 2, 1, int(sys.argv[1]) << 24, 0, 7716106820039943096, 16 << 20, 8192).hex())' "$1")" ] ||
+		fail "$label: $(seg "$1") does not start with its page header"
+	cmp -s -i 40 -n $(((16 << 20) - 40)) "$f" /dev/zero || fail "$label: $(seg "$1") is not zeros after its header"
 }
 no_temp() {
 	[ ! -e "$B/$W/.pgiofs-xlogtemp" ] || fail "$label: a temporary file was left in pg_wal"
 }
 
 label="A, made ahead"
-head -c $((16 << 20)) /dev/zero >"$B/$W/$(seg 1)"
-chown nobody "$B/$W/$(seg 1)" && chmod 640 "$B/$W/$(seg 1)" || fail "cannot give $(seg 1) to nobody"
+mkseg 1
 pgiofs_mount "$B" "$M" --set files.wal_segments_ahead=2
 [ "$(walprep ahead)" = 2 ] || fail "$label: pgiofs stat says $(walprep ahead) segments ahead, want 2"
 stat "$M/$W/$(seg 1)" >/dev/null || fail "$label: cannot stat $(seg 1) through the mount"
 wait_for made 2
-zeroed "$(seg 2)"
-zeroed "$(seg 3)"
+zeroed 2
+zeroed 3
 no_temp
 [ ! -e "$B/$W/$(seg 4)" ] || fail "$label: $(seg 4) was made, more than 2 ahead"
+
+label="A, no header"
+head -c $((16 << 20)) /dev/zero >"$B/$W/$(seg 20)"
+stat "$M/$W/$(seg 20)" >/dev/null || fail "$label: cannot stat $(seg 20) through the mount"
+sleep 0.5
+[ ! -e "$B/$W/$(seg 21)" ] || fail "$label: $(seg 21) was made after a segment of zeros"
+rm "$B/$W/$(seg 20)"
 
 label="A, existing kept, no negative entry"
 echo keep >"$B/$W/$(seg 5)"
 ! stat "$M/$W/$(seg 4)" >/dev/null 2>&1 || fail "$label: $(seg 4) exists before it was made"
 stat "$M/$W/$(seg 3)" >/dev/null || fail "$label: cannot stat $(seg 3) through the mount"
 wait_for made 3
-zeroed "$(seg 4)"
+zeroed 4
 [ "$(cat "$B/$W/$(seg 5)")" = keep ] || fail "$label: $(seg 5), which existed, was replaced"
 [ "$(stat -c %s "$M/$W/$(seg 4)")" = $((16 << 20)) ] ||
 	fail "$label: $(seg 4) is not seen through the mount after it was made (a negative entry kept?)"
@@ -77,11 +103,11 @@ zeroed "$(seg 4)"
 label="A, low space"
 # the stat of $(seg 4) above met it: $(seg 6) after $(seg 5)
 wait_for made 4
-zeroed "$(seg 6)"
+zeroed 6
 # 2 ahead of 16 MiB: 256 MiB must stay free after a segment is made
 fallocate -l $(($(df -B1M --output=avail "$B" | tail -n 1) - 200))M "$B/filler" ||
 	fail "$label: cannot fill the tmpfs"
-head -c $((16 << 20)) /dev/zero >"$B/$W/$(seg 10)"
+mkseg 10
 stat "$M/$W/$(seg 10)" >/dev/null || fail "$label: cannot stat $(seg 10) through the mount"
 wait_for skipped 1
 [ ! -e "$B/$W/$(seg 11)" ] || fail "$label: $(seg 11) was made with 184 MiB free"
@@ -101,8 +127,7 @@ pgiofs_umount "$M" || fail "$label: cannot unmount"
 
 label="A, 0 and auto"
 rm -f "$B/$W/"0*
-head -c $((16 << 20)) /dev/zero >"$B/$W/$(seg 1)"
-chown nobody "$B/$W/$(seg 1)" && chmod 640 "$B/$W/$(seg 1)" || fail "cannot give $(seg 1) to nobody"
+mkseg 1
 for set in 0 -1; do
 	pgiofs_mount "$B" "$M" --set files.wal_segments_ahead=$set
 	stat "$M/$W/$(seg 1)" >/dev/null || fail "$label: cannot stat $(seg 1) through the mount"
@@ -147,6 +172,21 @@ for ((i = 0; i < 100; i++)); do
 done
 [ "$i" -lt 100 ] || fail "$LABEL: not every one of the 3 segments after the last written is there"
 [ "$(stat -c %U "$(seg_after 2)")" = postgres ] || fail "$LABEL: $(seg_after 2) is not the postgres user's"
+# a segment made ahead and not yet written has the long page header of a
+# recycled one, at its own address (pg_waldump and recovery read it)
+python3 - "$(seg_after 2)" "$BACKING/pg/data/pg_wal/$last" <<'PY' || fail "$LABEL: $(seg_after 2)'s first page header is not a segment's"
+import struct, sys
+def header(path):
+    with open(path, "rb") as f:
+        return struct.unpack("<HHIQI4xQII", f.read(40))
+made, cur = header(sys.argv[1]), header(sys.argv[2])
+name = sys.argv[1].rsplit("/", 1)[1]
+segno = int(name[8:16], 16) * (0x100000000 // (16 << 20)) + int(name[16:24], 16)
+assert made[0] == cur[0] and made[1] == 2 and made[2] == int(name[:8], 16), (made, cur)
+assert made[3] == segno * (16 << 20) and made[4] == 0, made
+assert made[5] == cur[5] and made[6] == 16 << 20 and made[7] == cur[7], (made, cur)
+PY
+# (test_walmodes.sh runs pg_waldump without a start file over such a pg_wal)
 made=$(walprep made)
 kill_postgres 20
 start_server
