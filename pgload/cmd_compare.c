@@ -341,8 +341,10 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 out:
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		pgl_tables_free(&rr.ph[ph].tables);
-	if (ret < 0 && s == &c->s[c->ns]) /* the run did not count */
+	if (ret < 0 && s == &c->s[c->ns]) { /* the run did not count */
 		pgl_tl_free(&s->tl);
+		pgl_caps_free(&s->caps);
+	}
 	return ret;
 }
 
@@ -565,8 +567,10 @@ out:
 	if ((status != 0 || atomic_load(&pgl_interrupted)) && out_made)
 		rmdir(m.out); /* an --out it made goes too if it stayed empty */
 	for (int i = 0; i < m.ncell; i++) {
-		for (int k = 0; k < m.cell[i].ns; k++)
+		for (int k = 0; k < m.cell[i].ns; k++) {
 			pgl_tl_free(&m.cell[i].s[k].tl);
+			pgl_caps_free(&m.cell[i].s[k].caps);
+		}
 		free(m.cell[i].s);
 		free(m.cell[i].oltp_pool.v);
 		free(m.cell[i].floor_pool.v);

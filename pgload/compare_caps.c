@@ -15,6 +15,7 @@
  * before the run's figures are read.
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -170,6 +171,55 @@ static double peak(const struct caps_point *p, size_t n, size_t off)
 	return best;
 }
 
+/* at() -- counter OFF of N readings P at time T (s of uptime), linear
+ * between the readings around it. */
+static double at(const struct caps_point *p, size_t n, size_t off, double t)
+{
+	size_t i = 0;
+#define FIELD(k) (*(const double *)((const char *)&p[k] + off))
+	while (i + 1 < n && p[i + 1].up < t)
+		i++;
+	if (i + 1 >= n || t <= p[i].up)
+		return FIELD(i);
+	double f = (t - p[i].up) / (p[i + 1].up - p[i].up);
+	return FIELD(i) + f * (FIELD(i + 1) - FIELD(i));
+#undef FIELD
+}
+
+/* series() -- U's second-by-second figures from N readings P. */
+static void series(struct caps_use *u, const struct caps_point *p, size_t n)
+{
+	int k, nsec = (int)ceil(u->secs - 1e-9);
+	if (nsec <= 0 || !(u->sec_iops = calloc((size_t)nsec, sizeof(float))) ||
+	    !(u->sec_mib = calloc((size_t)nsec, sizeof(float))) ||
+	    !(u->sec_credits = calloc((size_t)nsec, sizeof(float)))) {
+		pgl_caps_free(u);
+		return;
+	}
+	for (k = 0; k < nsec; k++) {
+		double t0 = p[0].up + k, t1 = k + 1 < u->secs ? t0 + 1 : p[n - 1].up, dt = t1 - t0;
+		if (dt <= 0)
+			break;
+		u->sec_iops[k] = (float)((at(p, n, offsetof(struct caps_point, ops), t1) -
+					  at(p, n, offsetof(struct caps_point, ops), t0)) /
+					 dt);
+		u->sec_mib[k] = (float)((at(p, n, offsetof(struct caps_point, bytes), t1) -
+					 at(p, n, offsetof(struct caps_point, bytes), t0)) /
+					dt / (1 << 20));
+		u->sec_credits[k] = (float)at(p, n, offsetof(struct caps_point, credits), t1);
+	}
+	u->nsec = k;
+}
+
+void pgl_caps_free(struct caps_use *u)
+{
+	free(u->sec_iops);
+	free(u->sec_mib);
+	free(u->sec_credits);
+	u->sec_iops = u->sec_mib = u->sec_credits = NULL;
+	u->nsec = 0;
+}
+
 void pgl_caps_stop(struct caps_watch *w, struct caps_use *u)
 {
 	memset(u, 0, sizeof(*u));
@@ -206,6 +256,7 @@ void pgl_caps_stop(struct caps_watch *w, struct caps_use *u)
 				u->out_at = p->last_out - a->up;
 		}
 		u->outs = z->outs - a->outs;
+		series(u, w->p, w->n);
 	}
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
@@ -363,7 +414,17 @@ void pgl_cmp_json_caps_use(FILE *f, const struct caps_use *u)
 		fprintf(f, "null");
 	else
 		fprintf(f, "%.3f", u->out_at);
-	fprintf(f, "}");
+	/* what caps.svg draws (compare_capchart.c) */
+	const float *const series[3] = {u->sec_iops, u->sec_mib, u->sec_credits};
+	const char *const names[3] = {"iops", "mib_s", "credits"};
+	fprintf(f, ", \"per_second\": {");
+	for (int k = 0; k < 3; k++) {
+		fprintf(f, "%s\"%s\": [", k ? ", " : "", names[k]);
+		for (int i = 0; i < u->nsec; i++)
+			fprintf(f, "%s%.3f", i ? ", " : "", series[k][i]);
+		fprintf(f, "]");
+	}
+	fprintf(f, "}}");
 }
 
 void pgl_cmp_json_caps(FILE *f, const struct cell *c)

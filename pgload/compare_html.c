@@ -4,7 +4,7 @@
  * best cell of each figure, which cells are faster or slower than the
  * baseline and which are within noise), then the charts, then the tables;
  * the charts are also written alone as import.svg, oltp.svg and timeline.svg
- * (--oltp) and latency.svg (pgiofs cells).
+ * (--oltp), latency.svg (pgiofs cells) and caps.svg (capped cloud volumes).
  *
  * The charts are SVG drawn here, inline in the page: it needs no network,
  * no script and no other program, and opens the same offline.  Every chart
@@ -267,25 +267,27 @@ static int write_chart(FILE *f, const struct chart *ch)
 	return 0;
 }
 
-/* write_timeline() -- the time lines (compare_tlchart.c) into the page F
- * and alone into --out/timeline.svg. */
-static int write_timeline(FILE *f, const struct cmp *m)
+/* write_overtime() -- a chart over the time of the imports, DRAW
+ * (compare_tlchart.c, compare_capchart.c), under heading TITLE into the
+ * page F and alone into --out/NAME; nothing where it draws nothing. */
+static int write_overtime(FILE *f, const struct cmp *m, const char *name, const char *title,
+			  int (*draw)(FILE *, const struct cmp *))
 {
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/timeline.svg", m->out);
+	snprintf(path, sizeof(path), "%s/%s", m->out, name);
 	FILE *g = fopen(path, "w");
 	if (!g)
 		return -errno;
 	fprintf(g, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
-	int drawn = pgl_cmp_timeline_svg(g, m);
+	int drawn = draw(g, m);
 	if (fclose(g) != 0)
 		return -EIO;
 	if (!drawn) {
 		unlink(path);
 		return 0;
 	}
-	fprintf(f, "<h3>Commit latency over the import</h3>\n<figure>\n");
-	pgl_cmp_timeline_svg(f, m);
+	fprintf(f, "<h3>%s</h3>\n<figure>\n", title);
+	draw(f, m);
 	fprintf(f, "</figure>\n");
 	return 0;
 }
@@ -341,7 +343,8 @@ static int write_charts(FILE *f, const struct cmp *m)
 		fprintf(f, "<h3>Commit latency during the import</h3>\n");
 		if (ch.nrow && (ret = write_chart(f, &ch)) < 0)
 			return ret;
-		if ((ret = write_timeline(f, m)) < 0)
+		if ((ret = write_overtime(f, m, "timeline.svg", "Commit latency over the import",
+					  pgl_cmp_timeline_svg)) < 0)
 			return ret;
 	}
 	ch = (struct chart){
@@ -367,10 +370,13 @@ static int write_charts(FILE *f, const struct cmp *m)
 	for (int i = 0; i < m->ncell; i++)
 		if (m->cell[i].has_lat)
 			ch.row[ch.nrow++] = i;
-	if (!ch.nrow || !ch.nser)
-		return 0;
-	fprintf(f, "<h3>Latency per I/O class</h3>\n");
-	return write_chart(f, &ch);
+	if (ch.nrow && ch.nser) {
+		fprintf(f, "<h3>Latency per I/O class</h3>\n");
+		if ((ret = write_chart(f, &ch)) < 0)
+			return ret;
+	}
+	return write_overtime(f, m, "caps.svg", "The capped volumes' caps over the import",
+			      pgl_cmp_caps_svg);
 }
 
 /* write_lines() -- the lines of TEXT as list items. */

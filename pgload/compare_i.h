@@ -115,6 +115,11 @@ struct caps_use {
 	double credits_start, credits_min, credits_end; /* the balance (0 without credits) */
 	uint64_t outs;					/* times the credits ran out */
 	double out_at; /* the first of them, s from the import's start; -1: none */
+	/* second by second from the import's start (the last one may be
+	 * shorter): IOPS and MiB/s used, the credit balance at its end;
+	 * NULL without readings (pgl_caps_free()) */
+	float *sec_iops, *sec_mib, *sec_credits;
+	int nsec;
 };
 
 /* One timed run of one cell. */
@@ -271,6 +276,17 @@ int pgl_caps_start(const struct pgl_backend *be, struct caps_watch **out);
 /* pgl_caps_stop() -- a last reading, the sampler stopped, what the import
  * used into *U (U->has false without readings); frees W (NULL: none). */
 void pgl_caps_stop(struct caps_watch *w, struct caps_use *u);
+
+/* pgl_caps_free() -- what pgl_caps_stop() allocated in U. */
+void pgl_caps_free(struct caps_use *u);
+
+/*
+ * pgl_cmp_caps_svg() -- per cell on a capped volume, one run's IOPS and
+ * MiB/s second by second as a share of the caps, and the credit balance as
+ * a share of the bucket (compare_capchart.c), as one <svg> (id "caps")
+ * into F.  Returns 1 if it drew one.
+ */
+int pgl_cmp_caps_svg(FILE *f, const struct cmp *m);
 
 /* pgl_cmp_print_caps() -- per cell on a capped volume, its caps against
  * what its imports used, and its credits, with labels W wide, into F. */
@@ -504,6 +520,10 @@ void pgl_svg_fmt(char *buf, size_t cap, double v);
  * or for COLOUR "line:C" ("dash:C") a line (dashed) of colour C; then TEXT.
  * *X moves past it. */
 void pgl_svg_legend(FILE *f, double *x, double y, const char *colour, bool dot, const char *text);
+
+/* pgl_svg_time_axis() -- the ticks of time axis TX (seconds, from 0) under
+ * the panels ending at Y, and CAPTION under them. */
+void pgl_svg_time_axis(FILE *f, const struct pgl_axis *tx, double y, const char *caption);
 
 /* ---- time lines (compare_tlchart.c) ----------------------------------------- */
 

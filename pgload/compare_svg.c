@@ -99,3 +99,16 @@ void pgl_svg_legend(FILE *f, double *x, double y, const char *colour, bool dot, 
 	fprintf(f, "</text>\n");
 	*x += 18 + 6.6 * (double)strlen(text) + 16;
 }
+
+void pgl_svg_time_axis(FILE *f, const struct pgl_axis *tx, double y, const char *caption)
+{
+	fprintf(f, "<g font-size=\"11\" text-anchor=\"middle\" fill=\"#333\">\n");
+	for (double t = 0; t <= tx->hi + 1e-9; t += tx->step) {
+		char v[32];
+		pgl_svg_fmt(v, sizeof(v), t);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", pgl_axis_x(tx, t), y + 14, v);
+	}
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", tx->x0 + tx->w / 2, y + 32);
+	pgl_svg_text(f, caption);
+	fprintf(f, "</text>\n</g>\n");
+}

@@ -207,15 +207,8 @@ int pgl_cmp_timeline_svg(FILE *f, const struct cmp *m)
 	for (int i = 0; i < n; i++)
 		draw_panel(f, &p[i], TL_TOP + TL_GAP + i * (TL_PANEL + TL_GAP), &tx, &la, maxtx);
 	double bottom = TL_TOP + n * (TL_PANEL + TL_GAP);
-	fprintf(f, "<g font-size=\"11\" text-anchor=\"middle\" fill=\"#333\">\n");
-	for (double t = 0; t <= tx.hi + 1e-9; t += tx.step) {
-		char v[32];
-		pgl_svg_fmt(v, sizeof(v), t);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", pos(&tx, t), bottom + 14, v);
-	}
-	fprintf(f,
-		"<text x=\"%.1f\" y=\"%.1f\">seconds from the import's start (the latency axis: "
-		"log scale)</text>\n</g>\n</svg>\n",
-		tx.x0 + tx.w / 2, bottom + 32);
+	pgl_svg_time_axis(f, &tx, bottom,
+			  "seconds from the import's start (the latency axis: log scale)");
+	fprintf(f, "</svg>\n");
 	return 1;
 }

@@ -10,7 +10,9 @@
 #     pgdisk counted since it started); nothing is left behind;
 #   - gp2:ext4 with 50 credits earned back at 100 IOPS: the credit line
 #     says they ran out before the imports (mkfs), and when in the import
-#     if they did there, which results.json and pgdisk's counters agree on;
+#     if they did there, which results.json and pgdisk's counters agree on,
+#     and the chart of the caps over the import (caps.svg) draws what
+#     results.json gives second by second;
 #   - bad presets and settings are refused before anything is set up,
 #     naming the input: an unknown model, a size for gp3, a gp2 size that
 #     is not a whole number of GiB in range, a file system pgload does not
@@ -92,7 +94,29 @@ if cr["ran_out"] is not None:   # the first run-out in the import: within it
 else:
     assert cr["outs_in_imports"] == 0 and s["caps"]["credits_out_s"] is None
 PY
-echo "ok: gp2:ext4 with 50 credits: when they ran out, before and during the import"
+# the chart over the import (caps.svg, in the page too): one panel, each
+# series a point per second of what results.json gives second by second,
+# whose sum is the import's operations; the baseline drawn, and the
+# run-out marked where the credits ran out in the import
+python3 - "$W/credits/results.json" "$W/credits/caps.svg" "$W/credits/index.html" <<'PY' ||
+import json, re, sys
+s = json.load(open(sys.argv[1]))["cells"][0]["samples"][0]["caps"]
+svg, page = open(sys.argv[2]).read(), open(sys.argv[3]).read()
+per = s["per_second"]
+n = len(per["iops"])
+assert n == -(-int(s["seconds"] * 1000) // 1000) and len(per["mib_s"]) == len(per["credits"]) == n, (n, s)
+last = s["seconds"] - (n - 1)
+ops = sum(per["iops"][:-1]) + per["iops"][-1] * last
+assert abs(ops - s["ops"]) <= 0.02 * s["ops"] + 2, (ops, s["ops"])
+lines = re.findall(r'<polyline [^>]*points="([^"]*)"', svg)
+assert len(lines) == 3 and all(len(l.split()) == n for l in lines), (n, lines)
+assert svg.count('class="panel"') == 1 and "baseline 100 IOPS" in svg
+assert ("credits ran out" in svg) == (s["credits_out_s"] is not None), s["credits_out_s"]
+assert 'id="caps"' in page
+PY
+	fail "caps.svg: the caps over the import"
+echo "ok: gp2:ext4 with 50 credits: when they ran out, before and during the import; the chart"
+
 sed -n '/^Credits/,/^$/p' "$W/stdout"
 
 # ---- bad presets and settings: refused before anything is set up ---------------
