@@ -51,6 +51,7 @@
  * if a queue has no entry after the start, the ring is turned off.
  */
 #include "pgiofs_i.h"
+#include "ringexit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,7 +65,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <sys/uio.h>
 #include <syslog.h>
@@ -127,7 +127,7 @@ struct ring_thread {
 	pthread_mutex_t serve_lock; /* held while serving a request */
 	bool stopped;		    /* under serve_lock: serve no more */
 	int started;		    /* under u->lock: 0 starting, 1 ready, -errno */
-	bool have_ring;		    /* ring set up (io_uring_queue_exit() it) */
+	bool have_ring;		    /* ring set up (ring_exit() it) */
 	atomic_bool quit;	    /* leave the loop (pfs_uring_release()) */
 };
 
@@ -505,38 +505,6 @@ static unsigned queues(void)
 	int n = get_nprocs_conf();
 
 	return n > 0 ? (unsigned)n : 1;
-}
-
-#if defined(__SANITIZE_THREAD__)
-/* unmap() -- munmap() through libc, whole pages: ThreadSanitizer forgets
- * the accesses to a range it sees unmapped only by whole pages of its
- * shadow. */
-static void unmap(void *p, size_t len)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	if (p)
-		munmap(p, (len + page - 1) / page * page);
-}
-#endif
-
-/* ring_exit() -- close ring @r.  liburing unmaps a ring with raw system
- * calls, which ThreadSanitizer does not see: a ring mapped later at the
- * same address (the scheduler's, another mount's) would inherit this
- * ring's accesses and be reported as racing with them.  Under it the ring
- * is closed as io_uring_queue_exit() does, through libc. */
-static void ring_exit(struct io_uring *r)
-{
-#if defined(__SANITIZE_THREAD__)
-	unmap(r->sq.sqes,
-	      (size_t)r->sq.ring_entries * (r->flags & IORING_SETUP_SQE128 ? 128u : 64u));
-	if (r->cq.ring_ptr != r->sq.ring_ptr)
-		unmap(r->cq.ring_ptr, r->cq.ring_sz);
-	unmap(r->sq.ring_ptr, r->sq.ring_sz);
-	close(r->ring_fd);
-#else
-	io_uring_queue_exit(r);
-#endif
 }
 
 /* drop_spare() -- the ring kept to turn the ring off is not needed. */
