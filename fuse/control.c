@@ -118,7 +118,15 @@ int pfs_control_open(struct pfs *fs, const char *mountpoint, const char *backing
 	}
 	len = pfs_control_addr(c->major, c->minor, &sa);
 	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->lfd < 0 || bind(c->lfd, (struct sockaddr *)&sa, len) < 0 || listen(c->lfd, 16) < 0) {
+	/* the name is taken: by the daemon of a mount that had this device
+	 * number and is gone (no two mounts have one at once), still ending;
+	 * it lets go of the name when it exits: 5 s at most */
+	ret = c->lfd < 0 ? -1 : bind(c->lfd, (struct sockaddr *)&sa, len);
+	for (int i = 0; ret < 0 && errno == EADDRINUSE && i < 50; i++) {
+		usleep(100 * 1000);
+		ret = bind(c->lfd, (struct sockaddr *)&sa, len);
+	}
+	if (ret < 0 || listen(c->lfd, 16) < 0) {
 		ret = -errno;
 		snprintf(err, errlen,
 			 "cannot listen on the control socket @" PFS_CTL_NAME_FMT ": %s", c->major,

@@ -185,6 +185,29 @@ check_json 'assert c["wal"]["write_ops"] >= 16' <"$T/nobody.json"
 
 # without allow_other the kernel admits only the owner; so does pgiofs stat
 pgiofs_mount "$T/b2" "$T/m2"
+# the name of the control socket still held by a daemon that is ending (a
+# mount gone whose device number the next mount gets): the new daemon
+# waits for it instead of serving no statistics.  The kernel gives a new
+# mount the lowest free device number, so the one just freed, unless a
+# mount elsewhere takes it first: tried until it is
+dev=$(mountpoint -d "$T/m2") || fail "mountpoint -d $T/m2 failed"
+for ((try = 0; try < 10; try++)); do
+	pgiofs_umount "$T/m2" || fail "cannot unmount $T/m2"
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0pgiofs/" + sys.argv[1]); s.listen(1)
+open(sys.argv[2], "w").close(); time.sleep(1.5)' "$dev" "$T/held" &
+	holder=$!
+	for ((i = 0; i < 50; i++)); do [ -e "$T/held" ] && break; sleep 0.1; done
+	pgiofs_mount "$T/b2" "$T/m2"
+	wait "$holder"
+	rm -f "$T/held"
+	[ "$(mountpoint -d "$T/m2")" = "$dev" ] && break
+	dev=$(mountpoint -d "$T/m2")
+done
+[ "$try" -lt 10 ] || echo "the device number was taken elsewhere 10 times: the wait for the control socket not exercised"
+"$BIN/pgiofs" stat "$T/m2" >/dev/null ||
+	fail "the control socket of a mount whose device number an ending daemon's socket held"
 out=$(as_user nobody "$BIN/pgiofs" stat "$T/m2" 2>&1) && fail "nobody read a mount without allow_other"
 grep -q "allow_other" <<<"$out" || fail "the refusal does not mention allow_other: $out"
 "$BIN/pgiofs" stat "$T/m2" >/dev/null || fail "root was refused on a mount without allow_other"
