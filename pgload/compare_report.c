@@ -157,7 +157,7 @@ static void json_spans(FILE *f, const struct tl_span *x, int n, bool ckpt)
 /* json_timeline() -- what happened during one import (timeline.c). */
 static void json_timeline(FILE *f, const struct timeline *tl)
 {
-	fprintf(f, "{\"seconds\": %.3f, \"post_start_s\": ", tl->secs);
+	fprintf(f, "{\"seconds\": %.6f, \"post_start_s\": ", tl->secs);
 	if (tl->post_start < 0)
 		fprintf(f, "null");
 	else
