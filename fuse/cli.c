@@ -960,6 +960,7 @@ static int run(struct cli *c, struct pfs *fs)
 		goto out_unmount;
 	}
 	pfs_walprep_start(fs); /* without it, PostgreSQL makes its segments itself */
+	pfs_space_start(fs, c->mountpoint);
 	/* the rings serve requests at once, so after the scheduler; and as
 	 * soon as can be: the kernel holds every request from the INIT reply
 	 * until the rings are ready (threads do not survive the fork, so not
@@ -1007,6 +1008,7 @@ static int run(struct cli *c, struct pfs *fs)
 	 * in the scheduler they share */
 	pfs_walmounts_stop(fs);
 	pfs_walprep_stop(fs);
+	pfs_space_stop(fs);
 	/* requests still queued complete (their replies go nowhere now)
 	 * before the session they belong to goes away; under the lock, as in
 	 * a reload: the control thread may be reading the scheduler */
@@ -1024,6 +1026,7 @@ out_unmount:
 	fuse_session_unmount(se);
 	/* after the unmount: nothing of this mount is queued any more */
 	pfs_walprep_stop(fs);
+	pfs_space_stop(fs);
 	pfs_devqueue_restore(fs);
 out_destroy:
 	fuse_session_destroy(se);
@@ -1073,6 +1076,7 @@ int pgiofs_main(int argc, char **argv)
 	pfs_control_stop(&fs);
 	pfs_walmounts_destroy(&fs); /* the control channel described them */
 	pfs_walprep_free(&fs);	    /* and counted its segments */
+	pfs_space_free(&fs);
 	ios_destroy(fs.ios);
 	close_trace(&fs, c.trace); /* after a failed start */
 	ios_stats_destroy(fs.stats);

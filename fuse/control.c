@@ -320,7 +320,11 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	if (n < 0 || (size_t)n + 1 >= len)
 		return n;
 	buf[n++] = ',';
-	return n + pfs_walprep_json(fs, buf + n, len - (size_t)n);
+	n += pfs_walprep_json(fs, buf + n, len - (size_t)n);
+	if (n < 0 || (size_t)n + 1 >= len)
+		return n;
+	buf[n++] = ',';
+	return n + pfs_space_json(fs, buf + n, len - (size_t)n);
 }
 
 static int write_all(int fd, const void *buf, size_t len)

@@ -373,6 +373,7 @@ static int do_lookup(struct pfs *fs, struct pfs_inode *parent, const char *name,
 		if (pending && stat_inode(fs, in, &e->attr) == 0)
 			pfs_wb_fix_size(pending, &e->attr);
 		pfs_wb_fix_mtime(in, &e->attr);
+		pfs_space_mark(fs, in, &e->attr);
 	}
 	note_relation(fs, parent, in, name);
 	if (shared_with_wal_mount(fs, parent))
@@ -446,6 +447,7 @@ static void pfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	}
 	pfs_wb_fix_size(pending, &st);
 	pfs_wb_fix_mtime(in, &st);
+	pfs_space_mark(pfs_of(req), in, &st);
 	fuse_reply_attr(req, &st, attr_timeout(pfs_of(req), in));
 }
 
@@ -468,6 +470,21 @@ static bool kill_suidgid(struct pfs *fs, int fd, const char *path)
 	if (mode == (st.st_mode & 07777))
 		return false;
 	return (fd >= 0 ? fchmod(fd, mode) : chmod(path, mode)) == 0;
+}
+
+/* space_mode() -- the mode a SETATTR of @in asks for: while
+ * files.space_guard_mb shows S_ISUID that the backing file has not (space.c),
+ * a mode the kernel made from the one shown (chmod g+w) keeps the backing
+ * file's S_ISUID instead. */
+static mode_t space_mode(const struct pfs *fs, const struct pfs_inode *in, int fd,
+			 const char *path, mode_t mode)
+{
+	struct stat st;
+
+	if (!(mode & S_ISUID) || in->fmt != S_IFREG || !pfs_space_low(fs) ||
+	    (fd >= 0 ? fstat(fd, &st) : stat(path, &st)) < 0)
+		return mode;
+	return (mode & ~(mode_t)S_ISUID) | (st.st_mode & S_ISUID);
 }
 
 /* set_times() -- the times of SETATTR's @attr and @valid, on @fd (an open
@@ -534,12 +551,14 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 		proc_path(path, sizeof(path), ifd);
 	}
 	if (valid & FUSE_SET_ATTR_MODE) {
+		mode_t mode = space_mode(fs, in, fd, path, attr->st_mode & 07777);
+
 		if (in->fmt == S_IFLNK)
 			ret = -EOPNOTSUPP;
 		else if (fd >= 0)
-			ret = fchmod(fd, attr->st_mode & 07777) < 0 ? -errno : 0;
+			ret = fchmod(fd, mode) < 0 ? -errno : 0;
 		else
-			ret = chmod(path, attr->st_mode & 07777) < 0 ? -errno : 0;
+			ret = chmod(path, mode) < 0 ? -errno : 0;
 		if (ret < 0)
 			goto out;
 	}
@@ -583,6 +602,7 @@ static void pfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	if (ret == 0) {
 		pfs_wb_fix_size(pending, &st);
 		pfs_wb_fix_mtime(in, &st);
+		pfs_space_mark(fs, in, &st);
 	}
 out:
 	if (ifd >= 0)
@@ -1147,6 +1167,7 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	pfs_space_poll(fs); /* before do_lookup() shows the new file's mode */
 	/* the kernel sends O_EXCL if the caller asked; keep it for the backing */
 	flags |= O_CREAT | (fi->flags & O_EXCL);
 	/* a file that exists after all (the kernel's negative entry was out
@@ -1593,6 +1614,9 @@ static void pfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	struct rw_ctx *c;
 
 	refine_class(fh->inode, buf, size, off);
+	pfs_space_poll(fs);
+	if (!fi->writepage && fh->how.mode == PFS_OPEN_CACHED && fs->writeback && pfs_space_low(fs))
+		pfs_space_write_through(fs); /* write(2) waits for it (space.c) */
 	c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_WRITE);
 	if (!c) {
 		fuse_reply_err(req, ENOMEM);

@@ -670,6 +670,23 @@ struct pfs_inode *pfs_inode_take_any(struct pfs *fs)
 	return in;
 }
 
+size_t pfs_inodes_open_files(struct pfs *fs, fuse_ino_t *ids, size_t max)
+{
+	struct pfs_inode *in;
+	size_t i, n = 0;
+
+	if (!fs->tab)
+		return 0;
+	pthread_mutex_lock(&fs->lock);
+	for (i = 0; i < fs->tabsize && n < max; i++)
+		for (in = fs->tab[i]; in && n < max; in = in->hnext)
+			if (in->fmt == S_IFREG && in->cls != IOS_CLASS_WAL &&
+			    __atomic_load_n(&in->nopen, __ATOMIC_RELAXED) > 0)
+				ids[n++] = (fuse_ino_t)(uintptr_t)in;
+	pthread_mutex_unlock(&fs->lock);
+	return n;
+}
+
 void pfs_inode_release(struct pfs *fs, struct pfs_inode *in)
 {
 	struct pfs_fdcache *c = cache_of(fs);

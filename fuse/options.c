@@ -267,6 +267,16 @@ static const struct conf_tunable rows[] = {
      "4 where the backing device says it is rotational or is a virtio disk, else 0.  "
      "0: off.  `pgiofs stat` counts the segments made and those PostgreSQL still had "
      "to make itself."},
+    {"files", "space_guard_mb", CONF_INT, "MiB", "256", 0, 1048576, NULL, F(space_guard_mb),
+     "Free space on the backing file system below which every write(2) of a data file "
+     "is sent to pgiofs before it returns, so that a full disk fails the write that "
+     "has no room (PostgreSQL: \"could not extend file\", the statement fails) as it "
+     "does natively, instead of a later fsync or close (PostgreSQL PANICs).  While it is "
+     "on, the mount shows regular files with the set-user-ID bit (S), which is what "
+     "makes the kernel send the writes; the backing files never get it.  Below eight "
+     "times this much the mount's dirty page limit is held at a quarter of the free "
+     "space (as root), so that what was cached fits.  Only with the write-back cache "
+     "(read at mount); writers with CAP_FSETID (root) stay cached.  0: off."},
     {"files", "wal_nice", CONF_INT, "", "-10", -20, 19, NULL, F(wal_nice),
      "CPU priority (nice value) of the threads that serve the WAL mounts "
      "(files.wal_mode = passthrough with the write-back cache).  A commit's fdatasync "

@@ -118,6 +118,7 @@ struct pgiofs_settings {
 	int64_t drop_behind_other_mb; /* ... for other files, past this offset; -1 never */
 	int device_queue;	      /* enum pgiofs_device_queue */
 	int64_t wal_segments_ahead;   /* WAL segments made ahead; -1 auto (walprep.c) */
+	int64_t space_guard_mb;	      /* below, writes go through (space.c); 0 off */
 	int64_t sync_chunk_kb;	      /* a data file's fsync writes in chunks this large */
 	int64_t checkpoint_writeback_kb; /* the checkpointer's fsync starts others' writeback */
 	int64_t wal_nice;		 /* nice value of the WAL mounts' threads */

@@ -189,6 +189,7 @@ struct pfs {
 	enum pfs_medium backing_medium;
 	struct pfs_devqueue devqueue; /* files.device_queue (devqueue.c) */
 	struct pfs_walprep *walprep;  /* WAL segments made ahead (walprep.c): the core's */
+	struct pfs_space *space;      /* files.space_guard_mb (space.c): the core's */
 	struct pfs_walmounts *walmounts; /* wal_split: the WAL mounts, else NULL */
 	/* with WAL mounts: a handler met directory @name in @dir, of kind
 	 * PGIOFS_DIR_WAL, whose backing object is @st (walmount.c makes a WAL
@@ -289,6 +290,9 @@ struct pfs_ikey {
  * identified by file handles (files.inode_handles, the daemon's
  * privileges, the backing file system).  0 or -errno. */
 int pfs_inodes_init(struct pfs *fs, const char *backing);
+/* pfs_inodes_open_files() -- up to @max node ids of regular files other
+ * than WAL with open handles, into @ids; how many. */
+size_t pfs_inodes_open_files(struct pfs *fs, fuse_ino_t *ids, size_t max);
 /* What `pgiofs stat` shows of the inodes and their descriptors. */
 struct pfs_inode_counters {
 	bool handles;		 /* inodes are identified by file handles */
@@ -606,6 +610,30 @@ void pfs_walprep_seen(struct pfs *fs, struct pfs_inode *dir, const char *name, c
 bool pfs_walprep_active(const struct pfs *fs, const struct pfs_inode *dir);
 /* pfs_walprep_json() -- "wal_segments_ahead":{...} into @buf. */
 int pfs_walprep_json(const struct pfs *fs, char *buf, size_t len);
+
+/* space.c: a full backing file system seen by the writer
+ * (files.space_guard_mb; see there for the mechanism). */
+struct pfs_space;
+/* pfs_space_start() -- the guard's thread (after daemonizing, once the
+ * mount at @mountpoint exists), if the setting and the write-back cache
+ * call for it; 0 or -errno (then there is no guard). */
+int pfs_space_start(struct pfs *fs, const char *mountpoint);
+/* pfs_space_stop() -- end its thread; idempotent.  pfs_space_free() once
+ * the control thread has ended. */
+void pfs_space_stop(struct pfs *fs);
+void pfs_space_free(struct pfs *fs);
+/* pfs_space_poll() -- have the guard look at the free space now if nobody has for 10 ms
+ * (a WRITE or a CREATE: the space may be going fast); never waits. */
+void pfs_space_poll(struct pfs *fs);
+/* pfs_space_low() -- the guard is on: writes go through one by one. */
+bool pfs_space_low(const struct pfs *fs);
+/* pfs_space_mark() -- attributes @st of @in as the mount shows them: with
+ * S_ISUID on a regular file other than WAL while the guard is on. */
+void pfs_space_mark(const struct pfs *fs, const struct pfs_inode *in, struct stat *st);
+/* pfs_space_write_through() -- count a WRITE sent by write(2) itself. */
+void pfs_space_write_through(const struct pfs *fs);
+/* pfs_space_json() -- "space_guard":{...} for `pgiofs stat --json`. */
+int pfs_space_json(const struct pfs *fs, char *buf, size_t len);
 
 /* devqueue.c (struct pfs_devqueue above struct pfs) */
 /* pfs_devqueue_apply() -- at mount, set the backing device's queue as

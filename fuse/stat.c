@@ -498,6 +498,37 @@ static void print_walprep(const struct sample *s)
 	json_decref(o);
 }
 
+/* print_space() -- files.space_guard_mb (space.c): whether writes go
+ * through one by one for want of space. */
+static void print_space(const struct sample *s)
+{
+	const char *p = strstr(s->extra, "\"space_guard\":{");
+	json_t *o;
+
+	if (!p || !(o = json_loads(p + strlen("\"space_guard\":"), JSON_DISABLE_EOF_CHECK, NULL)))
+		return;
+	if (json_is_true(json_object_get(o, "on"))) {
+		json_int_t cap = json_integer_value(json_object_get(o, "dirty_cap_bytes"));
+		const char *note = json_string_value(json_object_get(o, "note"));
+
+		printf("space guard (files.space_guard_mb = %" JSON_INTEGER_FORMAT
+		       "): %s, %.0f MiB free"
+		       "; on %" JSON_INTEGER_FORMAT " times, %" JSON_INTEGER_FORMAT
+		       " writes went through",
+		       json_integer_value(json_object_get(o, "setting_mb")),
+		       json_is_true(json_object_get(o, "low")) ? "ON, writes go through one by one"
+							       : "off",
+		       (double)json_integer_value(json_object_get(o, "free_bytes")) / 1048576.0,
+		       json_integer_value(json_object_get(o, "entered")),
+		       json_integer_value(json_object_get(o, "written_through")));
+		if (cap > 0)
+			printf("; the mount's dirty limit held at %.0f MiB",
+			       (double)cap / 1048576.0);
+		printf("%s%s\n", note && *note ? "; " : "", note ? note : "");
+	}
+	json_decref(o);
+}
+
 /* print_inodes() -- how the daemon keeps hold of the files the kernel
  * knows: file handles and a descriptor cache, or a descriptor each. */
 static void print_inodes(const struct sample *s)
@@ -607,6 +638,7 @@ static void print_modes(const struct sample *s)
 	print_inodes(s);
 	print_devqueue(s);
 	print_walprep(s);
+	print_space(s);
 	if (*note)
 		printf("note: %s\n", note);
 }
