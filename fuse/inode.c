@@ -670,20 +670,25 @@ struct pfs_inode *pfs_inode_take_any(struct pfs *fs)
 	return in;
 }
 
-size_t pfs_inodes_open_files(struct pfs *fs, fuse_ino_t *ids, size_t max)
+size_t pfs_inodes_files(struct pfs *fs, struct pfs_inode_ref **out)
 {
+	struct pfs_inode_ref *r;
 	struct pfs_inode *in;
 	size_t i, n = 0;
 
+	*out = NULL;
 	if (!fs->tab)
 		return 0;
 	pthread_mutex_lock(&fs->lock);
-	for (i = 0; i < fs->tabsize && n < max; i++)
-		for (in = fs->tab[i]; in && n < max; in = in->hnext)
-			if (in->fmt == S_IFREG && in->cls != IOS_CLASS_WAL &&
-			    __atomic_load_n(&in->nopen, __ATOMIC_RELAXED) > 0)
-				ids[n++] = (fuse_ino_t)(uintptr_t)in;
+	r = malloc((fs->count + 1) * sizeof(*r));
+	for (i = 0; r && i < fs->tabsize; i++)
+		for (in = fs->tab[i]; in && n <= fs->count; in = in->hnext)
+			if (in->fmt == S_IFREG && in->cls != IOS_CLASS_WAL) {
+				r[n].id = (fuse_ino_t)(uintptr_t)in;
+				r[n++].open = __atomic_load_n(&in->nopen, __ATOMIC_RELAXED) > 0;
+			}
 	pthread_mutex_unlock(&fs->lock);
+	*out = r;
 	return n;
 }
 

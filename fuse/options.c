@@ -268,7 +268,8 @@ static const struct conf_tunable rows[] = {
      "0: off.  `pgiofs stat` counts the segments made and those PostgreSQL still had "
      "to make itself."},
     {"files", "space_guard_mb", CONF_INT, "MiB", "256", 0, 1048576, NULL, F(space_guard_mb),
-     "Free space on the backing file system below which every write(2) of a data file "
+     "Free space on the backing file system (at most an eighth of its size) below which "
+     "every write(2) of a data file "
      "is sent to pgiofs before it returns, so that a full disk fails the write that "
      "has no room (PostgreSQL: \"could not extend file\", the statement fails) as it "
      "does natively, instead of a later fsync or close (PostgreSQL PANICs).  While it is "

@@ -290,9 +290,14 @@ struct pfs_ikey {
  * identified by file handles (files.inode_handles, the daemon's
  * privileges, the backing file system).  0 or -errno. */
 int pfs_inodes_init(struct pfs *fs, const char *backing);
-/* pfs_inodes_open_files() -- up to @max node ids of regular files other
- * than WAL with open handles, into @ids; how many. */
-size_t pfs_inodes_open_files(struct pfs *fs, fuse_ino_t *ids, size_t max);
+/* pfs_inodes_files() -- the regular files other than WAL the kernel knows
+ * now, with whether each has open handles, in *@out (malloc()ed, NULL if
+ * memory ran out); how many. */
+struct pfs_inode_ref {
+	fuse_ino_t id;
+	bool open;
+};
+size_t pfs_inodes_files(struct pfs *fs, struct pfs_inode_ref **out);
 /* What `pgiofs stat` shows of the inodes and their descriptors. */
 struct pfs_inode_counters {
 	bool handles;		 /* inodes are identified by file handles */

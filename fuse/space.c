@@ -17,10 +17,11 @@
  * to the daemon before write(2) returns (fuse_cache_write_iter(): the
  * daemon must clear the bit), and its errors are write(2)'s.  So while the
  * backing file system has less than files.space_guard_mb free (as an
- * unprivileged writer sees it, statvfs f_bavail), the attributes pgiofs
+ * unprivileged writer sees it, statvfs f_bavail; an eighth of the file
+ * system if that is less), the attributes pgiofs
  * gives of regular files other than WAL carry S_ISUID (pfs_space_mark()),
- * and on entering that state the attributes of every open one are
- * invalidated, so the next write asks for them.  PostgreSQL's writes then
+ * and on entering that state the attributes of every one the kernel knows
+ * are invalidated, so the next write asks for them.  PostgreSQL's writes then
  * reach pgiofs one by one and ENOSPC reaches the write that has no room,
  * as natively; once the space is back (a quarter above the guard) the bit
  * goes and writes are cached again.  The bit exists only in what the mount
@@ -131,21 +132,29 @@ static int write_knob(const struct pfs_space *sp, const char *knob, const char *
 	return ret;
 }
 
-/* invalidate() -- every open regular file's attributes, so that the next
- * write asks for them (and sees whether the guard is on); with @pages also
- * its pages: the kernel writes the dirty ones back first (launder), so what
- * was cached is on the backing file system before writes going through
- * take the space that is left.  That waits for WRITEs the workers serve:
- * only the guard's thread calls it. */
+/* invalidate() -- the attributes of every regular file the kernel knows,
+ * so that the next write asks for them (and sees whether the guard is
+ * on); with @pages also the pages of the open ones: the kernel writes the
+ * dirty ones back first (launder; a close has written a closed file's), so
+ * what was cached is on the backing file system before writes going
+ * through take the space that is left.  That waits for WRITEs the workers
+ * serve: only the guard's thread calls it. */
 static void invalidate(struct pfs_space *sp, bool pages)
 {
 	struct pfs *fs = sp->fs;
-	fuse_ino_t ids[4096];
-	size_t n = pfs_inodes_open_files(fs, ids, sizeof(ids) / sizeof(ids[0])), i;
+	struct pfs_inode_ref *r;
+	size_t n = pfs_inodes_files(fs, &r), i;
 
+	if (!r) {
+		log_msg(LOG_WARNING, "files.space_guard_mb: out of memory: the files' attributes "
+				     "stay as the kernel has them");
+		return;
+	}
 	for (i = 0; i < n; i++)
-		if (fuse_lowlevel_notify_inval_inode(fs->se, ids[i], pages ? 0 : -1, 0) == 0)
+		if (fuse_lowlevel_notify_inval_inode(fs->se, r[i].id, pages && r[i].open ? 0 : -1,
+						     0) == 0)
 			__atomic_add_fetch(&sp->invalidated, 1, __ATOMIC_RELAXED);
+	free(r);
 }
 
 /* follow_cap() -- below SP_CAP_BAND guards of free space, the mount's
@@ -253,6 +262,7 @@ static void *space_thread(void *arg)
 int pfs_space_start(struct pfs *fs, const char *mountpoint)
 {
 	struct pfs_space *sp;
+	struct statvfs sv;
 	unsigned maj, min;
 	int rfd, ret;
 
@@ -274,6 +284,10 @@ int pfs_space_start(struct pfs *fs, const char *mountpoint)
 		free(sp);
 		return ret;
 	}
+	/* a file system of less than eight guards: an eighth of it, so that
+	 * a small one is not written through for good */
+	if (fstatvfs(sp->fd, &sv) == 0 && (uint64_t)sv.f_blocks * sv.f_frsize / 8 < sp->guard)
+		sp->guard = (uint64_t)sv.f_blocks * sv.f_frsize / 8;
 	if (!fs->is_root)
 		snprintf(sp->note, sizeof(sp->note),
 			 "not root: the mount's dirty limit is not held to the free space");
@@ -381,11 +395,12 @@ int pfs_space_json(const struct pfs *fs, char *buf, size_t len)
 		    "no write-back cache: every write reaches pgiofs before write(2) returns");
 	}
 	return snprintf(buf, len,
-			"\"space_guard\":{\"setting_mb\":%" PRId64 ",\"on\":%s,\"low\":%s"
+			"\"space_guard\":{\"setting_mb\":%" PRId64 ",\"guard_bytes\":%" PRIu64
+			",\"on\":%s,\"low\":%s"
 			",\"free_bytes\":%" PRIu64 ",\"entered\":%" PRIu64 ",\"left\":%" PRIu64
 			",\"written_through\":%" PRIu64 ",\"invalidated\":%" PRIu64
 			",\"dirty_cap_bytes\":%" PRIu64 ",\"note\":%s}",
-			fs->set.space_guard_mb, sp ? "true" : "false",
+			fs->set.space_guard_mb, sp ? sp->guard : 0, sp ? "true" : "false",
 			sp && __atomic_load_n(&sp->low, __ATOMIC_RELAXED) ? "true" : "false",
 			sp ? __atomic_load_n(&sp->free, __ATOMIC_RELAXED) : 0,
 			sp ? __atomic_load_n(&sp->entered, __ATOMIC_RELAXED) : 0,

@@ -512,10 +512,11 @@ static void print_space(const struct sample *s)
 		const char *note = json_string_value(json_object_get(o, "note"));
 
 		printf("space guard (files.space_guard_mb = %" JSON_INTEGER_FORMAT
-		       "): %s, %.0f MiB free"
+		       ", %.0f MiB on this file system): %s, %.0f MiB free"
 		       "; on %" JSON_INTEGER_FORMAT " times, %" JSON_INTEGER_FORMAT
 		       " writes went through",
 		       json_integer_value(json_object_get(o, "setting_mb")),
+		       (double)json_integer_value(json_object_get(o, "guard_bytes")) / 1048576.0,
 		       json_is_true(json_object_get(o, "low")) ? "ON, writes go through one by one"
 							       : "off",
 		       (double)json_integer_value(json_object_get(o, "free_bytes")) / 1048576.0,

@@ -7,16 +7,20 @@
 # creates its table: wal_level = minimal writes no WAL for it) must fail
 # with "No space left on device", and after the filler is removed the same
 # import must succeed; then postgres is SIGKILLed and restarted, and every
-# acknowledged commit must be present and pg_amcheck clean.  Two rounds:
+# acknowledged commit must be present and pg_amcheck clean.  Three rounds:
 #   a. fuse.writeback_cache = no: every write reaches pgiofs, so the import
 #      gets PostgreSQL's own error, 'could not extend file "...": No space
 #      left on device', and the server stays up;
-#   b. the defaults (write-back cache): the kernel accepts the writes into
-#      its page cache and the error only comes back when they are written
-#      through (close or fsync), which PostgreSQL answers with a PANIC; once
-#      the filler is removed the server must recover (by itself, or after a
-#      restart) before the import is tried again.
-# ENOSPC_ROUNDS=a or b runs one round.
+#   b. the defaults (write-back cache, files.space_guard_mb): the guard sees
+#      the file system nearly full and has every write of PostgreSQL sent to
+#      pgiofs before write(2) returns, so the same as in round a;
+#   c. the write-back cache without the guard (files.space_guard_mb = 0):
+#      the kernel accepts the writes into its page cache and the error only
+#      comes back when they are written through (close or fsync), which
+#      PostgreSQL answers with a PANIC; once the filler is removed the
+#      server must recover (by itself, or after a restart) before the import
+#      is tried again.
+# ENOSPC_ROUNDS=a, b, c or a combination runs those rounds.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 command -v mkfs.ext4 >/dev/null || fail "mkfs.ext4 is missing (e2fsprogs)"
@@ -73,7 +77,7 @@ round() {
 	log "$LABEL: import failed: $(grep -m1 "ERROR\|PANIC" "$RUN/import1.out")"
 	grep -q "No space left on device" "$RUN/import1.out" ||
 		fail_log "$LABEL: the import failed for another reason" "$RUN/import1.out"
-	if [ "$name" = a ]; then
+	if [ "$name" != c ]; then
 		grep -q 'ERROR:  could not extend file "base/[0-9/]*": No space left on device' "$RUN/import1.out" ||
 			fail_log "$LABEL: not PostgreSQL's \"could not extend file\" error" "$RUN/import1.out"
 		sql "SELECT 1" >/dev/null || fail_log "$LABEL: the server did not stay up" "$SERVER_LOG"
@@ -105,6 +109,8 @@ round() {
 	pgiofs_umount "$MNT" || fail "$LABEL: cannot unmount"
 }
 
-[ "${ENOSPC_ROUNDS:-ab}" = b ] || round a --set fuse.writeback_cache=no
-[ "${ENOSPC_ROUNDS:-ab}" = a ] || round b
+ROUNDS=${ENOSPC_ROUNDS:-abc}
+[[ $ROUNDS != *a* ]] || round a --set fuse.writeback_cache=no
+[[ $ROUNDS != *b* ]] || round b
+[[ $ROUNDS != *c* ]] || round c --set files.space_guard_mb=0
 log "all checks passed"
