@@ -32,11 +32,13 @@
  * limit (bdi.max_ratio, up to half the system's) can hold gigabytes.  So
  * below eight times the guard the mount's limit is held (bdi max_bytes,
  * as root) at a quarter of the free space, and put back once the space is
- * there again; on entering, the open files' cached pages are written back
- * (and dropped) before their writes go through.  A program other than PostgreSQL that fills the
- * file system faster than the 100 ms this module looks at it can still leave less room than the
- * cached data needs; that write-back error then reaches the next fsync or close as any other
- * (writebehind.c).
+ * there again; on entering, the mount's dirty pages are written back
+ * (syncfs() of the mount, from the guard's thread) once the files'
+ * attributes are invalidated, so that what was cached is on the backing
+ * file system before the writes going through take what is left.  A program other than PostgreSQL
+ * that fills the file system faster than the 100 ms this module looks at it can still leave less
+ * room than the cached data needs; that write-back error then reaches the next fsync or close as
+ * any other (writebehind.c).
  *
  * A writer with CAP_FSETID (root) is not switched by the kernel: its
  * writes stay cached.  What must stay true: the bit is shown only on
@@ -76,12 +78,14 @@ struct pfs_space {
 	/* the mount's bdi (as root): its directory, the dirty limit in
 	 * bytes found there, what it was set to (0: left) */
 	char bdi[96];
+	char mnt[PATH_MAX]; /* the mount */
 	char ratio_was[32]; /* max_ratio_fine found, to put back */
 	uint64_t cap;
 	/* atomics */
 	bool low;
 	uint64_t last_ns, free, entered, left, through, invalidated, caps;
-	char note[160]; /* under lock */
+	pthread_mutex_t note_lock;
+	char note[160]; /* under note_lock */
 };
 
 static uint64_t now_ns(void)
@@ -134,12 +138,8 @@ static int write_knob(const struct pfs_space *sp, const char *knob, const char *
 
 /* invalidate() -- the attributes of every regular file the kernel knows,
  * so that the next write asks for them (and sees whether the guard is
- * on); with @pages also the pages of the open ones: the kernel writes the
- * dirty ones back first (launder; a close has written a closed file's), so
- * what was cached is on the backing file system before writes going
- * through take the space that is left.  That waits for WRITEs the workers
- * serve: only the guard's thread calls it. */
-static void invalidate(struct pfs_space *sp, bool pages)
+ * on). */
+static void invalidate(struct pfs_space *sp)
 {
 	struct pfs *fs = sp->fs;
 	struct pfs_inode_ref *r;
@@ -151,10 +151,28 @@ static void invalidate(struct pfs_space *sp, bool pages)
 		return;
 	}
 	for (i = 0; i < n; i++)
-		if (fuse_lowlevel_notify_inval_inode(fs->se, r[i].id, pages && r[i].open ? 0 : -1,
-						     0) == 0)
+		if (fuse_lowlevel_notify_inval_inode(fs->se, r[i].id, -1, 0) == 0)
 			__atomic_add_fetch(&sp->invalidated, 1, __ATOMIC_RELAXED);
 	free(r);
+}
+
+/* flush_mount() -- write the mount's dirty pages back (to pgiofs, which
+ * writes them to the backing file system) and wait: syncfs() of the mount.
+ * That waits for WRITEs the workers serve: only the guard's thread calls
+ * it, never holding what a worker may wait for.  The descriptor (an
+ * OPENDIR the workers answer) is closed at once: held, it would keep the
+ * mount busy at unmount. */
+static void flush_mount(struct pfs_space *sp)
+{
+	int fd = open(sp->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || syncfs(fd) < 0)
+		log_msg(
+		    LOG_WARNING,
+		    "files.space_guard_mb: cannot write back what the mount \"%s\" has cached: %s",
+		    sp->mnt, strerror(errno));
+	if (fd >= 0)
+		close(fd);
 }
 
 /* follow_cap() -- below SP_CAP_BAND guards of free space, the mount's
@@ -177,16 +195,18 @@ static void follow_cap(struct pfs_space *sp, uint64_t free)
 			log_msg(LOG_WARNING,
 				"files.space_guard_mb: cannot put %s/max_ratio_fine back to %s: %s",
 				sp->bdi, sp->ratio_was, strerror(-ret));
-		sp->cap = 0;
+		__atomic_store_n(&sp->cap, 0, __ATOMIC_RELAXED);
 		return;
 	}
 	/* within an eighth of the limit set: left */
 	if (sp->cap && want > sp->cap - sp->cap / 8 && want < sp->cap + sp->cap / 8)
 		return;
 	if (!sp->cap && read_knob(sp, "max_ratio_fine", sp->ratio_was, sizeof(sp->ratio_was)) < 0) {
+		pthread_mutex_lock(&sp->note_lock);
 		snprintf(sp->note, sizeof(sp->note),
 			 "cannot read %s/max_ratio_fine: the mount's dirty limit left as is",
 			 sp->bdi);
+		pthread_mutex_unlock(&sp->note_lock);
 		sp->bdi[0] = 0;
 		return;
 	}
@@ -203,7 +223,7 @@ static void follow_cap(struct pfs_space *sp, uint64_t free)
 		want = 0;
 		write_knob(sp, "max_ratio_fine", sp->ratio_was);
 	}
-	sp->cap = want;
+	__atomic_store_n(&sp->cap, want, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&sp->caps, 1, __ATOMIC_RELAXED);
 }
 
@@ -228,14 +248,15 @@ static void check(struct pfs_space *sp)
 			" MiB free on the backing file system, under files.space_guard_mb: "
 			"writes go through to it one by one",
 			free >> 20);
-		invalidate(sp, true);
+		invalidate(sp);
+		flush_mount(sp);
 	} else if (low && free >= sp->guard + sp->guard / 4) {
 		__atomic_store_n(&sp->low, false, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&sp->left, 1, __ATOMIC_RELAXED);
 		log_msg(LOG_NOTICE,
 			"%" PRIu64 " MiB free on the backing file system: writes cached again",
 			free >> 20);
-		invalidate(sp, false);
+		invalidate(sp);
 	}
 }
 
@@ -272,6 +293,8 @@ int pfs_space_start(struct pfs *fs, const char *mountpoint)
 	if (!sp)
 		return -ENOMEM;
 	sp->fs = fs;
+	if (!realpath(mountpoint, sp->mnt))
+		snprintf(sp->mnt, sizeof(sp->mnt), "%s", mountpoint);
 	sp->guard = (uint64_t)fs->set.space_guard_mb << 20;
 	rfd = pfs_inode_fd(fs, &fs->root);
 	sp->fd = rfd < 0 ? -1 : fcntl(rfd, F_DUPFD_CLOEXEC, 0);
@@ -298,12 +321,14 @@ int pfs_space_start(struct pfs *fs, const char *mountpoint)
 	else
 		snprintf(sp->bdi, sizeof(sp->bdi), "/sys/class/bdi/%u:%u", maj, min);
 	pthread_mutex_init(&sp->lock, NULL);
+	pthread_mutex_init(&sp->note_lock, NULL);
 	pthread_cond_init(&sp->cond, NULL);
 	ret = pthread_create(&sp->thread, NULL, space_thread, sp);
 	if (ret) {
 		log_msg(LOG_WARNING, "files.space_guard_mb: cannot start its thread: %s",
 			strerror(ret));
 		pthread_cond_destroy(&sp->cond);
+		pthread_mutex_destroy(&sp->note_lock);
 		pthread_mutex_destroy(&sp->lock);
 		close(sp->fd);
 		free(sp);
@@ -337,6 +362,7 @@ void pfs_space_free(struct pfs *fs)
 	pfs_space_stop(fs);
 	__atomic_store_n(&fs->space, NULL, __ATOMIC_RELEASE);
 	pthread_cond_destroy(&sp->cond);
+	pthread_mutex_destroy(&sp->note_lock);
 	pthread_mutex_destroy(&sp->lock);
 	close(sp->fd);
 	free(sp);
@@ -385,10 +411,11 @@ int pfs_space_json(const struct pfs *fs, char *buf, size_t len)
 	uint64_t cap = 0;
 
 	if (sp) {
-		pthread_mutex_lock(&sp->lock);
+		/* not sp->lock: the thread holds it through a syncfs() */
+		pthread_mutex_lock(&sp->note_lock);
 		json_str_format(note, sizeof(note), sp->note);
-		cap = sp->cap;
-		pthread_mutex_unlock(&sp->lock);
+		pthread_mutex_unlock(&sp->note_lock);
+		cap = __atomic_load_n(&sp->cap, __ATOMIC_RELAXED);
 	} else if (fs->set.space_guard_mb > 0 && !fs->writeback) {
 		json_str_format(
 		    note, sizeof(note),
