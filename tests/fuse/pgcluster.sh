@@ -52,6 +52,17 @@ pgfile() { timeout -k 5 30 runuser -u postgres -- "$@"; }
 # sql QUERY -- run QUERY in database postgres, print tuples only.
 sql() { pgc psql -X -At -v ON_ERROR_STOP=1 -h "$RUN" -p "$PORT" -d postgres -c "$1"; }
 
+# server_up SECS -- the server answers within SECS seconds (after a PANIC
+# the postmaster restarts and recovers by itself)
+server_up() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		sql "SELECT 1" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # fuse_conn MNT -- print the fuse connection number of the mount at MNT.
 fuse_conn() {
 	awk -v m="$1" '$5 == m {

@@ -39,17 +39,6 @@ import() {
 		-c "\\copy imp FROM '$DATA'" -c "COMMIT" >"$1" 2>&1
 }
 
-# server_up SECS -- wait until the server answers (after a PANIC the
-# postmaster restarts and recovers by itself).
-server_up() {
-	local i
-	for ((i = 0; i < $1 * 10; i++)); do
-		sql "SELECT 1" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # round NAME PGIOFS_ARGS... -- the scenario on a fresh loop filesystem.
 round() {
 	local name=$1 d img loop free

@@ -107,16 +107,6 @@ panic_line() {
 # rel_file REL -- the backing (or native) path of relation REL's main fork
 rel_file() { echo "$FSDATA/$(sql "SELECT pg_relation_filepath('$1')")"; }
 
-# server_up SECS -- the server answers within SECS seconds
-server_up() {
-	local i
-	for ((i = 0; i < $1 * 10; i++)); do
-		sql "SELECT 1" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # stop_ledger -- end the ledger client (after a PANIC it ends by itself)
 stop_ledger() {
 	local pid
