@@ -83,6 +83,7 @@ struct pfs_space {
 	uint64_t cap;
 	/* atomics */
 	bool low;
+	bool served; /* a request has been answered (pfs_space_mark()) */
 	uint64_t last_ns, free, entered, left, through, invalidated, caps;
 	pthread_mutex_t note_lock;
 	char note[160]; /* under note_lock */
@@ -249,7 +250,10 @@ static void check(struct pfs_space *sp)
 			"writes go through to it one by one",
 			free >> 20);
 		invalidate(sp);
-		flush_mount(sp);
+		/* nothing can be cached before the first request: and before
+		 * the workers run, the open would wait for them */
+		if (__atomic_load_n(&sp->served, __ATOMIC_ACQUIRE))
+			flush_mount(sp);
 	} else if (low && free >= sp->guard + sp->guard / 4) {
 		__atomic_store_n(&sp->low, false, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&sp->left, 1, __ATOMIC_RELAXED);
@@ -392,6 +396,10 @@ bool pfs_space_low(const struct pfs *fs)
 
 void pfs_space_mark(const struct pfs *fs, const struct pfs_inode *in, struct stat *st)
 {
+	struct pfs_space *sp = space_of(fs);
+
+	if (sp && !__atomic_load_n(&sp->served, __ATOMIC_RELAXED))
+		__atomic_store_n(&sp->served, true, __ATOMIC_RELEASE);
 	if (S_ISREG(st->st_mode) && fs->core == fs && in->cls != IOS_CLASS_WAL && pfs_space_low(fs))
 		st->st_mode |= S_ISUID;
 }
