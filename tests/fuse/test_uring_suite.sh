@@ -2,7 +2,8 @@
 # test_uring_suite.sh -- a representative part of the fuse/ tests run again
 # with FUSE over io_uring: POSIX behaviour (syscalls), the differential
 # test against the backing filesystem, PostgreSQL on the mount, a disk
-# filled to ENOSPC, crashes of the postmaster, WAL mounts, and the write
+# filled to ENOSPC (and a write(2) failing with it through the space
+# guard), crashes of the postmaster, WAL mounts, and the write
 # cache (an early acknowledged write must be answered before its backing
 # write: a reply is committed at once, not when its handler returns).  The kernel's
 # switch (/sys/module/fuse/parameters/enable_uring) is set for the run and
@@ -26,7 +27,7 @@ fi
 dir=$(dirname "$0")
 failed=()
 for t in test_syscalls.sh test_differential.sh test_postgres.sh test_fill.sh test_crash.sh \
-	test_walmount.sh test_writebehind.sh; do
+	test_walmount.sh test_writebehind.sh test_space_guard.sh; do
 	start=$SECONDS
 	if out=$(bash "$dir/$t" 2>&1); then
 		echo "ok: $t with fuse.uring=yes ($((SECONDS - start)) s)"
