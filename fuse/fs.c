@@ -1070,7 +1070,8 @@ static int fh_free(struct pfs *fs, struct pfs_fh *fh)
 {
 	int ret = 0;
 
-	if (__atomic_sub_fetch(&fh->inode->nopen, 1, __ATOMIC_RELAXED) == 0) {
+	if (__atomic_sub_fetch(&fh->inode->nopen, 1, __ATOMIC_RELAXED) == 0 &&
+	    __atomic_exchange_n(&fh->inode->read_seen, false, __ATOMIC_ACQ_REL)) {
 		pthread_rwlock_rdlock(&fs->core->ios_lock);
 		ios_release(fs->core->ios, inode_fid(fh->inode));
 		pthread_rwlock_unlock(&fs->core->ios_lock);
@@ -1588,6 +1589,8 @@ static void pfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct rw_ctx *c;
 
 	pfs_wb_wait(fh->inode); /* see acknowledged writes */
+	if (!__atomic_load_n(&fh->inode->read_seen, __ATOMIC_RELAXED))
+		__atomic_store_n(&fh->inode->read_seen, true, __ATOMIC_RELEASE);
 	c = rw_new(req, fh, direct ? fh->dfd : fh->fd, IOS_READ);
 
 	if (!c || posix_memalign(&c->buf, DIO_ALIGN, size ? size : 1) != 0) {

@@ -54,6 +54,9 @@ struct pfs_inode {
 	struct ios_stats_rel *rel;
 	uint32_t nopen; /* open handles (atomic): iosched readahead state is
 			 * released with the last */
+	bool read_seen; /* a READ went to the scheduler since that release
+			 * (atomic): without one there is no readahead state
+			 * to release, and no dispatcher to wake for it */
 	/* writes acknowledged before they are on the backing store
 	 * (writebehind.c), under wb_lock: how many are left */
 	pthread_mutex_t wb_lock;
