@@ -683,7 +683,8 @@ size_t pfs_inodes_files(struct pfs *fs, struct pfs_inode_ref **out)
 	r = malloc((fs->count + 1) * sizeof(*r));
 	for (i = 0; r && i < fs->tabsize; i++)
 		for (in = fs->tab[i]; in && n <= fs->count; in = in->hnext)
-			if (in->fmt == S_IFREG && in->cls != IOS_CLASS_WAL) {
+			if (in->fmt == S_IFREG &&
+			    __atomic_load_n(&in->cls, __ATOMIC_RELAXED) != IOS_CLASS_WAL) {
 				r[n].id = (fuse_ino_t)(uintptr_t)in;
 				r[n++].open = __atomic_load_n(&in->nopen, __ATOMIC_RELAXED) > 0;
 			}

@@ -400,7 +400,8 @@ void pfs_space_mark(const struct pfs *fs, const struct pfs_inode *in, struct sta
 
 	if (sp && !__atomic_load_n(&sp->served, __ATOMIC_RELAXED))
 		__atomic_store_n(&sp->served, true, __ATOMIC_RELEASE);
-	if (S_ISREG(st->st_mode) && fs->core == fs && in->cls != IOS_CLASS_WAL && pfs_space_low(fs))
+	if (S_ISREG(st->st_mode) && fs->core == fs &&
+	    __atomic_load_n(&in->cls, __ATOMIC_RELAXED) != IOS_CLASS_WAL && pfs_space_low(fs))
 		st->st_mode |= S_ISUID;
 }
 
