@@ -1168,7 +1168,7 @@ static void pfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	pfs_space_poll(fs); /* before do_lookup() shows the new file's mode */
+	pfs_space_poll(fs); /* a new file: the space may be going */
 	/* the kernel sends O_EXCL if the caller asked; keep it for the backing */
 	flags |= O_CREAT | (fi->flags & O_EXCL);
 	/* a file that exists after all (the kernel's negative entry was out

@@ -84,7 +84,7 @@ struct pfs_space {
 	/* atomics */
 	bool low;
 	bool served; /* a request has been answered (pfs_space_mark()) */
-	uint64_t last_ns, free, entered, left, through, invalidated, caps;
+	uint64_t last_ns, free, entered, left, through, invalidated;
 	pthread_mutex_t note_lock;
 	char note[160]; /* under note_lock */
 };
@@ -225,7 +225,6 @@ static void follow_cap(struct pfs_space *sp, uint64_t free)
 		write_knob(sp, "max_ratio_fine", sp->ratio_was);
 	}
 	__atomic_store_n(&sp->cap, want, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&sp->caps, 1, __ATOMIC_RELAXED);
 }
 
 /* check() -- look at the free space and switch; caller holds lock. */

@@ -36,15 +36,6 @@ struct cpanel {
 	double baseline;	  /* IOPS without credits (0: no bucket) */
 };
 
-/* ypos() -- where share V (%) goes in a panel from TOP, H high, on YA. */
-static double ypos(const struct pgl_axis *ya, double v, double top, double h)
-{
-	struct pgl_axis a = *ya; /* pgl_axis_x() on a vertical axis: 0 at the bottom */
-	a.x0 = 0;
-	a.w = h;
-	return top + h - pgl_axis_x(&a, v);
-}
-
 /* line() -- series V (N seconds) as a share of CAP, a polyline of COLOUR. */
 static void line(FILE *f, const float *v, int n, double cap, const char *colour,
 		 const struct pgl_axis *tx, const struct pgl_axis *ya, double top, double h)
@@ -54,7 +45,7 @@ static void line(FILE *f, const float *v, int n, double cap, const char *colour,
 	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", colour);
 	for (int k = 0; k < n; k++)
 		fprintf(f, "%s%.1f,%.1f", k ? " " : "", pgl_axis_x(tx, k + 0.5),
-			ypos(ya, 100.0 * v[k] / cap, top, h));
+			pgl_axis_y(ya, 100.0 * v[k] / cap, top, h));
 	fprintf(f, "\"/>\n");
 }
 
@@ -71,35 +62,38 @@ static void draw(FILE *f, const struct cpanel *p, double top, const struct pgl_a
 		CC_W - CC_RIGHT, top - 8, p->round, p->u->secs, p->iops, p->mib);
 	if (p->bucket > 0)
 		fprintf(f, ", %.0f credits", p->bucket);
-	fprintf(f, "</text>\n<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-		   "stroke=\"#999\"/>\n",
+	fprintf(f,
+		"</text>\n<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+		"stroke=\"#999\"/>\n",
 		CC_LEFT, top, tx->w, h);
 	fprintf(f,
 		"<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" "
 		"stroke-dasharray=\"4 3\"/>\n",
-		CC_LEFT, ypos(ya, 100, top, h), tx->x0 + tx->w, ypos(ya, 100, top, h));
-	if (p->baseline > 0 && p->iops > 0) /* gp2: the cap once the credits are gone */
+		CC_LEFT, pgl_axis_y(ya, 100, top, h), tx->x0 + tx->w, pgl_axis_y(ya, 100, top, h));
+	if (p->baseline > 0 && p->iops > 0) { /* gp2: the cap once the credits are gone */
+		double yb = pgl_axis_y(ya, 100 * p->baseline / p->iops, top, h);
+
 		fprintf(f,
 			"<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" COLOUR_IOPS
 			"\" stroke-dasharray=\"1 3\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
 			"text-anchor=\"end\" fill=\"" COLOUR_IOPS "\">baseline %.0f IOPS</text>\n",
-			CC_LEFT, ypos(ya, 100 * p->baseline / p->iops, top, h), tx->x0 + tx->w,
-			ypos(ya, 100 * p->baseline / p->iops, top, h), tx->x0 + tx->w - 2,
-			ypos(ya, 100 * p->baseline / p->iops, top, h) - 3, p->baseline);
+			CC_LEFT, yb, tx->x0 + tx->w, yb, tx->x0 + tx->w - 2, yb - 3, p->baseline);
+	}
 	line(f, p->u->sec_iops, p->u->nsec, p->iops, COLOUR_IOPS, tx, ya, top, h);
 	line(f, p->u->sec_mib, p->u->nsec, p->mib, COLOUR_MIB, tx, ya, top, h);
 	line(f, p->u->sec_credits, p->u->nsec, p->bucket, COLOUR_CRED, tx, ya, top, h);
 	if (p->u->out_at >= 0)
-		fprintf(f,
-			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" COLOUR_CRED
-			"\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"" COLOUR_CRED
-			"\">credits ran out</text>\n",
-			pgl_axis_x(tx, p->u->out_at), top, pgl_axis_x(tx, p->u->out_at), top + h,
-			pgl_axis_x(tx, p->u->out_at) + 2, top + 12);
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" COLOUR_CRED
+		    "\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"" COLOUR_CRED
+		    "\">credits ran out</text>\n",
+		    pgl_axis_x(tx, p->u->out_at), top, pgl_axis_x(tx, p->u->out_at), top + h,
+		    pgl_axis_x(tx, p->u->out_at) + 2, top + 12);
 	fprintf(f, "<g font-size=\"11\" text-anchor=\"end\" fill=\"#333\">\n");
 	for (double v = 0; v <= ya->hi + 1e-9; v += ya->step)
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\">%.0f %%</text>\n", CC_LEFT - 4,
-			ypos(ya, v, top, h) + 3, v);
+			pgl_axis_y(ya, v, top, h) + 3, v);
 	fprintf(f, "</g>\n</g>\n");
 }
 
@@ -116,10 +110,13 @@ int pgl_cmp_caps_svg(FILE *f, const struct cmp *m)
 				;
 		if (r >= c->ns || !c->spec->capped)
 			continue;
-		p[n] = (struct cpanel){c, &c->s[r].caps, c->s[r].round,
+		p[n] = (struct cpanel){c,
+				       &c->s[r].caps,
+				       c->s[r].round,
 				       pgl_cmp_disk_num(c->disk_stats, "cloud_iops"),
 				       pgl_cmp_disk_num(c->disk_stats, "cloud_mib_s"),
-				       pgl_cmp_disk_num(c->disk_stats, "cloud_credits"), 0};
+				       pgl_cmp_disk_num(c->disk_stats, "cloud_credits"),
+				       0};
 		if (p[n].bucket > 0)
 			p[n].baseline = pgl_cmp_disk_num(c->disk_stats, "cloud_baseline_iops");
 		const struct caps_use *u = p[n].u;

@@ -507,6 +507,9 @@ struct pgl_axis {
 
 /* pgl_axis_x() -- where value V goes on A, clamped to it. */
 double pgl_axis_x(const struct pgl_axis *a, double v);
+/* pgl_axis_y() -- where value V goes on A drawn upwards in a panel from
+ * TOP, H high (A's own x0 and w are not used), clamped to it. */
+double pgl_axis_y(const struct pgl_axis *a, double v, double top, double h);
 
 /* pgl_axis_fit() -- A's scale for values from LO to HI (both > 0): powers of
  * ten for a log axis, about five ticks of 1, 2 or 5 times a power of ten

@@ -52,6 +52,15 @@ double pgl_axis_x(const struct pgl_axis *a, double v)
 	return a->x0 + t * a->w;
 }
 
+double pgl_axis_y(const struct pgl_axis *a, double v, double top, double h)
+{
+	struct pgl_axis v_axis = *a; /* pgl_axis_x() from the bottom */
+
+	v_axis.x0 = 0;
+	v_axis.w = h;
+	return top + h - pgl_axis_x(&v_axis, v);
+}
+
 void pgl_axis_fit(struct pgl_axis *a, double lo, double hi)
 {
 	if (a->log) {

@@ -45,16 +45,6 @@ static double pos(const struct pgl_axis *ax, double t)
 	return ax->x0 + ax->w * t / ax->hi;
 }
 
-/* lat_y() -- where latency V (ms) goes in a panel from TOP, H high, on LA. */
-static double lat_y(const struct pgl_axis *la, double v, double top, double h)
-{
-	/* pgl_axis_x() on a vertical axis: 0 at the bottom */
-	struct pgl_axis a = *la;
-	a.x0 = 0;
-	a.w = h;
-	return top + h - pgl_axis_x(&a, v);
-}
-
 /* draw_panel() -- panel P at TOP: its bands, bars, lines and marks. */
 static void draw_panel(FILE *f, const struct panel *p, double top, const struct pgl_axis *tx,
 		       const struct pgl_axis *la, double maxtx)
@@ -111,7 +101,8 @@ static void draw_panel(FILE *f, const struct panel *p, double top, const struct 
 		for (int k = 0; k < tl->nsec; k++) {
 			double v = s ? tl->sec[k].max : tl->sec[k].p99;
 			if (tl->sec[k].tx)
-				fprintf(f, "%.1f,%.1f ", pos(tx, k + 0.5), lat_y(la, v, top, h));
+				fprintf(f, "%.1f,%.1f ", pos(tx, k + 0.5),
+					pgl_axis_y(la, v, top, h));
 		}
 		fprintf(f, "\"/>\n");
 	}
@@ -120,7 +111,7 @@ static void draw_panel(FILE *f, const struct panel *p, double top, const struct 
 			fprintf(f,
 				"<circle class=\"max\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" "
 				"fill=\"" COLOUR_MAX "\"/>\n",
-				pos(tx, k + 0.5), lat_y(la, tl->sec[k].max, top, h));
+				pos(tx, k + 0.5), pgl_axis_y(la, tl->sec[k].max, top, h));
 	for (int i = 0; i < tl->nseg; i++) {
 		const struct tl_span *x = &tl->seg[i];
 		double a = pos(tx, x->start), b = pos(tx, x->end < 0 ? tl->secs : x->end);
@@ -152,8 +143,8 @@ static void draw_panel(FILE *f, const struct panel *p, double top, const struct 
 		fprintf(f,
 			"<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
 			"<text x=\"%d\" y=\"%.1f\">%s ms</text>\n",
-			TL_LEFT, lat_y(la, t, top, h), tx->x0 + tx->w, lat_y(la, t, top, h),
-			TL_LEFT - 4, lat_y(la, t, top, h) + 3, v);
+			TL_LEFT, pgl_axis_y(la, t, top, h), tx->x0 + tx->w,
+			pgl_axis_y(la, t, top, h), TL_LEFT - 4, pgl_axis_y(la, t, top, h) + 3, v);
 	}
 	fprintf(f, "</g>\n</g>\n");
 }
