@@ -197,6 +197,29 @@ pgiofs_mount() {
 	wait_wal_mounts "$mnt"
 }
 
+# space_guard MNT MEMBER -- a member of `pgiofs stat MNT --json`'s
+# "space_guard" (files.space_guard_mb), as JSON (true, 42).
+space_guard() {
+	"$BIN/pgiofs" stat "$1" --json |
+		python3 -c "import json, sys; print(json.dumps(json.load(sys.stdin)['space_guard']['$2']))"
+}
+
+# space_guard_json MNT -- the whole "space_guard" member, for a message.
+space_guard_json() {
+	"$BIN/pgiofs" stat "$1" --json | grep -o '"space_guard":{[^}]*}'
+}
+
+# wait_space_guard MNT true|false WHO -- until MNT's space guard is on
+# (true) or off, 5 s at most; else the test fails, WHO: saying so.
+wait_space_guard() {
+	local i
+	for i in $(seq 50); do
+		[ "$(space_guard "$1" low)" = "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "$3: the space guard did not turn $([ "$2" = true ] && echo on || echo off): $(space_guard_json "$1")"
+}
+
 # pgiofs_umount MNT -- unmount (the WAL mounts pgiofs made over pg_wal
 # directories first: -R) and wait until the daemon has exited.
 pgiofs_umount() {

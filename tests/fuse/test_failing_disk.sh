@@ -239,22 +239,6 @@ import() {
 		-c "\\copy imp FROM '$W/import.tsv'" -c "COMMIT" >"$1" 2>&1
 }
 
-# guard MEMBER -- a member of pgiofs's files.space_guard_mb statistics
-guard() {
-	"$BIN/pgiofs" stat "$W/mnt" --json |
-		python3 -c "import json, sys; print(json.dumps(json.load(sys.stdin)['space_guard']['$1']))"
-}
-
-# wait_guard true|false -- until the space guard is on (off), 5 s at most
-wait_guard() {
-	local i
-	for i in $(seq 50); do
-		[ "$(guard low)" = "$1" ] && return 0
-		sleep 0.1
-	done
-	fail "$LABEL: the space guard did not turn $([ "$1" = true ] && echo on || echo off): $("$BIN/pgiofs" stat "$W/mnt" --json | grep -o '"space_guard":{[^}]*}')"
-}
-
 # scenario_enospc -- 4: the file system fills up during a COPY.  OUT4 is
 # the outcome's class (compared), DETAIL4 what happened (compared too)
 scenario_enospc() {
@@ -270,7 +254,7 @@ scenario_enospc() {
 	# pgiofs: files.space_guard_mb (256 by default) sees the file system
 	# another program filled within its 100 ms, and from then sends every
 	# write of PostgreSQL to the backing file system before write(2) returns
-	[ "$MODE" = native ] || wait_guard true
+	[ "$MODE" = native ] || wait_space_guard "$W/mnt" true "$LABEL"
 	if import "$W/import1.out"; then
 		client="the COPY succeeded"
 	else
@@ -292,10 +276,10 @@ scenario_enospc() {
 		fi
 	fi
 	if [ "$MODE" != native ]; then
-		[ "$(guard written_through)" -gt 0 ] || fail "$LABEL: the space guard was on, yet no write went through it"
+		[ "$(space_guard "$W/mnt" written_through)" -gt 0 ] || fail "$LABEL: the space guard was on, yet no write went through it"
 	fi
 	rm -f "$W/fs/filler"
-	[ "$MODE" = native ] || wait_guard false
+	[ "$MODE" = native ] || wait_space_guard "$W/mnt" false "$LABEL"
 	import "$W/import2.out" || fail_log "$LABEL: the same import failed with the space back" "$W/import2.out"
 	[ "$(sql "SELECT count(*) FROM imp")" = $ROWS ] || fail "$LABEL: the import did not load $ROWS rows"
 	log "$LABEL: $after; with the space back the import loaded $ROWS rows"

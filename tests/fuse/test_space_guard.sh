@@ -66,18 +66,7 @@ print("more", more, "err", err, " ".join(res), "pages", i)
 EOF
 chmod 644 "$T/writer.py"
 
-guard() {
-	"$BIN/pgiofs" stat "$M" --json |
-		python3 -c "import json, sys; print(json.dumps(json.load(sys.stdin)['space_guard']['$1']))"
-}
-wait_guard() {
-	local i
-	for i in $(seq 50); do
-		[ "$(guard low)" = "$1" ] && return 0
-		sleep 0.1
-	done
-	fail "$label: the space guard did not turn $([ "$1" = true ] && echo on || echo off): $("$BIN/pgiofs" stat "$M" --json | grep -o '"space_guard":{[^}]*}')"
-}
+guard() { space_guard "$M" "$1"; }
 free_mb() { df -B1M --output=avail "$B" | tail -n 1 | xargs; }
 bdi_knob() { cat "/sys/class/bdi/$(mountpoint -d "$M")/$1"; }
 
@@ -117,13 +106,13 @@ rm -f "$B/filler" "$B/f0"
 label="guard on"
 pgiofs_mount "$B" "$M" -o allow_other -s files.space_guard_mb=64
 [ "$(guard on)" = true ] && [ "$(guard guard_bytes)" = $((64 << 20)) ] ||
-	fail "$label: pgiofs stat does not show a guard of 64 MiB: $("$BIN/pgiofs" stat "$M" --json | grep -o '"space_guard":{[^}]*}')"
+	fail "$label: pgiofs stat does not show a guard of 64 MiB: $(space_guard_json "$M")"
 ratio_was=$(bdi_knob max_ratio_fine)
 # a file the kernel knows, closed when the guard turns on
 as_user nobody dd if=/dev/zero of="$M/f3" bs=8k count=1 status=none && stat "$M/f3" >/dev/null ||
 	fail "$label: cannot write $M/f3"
 run_writer f1
-wait_guard true
+wait_space_guard "$M" true "$label"
 cap=$(guard dirty_cap_bytes) free=$(guard free_bytes)
 max=$(bdi_knob max_bytes)
 echo "$label: $((free >> 20)) MiB free, dirty limit $((cap >> 20)) MiB (max_bytes $max)"
@@ -162,7 +151,7 @@ chmod g+r "$M/f1" || fail "$label: chmod g+r failed"
 
 label="space back"
 rm -f "$B/filler"
-wait_guard false
+wait_space_guard "$M" false "$label"
 [ "$(stat -c %A "$M/f1")" = "-rw-r-----" ] || fail "$label: the mount shows $(stat -c %A "$M/f1"), want -rw-r-----"
 [ "$(bdi_knob max_ratio_fine)" = "$ratio_was" ] && [ "$(guard dirty_cap_bytes)" = 0 ] ||
 	fail "$label: the dirty limit is not put back: max_ratio_fine $(bdi_knob max_ratio_fine), was $ratio_was"
@@ -175,6 +164,6 @@ label="small file system"
 umount "$B" && mount -t tmpfs -o size=200m tmpfs "$B" || fail "cannot remount $B at 200 MiB"
 pgiofs_mount "$B" "$M" -o allow_other
 [ "$(guard guard_bytes)" = $((25 << 20)) ] && [ "$(guard low)" = false ] ||
-	fail "$label: want a guard of 25 MiB (an eighth of 200), off: $("$BIN/pgiofs" stat "$M" --json | grep -o '"space_guard":{[^}]*}')"
+	fail "$label: want a guard of 25 MiB (an eighth of 200), off: $(space_guard_json "$M")"
 pgiofs_umount "$M" || fail "$label: cannot unmount"
 echo "all checks passed"
