@@ -185,9 +185,12 @@ static bool start_worker__(struct loop *l)
 }
 
 /* worker_exit__() -- this worker leaves: hand its descriptor on.  Caller
- * holds l->lock. */
+ * (the worker itself) holds l->lock.  Its thread is renamed first: it
+ * lingers a moment after it stops counting, and a new worker may start
+ * meanwhile, so /proc shows at most max_threads "pgiofs-fuse" threads. */
 static void worker_exit__(struct loop *l, int fd)
 {
+	pthread_setname_np(pthread_self(), "pgiofs-leaving");
 	if (fd >= 0)
 		l->spare_fds[l->nspare++] = fd; /* at most max_threads */
 	l->nworkers--;
