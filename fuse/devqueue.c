@@ -16,14 +16,26 @@
  *     beyond its depth, the writeback an fdatasync of WAL starts included
  *     (rq_qos_wait() in the committing backend's stack).
  *
+ *   - the depth: under mq-deadline a queue's writes may take up to
+ *     async_depth of its nr_requests tags (all 256 by default), and a
+ *     loop device or a disk takes up to its hardware queue depth of them
+ *     (128 for a loop device, each up to max_sectors_kb: 160 MiB).  The
+ *     device serves what it holds in its own order, so a WAL write and a
+ *     commit's flush that arrive after the writeback's burst wait for all
+ *     of it: seconds on a rotating disk, whatever the elevator does with
+ *     the requests it still holds.  With async_depth a few, the bulk waits
+ *     as dirty pages in the page cache instead, and a WAL write finds at
+ *     most that many write requests ahead of it (files.device_write_depth).
+ *
  * At mount, with files.device_queue = auto (pgiofs running as root, on a
  * device whose queue says it is rotational; a virtio disk cannot say and
  * is left alone) or yes, the scheduler becomes mq-deadline where it was
- * none or kyber, and wbt_lat_usec 0 where it was above.  What was found is
- * kept here; at unmount each value is put back unless someone changed it
- * since (an administrator's choice is never undone).  A daemon that is
- * killed leaves the queue as set: the log and `pgiofs stat` name the
- * values found.  Measured effect: docs/performance.md.
+ * none or kyber, wbt_lat_usec 0 where it was above, and mq-deadline's
+ * async_depth files.device_write_depth where it was the kernel's default.
+ * What was found is kept here; at unmount each value is put back unless
+ * someone changed it since (an administrator's choice is never undone).
+ * A daemon that is killed leaves the queue as set: the log and `pgiofs
+ * stat` name the values found.  Measured effect: docs/performance.md.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +48,8 @@
 #include "json.h"
 #include "pgiofs_i.h"
 
-#define DQ_SCHED "mq-deadline"
+#define DQ_SCHED      "mq-deadline"
+#define DQ_DEPTH_AUTO 8 /* files.device_write_depth = -1 (docs/performance.md) */
 
 /* read_knob() -- the first line of @queue/@knob into @buf; 0 or -errno. */
 static int read_knob(const char *queue, const char *knob, char *buf, size_t len)
@@ -123,8 +136,8 @@ static void set_sched(struct pfs_devqueue *dq)
 	}
 	ret = write_knob(dq->queue, "scheduler", DQ_SCHED);
 	if (ret < 0) {
-		snprintf(dq->note, sizeof(dq->note), "cannot set its scheduler to %s: %s",
-			 DQ_SCHED, strerror(-ret));
+		snprintf(dq->note, sizeof(dq->note), "cannot set its scheduler to %s: %s", DQ_SCHED,
+			 strerror(-ret));
 		return;
 	}
 	snprintf(dq->sched_was, sizeof(dq->sched_was), "%s", cur);
@@ -154,6 +167,51 @@ static void set_wbt(struct pfs_devqueue *dq)
 	dq->wbt_was = was;
 }
 
+/* read_long() -- @queue/@knob as a number into @v; 0 or -errno. */
+static int read_long(const char *queue, const char *knob, long *v)
+{
+	char buf[32], *end;
+	int ret = read_knob(queue, knob, buf, sizeof(buf));
+
+	if (ret < 0)
+		return ret;
+	errno = 0;
+	*v = strtol(buf, &end, 10);
+	return errno || end == buf || *end ? -EINVAL : 0;
+}
+
+/* set_depth() -- mq-deadline's async_depth to @want where it is a
+ * kernel's default (dd_depth_updated(): nr_requests on 6.18, max(1, 3/4
+ * of it) on older kernels): any other value is an administrator's. */
+static void set_depth(struct pfs_devqueue *dq, long want)
+{
+	char cur[32] = "", num[32];
+	long depth, nr;
+	bool offered;
+	int ret;
+
+	if (want == 0 || current_sched(dq->queue, cur, sizeof(cur), &offered) < 0 ||
+	    strcmp(cur, DQ_SCHED))
+		return; /* not asked, or another scheduler kept: no async_depth */
+	if ((ret = read_long(dq->queue, "iosched/async_depth", &depth)) == -ENOENT)
+		return; /* a kernel whose mq-deadline has none (before 5.14) */
+	if (ret < 0 || (ret = read_long(dq->queue, "nr_requests", &nr)) < 0) {
+		snprintf(dq->note, sizeof(dq->note), "cannot read its async_depth: %s",
+			 strerror(-ret));
+		return;
+	}
+	if (depth == want || (depth != nr && depth != (3 * nr / 4 > 1 ? 3 * nr / 4 : 1)))
+		return;
+	snprintf(num, sizeof(num), "%ld", want);
+	if ((ret = write_knob(dq->queue, "iosched/async_depth", num)) < 0) {
+		snprintf(dq->note, sizeof(dq->note), "cannot set its async_depth to %ld: %s", want,
+			 strerror(-ret));
+		return;
+	}
+	dq->depth_was = depth;
+	dq->depth = want;
+}
+
 void pfs_devqueue_apply(struct pfs *fs)
 {
 	struct pfs_devqueue *dq = &fs->devqueue;
@@ -161,6 +219,7 @@ void pfs_devqueue_apply(struct pfs *fs)
 
 	memset(dq, 0, sizeof(*dq));
 	dq->wbt_was = -1;
+	dq->depth_was = -1;
 	if (fs->set.device_queue == PGIOFS_DQ_NO)
 		return;
 	if (pfs_dev_disk(fs->root.dev, disk, sizeof(disk), dq->device, sizeof(dq->device)) < 0) {
@@ -181,12 +240,20 @@ void pfs_devqueue_apply(struct pfs *fs)
 	snprintf(dq->queue, sizeof(dq->queue), "%s/queue", disk);
 	set_sched(dq);
 	set_wbt(dq);
-	if (dq->sched_was[0] || dq->wbt_was >= 0)
-		log_msg(LOG_INFO,
-			"files.device_queue: %s's scheduler %s (was %s), wbt_lat_usec %s (was %ld)",
-			dq->device, dq->sched_was[0] ? DQ_SCHED : "unchanged",
-			dq->sched_was[0] ? dq->sched_was : "-", dq->wbt_was >= 0 ? "0" : "unchanged",
-			dq->wbt_was);
+	set_depth(dq, fs->set.device_write_depth < 0 ? DQ_DEPTH_AUTO : fs->set.device_write_depth);
+	if (dq->sched_was[0] || dq->wbt_was >= 0 || dq->depth_was >= 0) {
+		char depth[64] = "";
+
+		if (dq->depth_was >= 0)
+			snprintf(depth, sizeof(depth), ", async_depth %ld (was %ld)", dq->depth,
+				 dq->depth_was);
+		log_msg(
+		    LOG_INFO,
+		    "files.device_queue: %s's scheduler %s (was %s), wbt_lat_usec %s (was %ld)%s",
+		    dq->device, dq->sched_was[0] ? DQ_SCHED : "unchanged",
+		    dq->sched_was[0] ? dq->sched_was : "-", dq->wbt_was >= 0 ? "0" : "unchanged",
+		    dq->wbt_was, depth);
+	}
 	if (dq->note[0])
 		log_msg(LOG_WARNING, "files.device_queue: %s: %s", dq->device, dq->note);
 }
@@ -196,11 +263,21 @@ void pfs_devqueue_restore(struct pfs *fs)
 	struct pfs_devqueue *dq = &fs->devqueue;
 	char cur[32] = "", num[32];
 	bool offered;
+	long depth;
 	int ret;
 
 	if (!dq->queue[0] || dq->restored)
 		return;
 	dq->restored = true;
+	/* the depth first: a scheduler put back takes mq-deadline's with it */
+	if (dq->depth_was >= 0 && read_long(dq->queue, "iosched/async_depth", &depth) == 0 &&
+	    depth == dq->depth) {
+		snprintf(num, sizeof(num), "%ld", dq->depth_was);
+		if ((ret = write_knob(dq->queue, "iosched/async_depth", num)) < 0)
+			log_msg(LOG_WARNING,
+				"files.device_queue: cannot put %s's async_depth back to %s: %s",
+				dq->device, num, strerror(-ret));
+	}
 	if (dq->sched_was[0] && current_sched(dq->queue, cur, sizeof(cur), &offered) == 0 &&
 	    strcmp(cur, DQ_SCHED) == 0 &&
 	    (ret = write_knob(dq->queue, "scheduler", dq->sched_was)) < 0)
@@ -221,11 +298,14 @@ int pfs_devqueue_json(const struct pfs *fs, char *buf, size_t len)
 	const struct pfs_devqueue *dq = &fs->devqueue;
 	char sched[32] = "", wbt[32] = "", dev[80], was[80], note[600];
 	bool offered;
+	long depth = -1;
 
 	if (dq->queue[0]) {
 		current_sched(dq->queue, sched, sizeof(sched), &offered);
 		if (read_knob(dq->queue, "wbt_lat_usec", wbt, sizeof(wbt)) < 0)
 			wbt[0] = '\0';
+		if (read_long(dq->queue, "iosched/async_depth", &depth) < 0)
+			depth = -1;
 	}
 	json_str_format(dev, sizeof(dev), dq->device);
 	json_str_format(was, sizeof(was), dq->sched_was);
@@ -233,8 +313,11 @@ int pfs_devqueue_json(const struct pfs *fs, char *buf, size_t len)
 	return snprintf(buf, len,
 			"\"device_queue\":{\"setting\":\"%s\",\"device\":%s,\"set\":%s,"
 			"\"scheduler\":\"%s\",\"scheduler_was\":%s,\"wbt_lat_usec\":%s,"
-			"\"wbt_lat_usec_was\":%ld,\"note\":%s}",
+			"\"wbt_lat_usec_was\":%ld,\"async_depth\":%ld,\"async_depth_was\":%ld,"
+			"\"note\":%s}",
 			pgiofs_device_queue_names[fs->set.device_queue], dev,
-			dq->queue[0] && (dq->sched_was[0] || dq->wbt_was >= 0) ? "true" : "false",
-			sched, was, wbt[0] ? wbt : "-1", dq->wbt_was, note);
+			dq->queue[0] && (dq->sched_was[0] || dq->wbt_was >= 0 || dq->depth_was >= 0)
+			    ? "true"
+			    : "false",
+			sched, was, wbt[0] ? wbt : "-1", dq->wbt_was, depth, dq->depth_was, note);
 }

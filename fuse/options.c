@@ -231,6 +231,18 @@ static const struct conf_tunable rows[] = {
      "is left as is), when pgiofs runs as root.  yes: on any block device (as root).  "
      "no: leave the queue as it is.  `pgiofs stat` shows what was set and what it was; "
      "a daemon that is killed leaves the queue set."},
+    {"files", "device_write_depth", CONF_INT, "", "-1", -1, 4096, NULL, F(device_write_depth),
+     "Where files.device_queue sets the queue and its scheduler is mq-deadline, the most "
+     "write requests the scheduler lets be allocated at once (its async_depth; reads that "
+     "a process waits for are not limited).  The kernel's default, all of nr_requests "
+     "(256; three quarters before Linux 6.10), lets the writeback put up to 128 requests "
+     "of max_sectors_kb each "
+     "into the device, 160 MiB on a loop device, seconds of a rotating disk, and a WAL "
+     "write and the flush of a commit wait behind all of them; with a few, the rest of "
+     "the bulk waits as dirty pages in the page cache, and a WAL write finds at most that "
+     "many requests ahead of it.  Set only where it is the kernel's default (an "
+     "administrator's value is kept), and put back at unmount with the rest.  -1: auto, "
+     "8.  0: leave it as it is."},
     {"files", "sync_chunk_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(sync_chunk_kb),
      "Through the backing page cache (files.backing_direct), the fsync of a heap, index "
      "or other data file writes all its dirty pages at once, and a commit's WAL flush "

@@ -153,6 +153,8 @@ struct pfs_devqueue {
 	char device[32];	   /* the backing file system's device, "" if none */
 	char sched_was[32];	   /* the scheduler found, "" if left as is */
 	long wbt_was;		   /* wbt_lat_usec found, -1 if left as is */
+	long depth_was;		   /* mq-deadline's async_depth found, -1 if left as is */
+	long depth;		   /* ... and the one set */
 	char note[256];		   /* why something was left as is, or "" */
 	bool restored;		   /* put back (the main thread's) */
 };
@@ -190,9 +192,9 @@ struct pfs {
 	 * files.backing_direct and files.drop_behind = auto */
 	char backing_dev[32];
 	enum pfs_medium backing_medium;
-	struct pfs_devqueue devqueue; /* files.device_queue (devqueue.c) */
-	struct pfs_walprep *walprep;  /* WAL segments made ahead (walprep.c): the core's */
-	struct pfs_space *space;      /* files.space_guard_mb (space.c): the core's */
+	struct pfs_devqueue devqueue;	 /* files.device_queue (devqueue.c) */
+	struct pfs_walprep *walprep;	 /* WAL segments made ahead (walprep.c): the core's */
+	struct pfs_space *space;	 /* files.space_guard_mb (space.c): the core's */
 	struct pfs_walmounts *walmounts; /* wal_split: the WAL mounts, else NULL */
 	/* with WAL mounts: a handler met directory @name in @dir, of kind
 	 * PGIOFS_DIR_WAL, whose backing object is @st (walmount.c makes a WAL

@@ -459,6 +459,12 @@ static void print_devqueue(const struct sample *s)
 		       json_integer_value(json_object_get(o, "wbt_lat_usec")));
 		if (wbt_was >= 0)
 			printf(" (was %" JSON_INTEGER_FORMAT ")", wbt_was);
+		if (json_integer_value(json_object_get(o, "async_depth")) >= 0)
+			printf(", async_depth %" JSON_INTEGER_FORMAT,
+			       json_integer_value(json_object_get(o, "async_depth")));
+		if (json_integer_value(json_object_get(o, "async_depth_was")) >= 0)
+			printf(" (was %" JSON_INTEGER_FORMAT ")",
+			       json_integer_value(json_object_get(o, "async_depth_was")));
 		printf("; put back at unmount\n");
 	} else {
 		const char *note = json_string_value(json_object_get(o, "note"));

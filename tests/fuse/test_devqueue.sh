@@ -1,7 +1,9 @@
 #!/bin/bash
 # test_devqueue.sh -- files.device_queue: at mount pgiofs sets the backing
 # device's block queue for commits (scheduler mq-deadline where it was none
-# or kyber, writeback throttling off), says so in `pgiofs stat`, and puts
+# or kyber, writeback throttling off, mq-deadline's async_depth
+# files.device_write_depth where it was the kernel's default), says so in
+# `pgiofs stat`, and puts
 # back at unmount what it changed, unless someone changed it since.  On
 # ext4 on a loop device whose queue/rotational the test sets:
 #   - auto on a rotational device with none and wbt_lat_usec 2000: set,
@@ -11,7 +13,10 @@
 #   - yes on that device with kyber: set, kyber put back;
 #   - no: left as is;
 #   - changed by the administrator while mounted (bfq, 5000): kept;
-#   - already mq-deadline without wbt: nothing to do, nothing put back;
+#   - already mq-deadline without wbt: only the depth set, then put back;
+#   - files.device_write_depth 16, and 0 (left as is);
+#   - an async_depth of the administrator's (not the kernel's default):
+#     kept, and with wbt off nothing to do, nothing put back;
 #   - a bad value refused at mount, naming it, with no mount left.
 source "$(dirname "$0")/../lib.sh"
 need_root
@@ -31,9 +36,21 @@ old_rot=$(cat "$Q/rotational")
 on_exit "echo $old_sched >$Q/scheduler; echo $old_wbt >$Q/wbt_lat_usec; echo $old_rot >$Q/rotational"
 
 sched() { sed 's/.*\[\(.*\)\].*/\1/' "$Q/scheduler"; }
+depth() { cat "$Q/iosched/async_depth"; }
+# the kernel's default async_depth under mq-deadline: nr_requests (3/4 of
+# it before Linux 6.10), as a fresh mq-deadline has it (a loop device
+# that is used again keeps its queue's elevator and its tunables)
+echo none >"$Q/scheduler" && echo mq-deadline >"$Q/scheduler" ||
+	fail "cannot set $LOOP's scheduler to mq-deadline"
+kdepth=$(depth) nr=$(cat "$Q/nr_requests")
+[ "$kdepth" = "$nr" ] || [ "$kdepth" = $((3 * nr / 4)) ] ||
+	fail "mq-deadline's async_depth is $kdepth, neither nr_requests $nr nor 3/4 of it"
+echo "mq-deadline's default async_depth: $kdepth of nr_requests $nr"
 # queue ROTATIONAL SCHED WBT -- set the loop device's queue
+# (through none: a fresh elevator, with its default tunables)
 queue() {
-	echo "$1" >"$Q/rotational" && echo "$2" >"$Q/scheduler" && echo "$3" >"$Q/wbt_lat_usec" ||
+	echo "$1" >"$Q/rotational" && echo none >"$Q/scheduler" && echo "$2" >"$Q/scheduler" &&
+		echo "$3" >"$Q/wbt_lat_usec" ||
 		fail "cannot set $LOOP's queue to rotational $1, $2, wbt $3"
 }
 # expect WHEN SCHED WBT -- the queue is SCHED with wbt_lat_usec WBT
@@ -50,7 +67,7 @@ stat_says() {
 	[ "$line" = "$1" ] || fail "$label: pgiofs stat says \"$line\", want \"$1\""
 }
 json_set() {
-	"$BIN/pgiofs" stat "$M" --json | python3 -c 'import json, sys; d = json.load(sys.stdin)["device_queue"]; print(str(d["set"]).lower(), d["scheduler_was"] or "-", d["wbt_lat_usec_was"])'
+	"$BIN/pgiofs" stat "$M" --json | python3 -c 'import json, sys; d = json.load(sys.stdin)["device_queue"]; print(str(d["set"]).lower(), d["scheduler_was"] or "-", d["wbt_lat_usec_was"], d["async_depth"], d["async_depth_was"])'
 }
 dev=${LOOP#/dev/}
 
@@ -58,8 +75,9 @@ label="auto, rotational"
 queue 1 none 2000
 pgiofs_mount "$B" "$M"
 expect "mounted" mq-deadline 0
-stat_says "device queue (files.device_queue = auto): $dev: scheduler mq-deadline (was none), wbt_lat_usec 0 (was 2000); put back at unmount"
-[ "$(json_set)" = "true none 2000" ] || fail "$label: pgiofs stat --json says $(json_set)"
+[ "$(depth)" = 8 ] || fail "$label: async_depth is $(depth), want 8"
+stat_says "device queue (files.device_queue = auto): $dev: scheduler mq-deadline (was none), wbt_lat_usec 0 (was 2000), async_depth 8 (was $kdepth); put back at unmount"
+[ "$(json_set)" = "true none 2000 8 $kdepth" ] || fail "$label: pgiofs stat --json says $(json_set)"
 echo data >"$M/f" && sync "$M/f" || fail "$label: writing through the mount failed"
 pgiofs_umount "$M" || fail "$label: cannot unmount"
 expect "after the unmount" none 2000
@@ -76,7 +94,7 @@ label="yes, kyber"
 queue 0 kyber 2000
 pgiofs_mount "$B" "$M" --set files.device_queue=yes
 expect "mounted" mq-deadline 0
-stat_says "device queue (files.device_queue = yes): $dev: scheduler mq-deadline (was kyber), wbt_lat_usec 0 (was 2000); put back at unmount"
+stat_says "device queue (files.device_queue = yes): $dev: scheduler mq-deadline (was kyber), wbt_lat_usec 0 (was 2000), async_depth 8 (was $kdepth); put back at unmount"
 pgiofs_umount "$M" || fail "$label: cannot unmount"
 expect "after the unmount" kyber 2000
 
@@ -95,10 +113,35 @@ echo bfq >"$Q/scheduler" && echo 5000 >"$Q/wbt_lat_usec" || fail "$label: cannot
 pgiofs_umount "$M" || fail "$label: cannot unmount"
 expect "after the unmount" bfq 5000
 
-label="nothing to do"
+label="already mq-deadline, wbt off"
 queue 1 mq-deadline 0
 pgiofs_mount "$B" "$M"
-[ "$(json_set)" = "false - -1" ] || fail "$label: pgiofs stat --json says $(json_set)"
+[ "$(json_set)" = "true - -1 8 $kdepth" ] || fail "$label: pgiofs stat --json says $(json_set)"
+stat_says "device queue (files.device_queue = auto): $dev: scheduler mq-deadline, wbt_lat_usec 0, async_depth 8 (was $kdepth); put back at unmount"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+[ "$(depth)" = "$kdepth" ] || fail "$label: after the unmount, async_depth is $(depth), want $kdepth"
+
+label="device_write_depth 16"
+queue 1 mq-deadline 0
+pgiofs_mount "$B" "$M" --set files.device_write_depth=16
+[ "$(depth)" = 16 ] || fail "$label: async_depth is $(depth), want 16"
+echo 7 >"$Q/iosched/async_depth" || fail "$label: cannot change async_depth"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+[ "$(depth)" = 7 ] || fail "$label: after the unmount, async_depth is $(depth), want 7 (changed while mounted)"
+
+label="device_write_depth 0"
+queue 1 none 2000
+pgiofs_mount "$B" "$M" --set files.device_write_depth=0
+[ "$(depth)" = "$kdepth" ] || fail "$label: async_depth is $(depth), want the kernel's $kdepth"
+[ "$(json_set)" = "true none 2000 $kdepth -1" ] || fail "$label: pgiofs stat --json says $(json_set)"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+
+label="nothing to do"
+queue 1 mq-deadline 0
+echo 12 >"$Q/iosched/async_depth" || fail "$label: cannot set async_depth"
+pgiofs_mount "$B" "$M"
+[ "$(depth)" = 12 ] || fail "$label: async_depth is $(depth), want the administrator's 12"
+[ "$(json_set)" = "false - -1 12 -1" ] || fail "$label: pgiofs stat --json says $(json_set)"
 stat_says "device queue (files.device_queue = auto): left as is"
 echo kyber >"$Q/scheduler" || fail "$label: cannot change the scheduler"
 pgiofs_umount "$M" || fail "$label: cannot unmount"
@@ -111,5 +154,12 @@ if out=$("$BIN/pgiofs" --set files.device_queue=maybe "$B" "$M" 2>&1); then
 fi
 echo "$label: $out"
 [[ $out == *device_queue* && $out == *maybe* ]] || fail "$label: the error does not name the setting and its value: $out"
+assert_no_mount "$M"
+if out=$("$BIN/pgiofs" --set files.device_write_depth=-2 "$B" "$M" 2>&1); then
+	pgiofs_umount "$M"
+	fail "$label: pgiofs mounted with files.device_write_depth=-2"
+fi
+echo "$label: $out"
+[[ $out == *device_write_depth* && $out == *-2* ]] || fail "$label: the error does not name the setting and its value: $out"
 assert_no_mount "$M"
 echo "ok"
