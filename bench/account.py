@@ -28,9 +28,10 @@ CAUSES = [
                                                "fuse_wait_on_page_writeback")),
     ("journal (jbd2)", ("jbd2_", "wait_transaction_locked", "start_this_handle",
                         "do_get_write_access")),
+    ("device queue slot (a request tag: the queue's depth)", ("blk_mq_get_tag",)),
     ("device I/O (wait for writeback, a flush, a read)", (
         "folio_wait_writeback", "wait_on_page_writeback", "submit_bio_wait",
-        "blkdev_issue_flush", "io_schedule", "blk_mq_get_tag", "folio_wait_bit",
+        "blkdev_issue_flush", "io_schedule", "folio_wait_bit",
         "filemap_fdatawait", "__filemap_fdatawait_range")),
     ("lock (futex, semaphore)", ("futex_wait", "do_semtimedop", "futex_")),
     ("FUSE daemon idle (no request)", ("fuse_dev_do_read", "fuse_dev_read", "io_cqring_wait",

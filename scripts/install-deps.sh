@@ -14,7 +14,7 @@ PKGS="build-essential pkg-config
       libinih-dev libjansson-dev
       e2fsprogs xfsprogs util-linux procps psmisc time rsync attr python3
       chromium clang libclang-rt-14-dev
-      groff-base systemd python3-prometheus-client dbench bonnie++ fio"
+      groff-base systemd python3-prometheus-client dbench bonnie++ fio bpftrace"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,172 @@
+#!/bin/bash
+# test_stalls.sh -- the stall account (bench/stalls.sh, stalls.bt,
+# stalls.py) attributes synthetic stalls to what they waited on.
+#
+# First stalls.py alone, on events made up here, where every figure is
+# known: a WAL sync blocked 300 ms on the device, 200 ms on the journal
+# and 50 ms runnable (and 50 ms nothing names: on CPU); a WAL sync through
+# pgiofs whose FUSE wait the daemon's own fsync spent 400 ms of on the
+# device; a lock wait while another backend made a WAL segment (300 ms)
+# and then synced WAL on the device (200 ms); a wait under the threshold
+# is not a stall; bad input is refused.
+#
+# Then the whole tool on a real kernel: ext4 (data=ordered, nodelalloc) on
+# a loop device over pgdisk's hdd slowed to 1 MB/s, and a process named
+# "postgres" that writes and fdatasyncs a file it opened as
+# "pg_wal/000000010000000000000001", as a backend does:
+#   - a held-back device request: 1 MiB overwritten in place (its blocks
+#     allocated before) then fdatasynced: the second it takes is the
+#     device's, and the account must say so (device I/O at least 80 %);
+#   - a slow journal: another process writes 2 MiB to another file
+#     (allocated at once, so the running transaction must write it first,
+#     data=ordered), then the backend appends 8 KiB to its segment and
+#     fdatasyncs: the new size needs a journal commit, which carries the
+#     2 MiB: journal at least 70 %.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../disk/disklib.sh"
+command -v python3 >/dev/null || fail "python3 is not installed"
+T=$(mktempdir)
+PY="python3 $TOP/bench/stalls.py"
+
+# ---- stalls.py on made-up events (times in ns) ----
+ms=1000000
+cat >"$T/ev" <<EOF
+Attaching 23 probes...
+stalls.bt 1000
+sync 10 postgres $((1000 * ms)) $((600 * ms))
+off 10 $((1000 * ms)) $((300 * ms)) 2 
+        __schedule+1
+        schedule+2
+        io_schedule+3
+        folio_wait_writeback+4
+
+off 10 $((1300 * ms)) $((200 * ms)) 2 
+        __schedule+1
+        schedule+2
+        jbd2_log_wait_commit+3
+        ext4_sync_file+4
+
+off 10 $((1500 * ms)) $((50 * ms)) 0 
+        __schedule+1
+        preempt_schedule+2
+
+sync 11 postgres $((3000 * ms)) $((500 * ms))
+off 11 $((3000 * ms)) $((500 * ms)) 2 
+        __schedule+1
+        schedule+2
+        request_wait_answer+3
+        fuse_simple_request+4
+        fuse_fsync+5
+
+dsync 99 pgiofs-fuse $((3050 * ms)) $((400 * ms))
+off 99 $((3050 * ms)) $((400 * ms)) 2 
+        __schedule+1
+        schedule+2
+        io_schedule+3
+        submit_bio_wait+4
+
+seg 12 $((5000 * ms)) $((5300 * ms))
+sync 12 postgres $((5300 * ms)) $((200 * ms))
+off 12 $((5300 * ms)) $((200 * ms)) 2 
+        __schedule+1
+        schedule+2
+        io_schedule+3
+        folio_wait_writeback+4
+
+lock 13 postgres $((5000 * ms)) $((520 * ms))
+off 13 $((5000 * ms)) $((520 * ms)) 2 
+        __schedule+1
+        schedule+2
+        futex_wait+3
+
+sync 14 postgres $((7000 * ms)) $((100 * ms))
+EOF
+out=$($PY --threshold-ms 300 --json "$T/ev") || fail "stalls.py failed on made-up events: $out"
+echo "$out" | head -c 600
+echo
+python3 - "$out" <<'PYEOF' || fail "stalls.py's account of the made-up events is wrong"
+import json, sys
+d = json.loads(sys.argv[1])
+s = {x["tid"]: x for x in d["stalls"]}
+assert sorted(s) == [10, 11, 13], sorted(s)          # 12 (200 ms) and 14 (100 ms): short
+def near(a, b):
+    return abs(a - b) < 0.01
+c = s[10]["causes_ms"]
+assert s[10]["kind"] == "sync" and near(s[10]["ms"], 600), s[10]
+assert near(c["device I/O"], 300) and near(c["journal"], 200) and near(c["runnable"], 50), c
+assert near(c["on CPU, other"], 50), c
+c = s[11]["causes_ms"]
+assert near(c["device I/O"], 400) and near(c["pgiofs: queue and handling"], 100), c
+c = s[13]["causes_ms"]
+assert s[13]["kind"] == "lock", s[13]
+assert near(c["segment initialisation"], 300) and near(c["device I/O"], 200), c
+assert near(c["lock, other"], 20), c
+assert near(sum(c.values()), 520), c
+PYEOF
+table=$($PY --threshold-ms 300 "$T/ev") || fail "stalls.py (table) failed"
+echo "$table"
+grep -q "^Stalls: waits of PostgreSQL's processes for WAL of 300 ms or more (3)" <<<"$table" ||
+	fail "the table's heading does not count 3 stalls"
+# bad input: each refused with a message naming it
+echo "not events" >"$T/bad"
+err=$($PY "$T/bad" 2>&1) && fail "stalls.py took a file that is not stalls.bt's output"
+[[ $err == *"$T/bad"* ]] || fail "the error does not name the file: $err"
+err=$($PY "$T/missing" 2>&1) && fail "stalls.py took a missing file"
+[[ $err == *missing* ]] || fail "the error does not name the missing file: $err"
+err=$($PY --threshold-ms 0 "$T/ev" 2>&1) && fail "stalls.py took --threshold-ms 0"
+[[ $err == *threshold* ]] || fail "the error does not name --threshold-ms: $err"
+err=$("$TOP/bench/stalls.sh" --seconds x 2>&1) && fail "stalls.sh took --seconds x"
+[[ $err == *--seconds* ]] || fail "the error does not name --seconds: $err"
+
+# ---- the whole tool on a slow modelled disk ----
+need_root
+command -v bpftrace >/dev/null || fail "bpftrace is not installed (make deps installs it)"
+W=$T/disk
+mkdir -p "$W/dm" "$W/fs"
+disk_image "$W/img" 256M
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$W/img" >"$W/mkfs.log" 2>&1 ||
+	fail "mkfs.ext4 failed: $(cat "$W/mkfs.log")"
+disk_start "$W/img" "$W/dm" --model hdd --set seq_mb_s=1
+LOOP=$(loop_attach "$W/dm/disk")
+loop_registered "$LOOP"
+fs_mount "$LOOP" "$W/fs" -o data=ordered,nodelalloc
+mkdir -p "$W/fs/data/pg_wal"
+SEG=pg_wal/000000010000000000000001
+# backend MODE -- as a backend named postgres, in the data directory:
+# "device": overwrite 1 MiB of the segment in place, fdatasync;
+# "journal": append 8 KiB, fdatasync
+cat >"$T/backend.py" <<'PYEOF'
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(15, b"postgres", 0, 0, 0)   # PR_SET_NAME
+os.chdir(sys.argv[1])
+fd = os.open(sys.argv[2], os.O_RDWR)
+if sys.argv[3] == "device":
+    os.pwrite(fd, b"\1" * (1 << 20), 0)
+else:
+    os.pwrite(fd, b"\2" * 8192, os.fstat(fd).st_size)
+os.fdatasync(fd)
+os.close(fd)
+PYEOF
+head -c $((1 << 20)) /dev/zero >"$W/fs/data/$SEG" && sync "$W/fs/data/$SEG" ||
+	fail "cannot make the segment"
+# account MODE -- the stall account (JSON) of one backend's fdatasync
+account() {
+	"$TOP/bench/stalls.sh" --threshold-ms 300 --json --events "$T/events.$1" -- \
+		python3 "$T/backend.py" "$W/fs/data" "$SEG" "$1" >"$T/account.$1" 2>"$T/account.$1.err" ||
+		fail "$1: bench/stalls.sh failed: $(cat "$T/account.$1.err")"
+}
+account device
+head -c $((2 << 20)) /dev/urandom >"$W/fs/bulk" || fail "cannot write the bulk file"
+account journal
+python3 - "$T/account.device" "$T/account.journal" <<'PYEOF' || fail "the account of the real stalls is wrong"
+import json, sys
+for path, cause, share in ((sys.argv[1], "device I/O", 0.8), (sys.argv[2], "journal", 0.7)):
+    d = json.load(open(path))
+    st = [s for s in d["stalls"] if s["kind"] == "sync"]
+    print(path, json.dumps(st))
+    assert len(st) == 1, "want one WAL sync stall, got %d" % len(st)
+    s = st[0]
+    assert s["causes_ms"][cause] >= share * s["ms"], "%s: %s is %.0f of %.0f ms" % (
+        path, cause, s["causes_ms"][cause], s["ms"])
+PYEOF
+echo "ok"
