@@ -22,7 +22,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 source "$TOP/bench/lib.sh"
 
 usage() {
-	sed -n '12,13p' "$0" | sed 's/^#  //' >&2
+	sed -n '12,13p' "$0" | sed 's/^# *//' >&2
 	exit 2
 }
 THRESHOLD=500 EVENTS= JSON= SECONDS_=
@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 	--json) JSON=--json; shift ;;
 	--seconds) [ $# -ge 2 ] || usage; SECONDS_=$2; shift 2 ;;
 	--) shift; break ;;
-	-h | --help) usage ;;
+	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$ME: unknown argument \"$1\"" >&2; usage ;;
 	esac
 done
