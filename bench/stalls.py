@@ -26,12 +26,16 @@ causes:
                                or in a wait no cause names)
 
 A FUSE request's wait is explained by what the daemon's threads were
-blocked on at the same time (their fsyncs and io_uring's workers); a lock
-wait by what the other PostgreSQL processes' WAL waits and segment
-initialisations were doing at the same time, one level deep.  Each moment
-of a stall counts once: for what the daemon or the holder was blocked on,
-where that covers it, else for the stalled process's own wait.  Printed: one line per stall (seconds from the first event,
-process, kind, milliseconds, and the milliseconds per cause), then the
+blocked on at the same time (their fsyncs and io_uring's workers).  A lock
+wait is explained by what the other PostgreSQL processes were doing at the
+same time: making a WAL segment, or blocked on something a cause names
+(the lock's holder is one of them, or waits itself on one of them; which
+one holds it the kernel does not say, so every such process counts, one
+level deep).  Each moment of a stall counts once, for the first cause in
+this order that covers it: segment initialisation, a device queue slot,
+device I/O, journal, writeback throttling, pgiofs, lock, runnable.
+Printed: one line per stall (seconds from the first event, process,
+kind, milliseconds, and the milliseconds per cause), then the
 sum per cause.  It reads and prints; it judges nothing.
 """
 import argparse
@@ -57,16 +61,17 @@ FROM_ACCOUNT = {
 }
 # which cause a moment counts for when several cover it: what the daemon
 # or the lock's holder was blocked on before the wait that it explains
-PRIORITY = ["device queue slot", "device I/O", "journal", "writeback throttling",
-            "segment initialisation", "pgiofs: queue and handling", "lock, other", "runnable"]
+PRIORITY = ["segment initialisation", "device queue slot", "device I/O", "journal",
+            "writeback throttling", "pgiofs: queue and handling", "lock, other", "runnable"]
 # what the daemon's blocked time may explain of a FUSE wait
 DAEMON = ("device queue slot", "device I/O", "journal", "writeback throttling")
 
 
 def parse(path):
-    """(calls, segs, offs): calls [(kind, tid, comm, start, end)], segs
-    [(tid, start, end)], offs {tid: [(start, end, what)]}."""
-    calls, segs, offs = [], [], {}
+    """(calls, segs, offs, comms): calls [(kind, tid, comm, start, end)],
+    segs [(tid, start, end)], offs {tid: [(start, end, what)]}, comms
+    {tid: comm} of the threads with offs."""
+    calls, segs, offs, comms = [], [], {}, {}
     with open(path, encoding="utf-8", errors="replace") as f:
         lines = f.read().split("\n")
     seen = False
@@ -83,17 +88,18 @@ def parse(path):
             calls.append((w[0], int(w[1]), w[2], start, start + int(w[4])))
         elif w[0] == "seg" and len(w) == 4:
             segs.append((int(w[1]), int(w[2]), int(w[3])))
-        elif w[0] == "off" and len(w) >= 5:
+        elif w[0] == "off" and len(w) >= 6:
             frames = []
             while i < len(lines) and lines[i].strip():
                 frames.append(lines[i].strip())
                 i += 1
-            start = int(w[2])
-            what = "runnable" if w[4] == "0" else FROM_ACCOUNT.get(cause(frames))
-            offs.setdefault(int(w[1]), []).append((start, start + int(w[3]), what))
+            start = int(w[3])
+            what = "runnable" if w[5] == "0" else FROM_ACCOUNT.get(cause(frames))
+            offs.setdefault(int(w[1]), []).append((start, start + int(w[4]), what))
+            comms[int(w[1])] = w[2]
     if not seen:
         raise ValueError("%s: not the output of bench/stalls.bt (no \"stalls.bt\" line)" % path)
-    return calls, segs, offs
+    return calls, segs, offs, comms
 
 
 def clip(ivs, a, b):
@@ -126,37 +132,36 @@ def subtract(ivs, cover):
     return out
 
 
-def account(a, b, tid, calls, segs, offs, daemon, depth=0):
-    """{cause: ns} of the interval [a, b] of thread tid."""
-    labelled = []  # (s, e, cause), in priority order later
+def explain(s, e, what, daemon):
+    """The labelled pieces of a blocked interval [s, e] of some process."""
+    if what == "fuse":
+        # the daemon's blocked time explains what it covers
+        out = [(cs, ce, dw) for cs, ce, dw in clip(daemon, s, e) if dw in DAEMON]
+        return out + [(s, e, "pgiofs: queue and handling")]
+    if what in CAUSES and what not in ("runnable", "lock, other"):
+        return [(s, e, what)]
+    return []
+
+
+def account(a, b, tid, segs, offs, others, daemon):
+    """{cause: ns} of the interval [a, b] of thread tid; others: the other
+    PostgreSQL threads' blocked intervals, [(tid, start, end, what)]."""
+    labelled = []
     for s, e, what in clip(offs.get(tid, []), a, b):
-        if what == "fuse":
-            # the daemon's blocked time explains what it covers
-            for cs, ce, dw in clip(daemon, s, e):
-                if dw in DAEMON:
-                    labelled.append((cs, ce, dw))
-            labelled.append((s, e, "pgiofs: queue and handling"))
-        elif what == "lock" and depth == 0:
+        if what == "lock":
+            # what the other PostgreSQL processes were doing meanwhile:
+            # making a segment, or blocked on something a cause names
             for ts, sa, sb in segs:
-                if ts != tid:
-                    labelled += [(x, y, "segment initialisation")
-                                 for x, y, _ in clip([(sa, sb, None)], s, e)]
-            for kind, ctid, comm, ca, cb in calls:
-                if ctid != tid and comm == "postgres" and kind in ("sync", "write"):
-                    for x, y, _ in clip([(ca, cb, None)], s, e):
-                        sub = account(x, y, ctid, calls, segs, offs, daemon, 1)
-                        # the holder's causes, placed at its interval (a
-                        # proportional share of it, in time order)
-                        t = x
-                        for c in CAUSES:
-                            if sub.get(c):
-                                labelled.append((t, t + sub[c], c))
-                                t += sub[c]
+                if ts != tid and sa < e and sb > s:
+                    labelled.append((max(sa, s), min(sb, e), "segment initialisation"))
+            for otid, os_, oe, owhat in others:
+                if otid != tid and os_ < e and oe > s:
+                    labelled += explain(max(os_, s), min(oe, e), owhat, daemon)
             labelled.append((s, e, "lock, other"))
-        elif what in CAUSES:
-            labelled.append((s, e, what))
-        elif what == "lock":
-            labelled.append((s, e, "lock, other"))
+        elif what == "runnable":
+            labelled.append((s, e, "runnable"))
+        else:
+            labelled += explain(s, e, what, daemon)
     out = {}
     taken = []
     for c in PRIORITY:
@@ -178,7 +183,7 @@ def main():
     if args.threshold_ms <= 0:
         ap.error("--threshold-ms %g: not a positive number of milliseconds" % args.threshold_ms)
     try:
-        calls, segs, offs = parse(args.events)
+        calls, segs, offs, comms = parse(args.events)
     except (OSError, ValueError) as e:
         print("stalls.py: %s" % e, file=sys.stderr)
         return 1
@@ -186,16 +191,18 @@ def main():
     for kind, tid, comm, a, b in calls:
         if kind == "dsync":
             daemon += clip(offs.get(tid, []), a, b)
-    callers = {c[1] for c in calls}
+    others = []
     for tid, ivs in offs.items():
-        if tid not in callers:  # io_uring's workers
+        if comms.get(tid, "").startswith("iou-wrk"):  # io_uring's workers
             daemon += ivs
+        elif comms.get(tid) == "postgres":
+            others += [(tid, s, e, w) for s, e, w in ivs]
     t0 = min([c[3] for c in calls] + [s[1] for s in segs], default=0)
     stalls = []
     for kind, tid, comm, a, b in sorted(calls, key=lambda c: c[3]):
         if comm != "postgres" or kind == "dsync" or (b - a) < args.threshold_ms * 1e6:
             continue
-        acc = account(a, b, tid, calls, segs, offs, daemon)
+        acc = account(a, b, tid, segs, offs, others, daemon)
         stalls.append({"at_s": (a - t0) / 1e9, "tid": tid, "kind": kind,
                        "ms": (b - a) / 1e6, "causes_ms": {c: acc[c] / 1e6 for c in CAUSES}})
     total = {c: sum(s["causes_ms"][c] for s in stalls) for c in CAUSES}
