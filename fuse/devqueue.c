@@ -143,30 +143,6 @@ static void set_sched(struct pfs_devqueue *dq)
 	snprintf(dq->sched_was, sizeof(dq->sched_was), "%s", cur);
 }
 
-static void set_wbt(struct pfs_devqueue *dq)
-{
-	char buf[32];
-	long was;
-	int ret = read_knob(dq->queue, "wbt_lat_usec", buf, sizeof(buf));
-
-	if (ret == -ENOENT)
-		return; /* a kernel without wbt, or a queue without it */
-	if (ret < 0 || (was = strtol(buf, NULL, 10)) < 0) {
-		snprintf(dq->note, sizeof(dq->note), "cannot read its wbt_lat_usec: %s",
-			 ret < 0 ? strerror(-ret) : buf);
-		return;
-	}
-	if (was == 0)
-		return;
-	ret = write_knob(dq->queue, "wbt_lat_usec", "0");
-	if (ret < 0) {
-		snprintf(dq->note, sizeof(dq->note), "cannot turn its writeback throttling off: %s",
-			 strerror(-ret));
-		return;
-	}
-	dq->wbt_was = was;
-}
-
 /* read_long() -- @queue/@knob as a number into @v; 0 or -errno. */
 static int read_long(const char *queue, const char *knob, long *v)
 {
@@ -180,9 +156,32 @@ static int read_long(const char *queue, const char *knob, long *v)
 	return errno || end == buf || *end ? -EINVAL : 0;
 }
 
+static void set_wbt(struct pfs_devqueue *dq)
+{
+	long was;
+	int ret = read_long(dq->queue, "wbt_lat_usec", &was);
+
+	if (ret == -ENOENT)
+		return; /* a kernel without wbt, or a queue without it */
+	if (ret < 0 || was < 0) {
+		snprintf(dq->note, sizeof(dq->note), "cannot read its wbt_lat_usec: %s",
+			 ret < 0 ? strerror(-ret) : "a negative value");
+		return;
+	}
+	if (was == 0)
+		return;
+	ret = write_knob(dq->queue, "wbt_lat_usec", "0");
+	if (ret < 0) {
+		snprintf(dq->note, sizeof(dq->note), "cannot turn its writeback throttling off: %s",
+			 strerror(-ret));
+		return;
+	}
+	dq->wbt_was = was;
+}
+
 /* set_depth() -- mq-deadline's async_depth to @want where it is a
  * kernel's default (dd_depth_updated(): nr_requests on 6.18, max(1, 3/4
- * of it) on older kernels): any other value is an administrator's. */
+ * of it) on some other kernels): any other value is an administrator's. */
 static void set_depth(struct pfs_devqueue *dq, long want)
 {
 	char cur[32] = "", num[32];

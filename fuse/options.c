@@ -235,7 +235,7 @@ static const struct conf_tunable rows[] = {
      "Where files.device_queue sets the queue and its scheduler is mq-deadline, the most "
      "write requests the scheduler lets be allocated at once (its async_depth; reads that "
      "a process waits for are not limited).  The kernel's default, all of nr_requests "
-     "(256; three quarters before Linux 6.10), lets the writeback put up to 128 requests "
+     "(256 on Linux 6.18; three quarters on some other kernels), lets the writeback put up to 128 requests "
      "of max_sectors_kb each "
      "into the device, 160 MiB on a loop device, seconds of a rotating disk, and a WAL "
      "write and the flush of a commit wait behind all of them; with a few, the rest of "

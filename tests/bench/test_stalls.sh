@@ -31,75 +31,39 @@ T=$(mktempdir)
 PY="python3 $TOP/bench/stalls.py"
 
 # ---- stalls.py on made-up events (times in ns) ----
-ms=1000000
-cat >"$T/ev" <<EOF
-Attaching 23 probes...
-stalls.bt 1000
-sync 10 postgres $((1000 * ms)) $((600 * ms))
-off 10 postgres $((1000 * ms)) $((300 * ms)) 2 
-        __schedule+1
-        schedule+2
-        io_schedule+3
-        folio_wait_writeback+4
-
-off 10 postgres $((1300 * ms)) $((200 * ms)) 2 
-        __schedule+1
-        schedule+2
-        jbd2_log_wait_commit+3
-        ext4_sync_file+4
-
-off 10 postgres $((1500 * ms)) $((50 * ms)) 0 
-        __schedule+1
-        preempt_schedule+2
-
-sync 11 postgres $((3000 * ms)) $((500 * ms))
-off 11 postgres $((3000 * ms)) $((500 * ms)) 2 
-        __schedule+1
-        schedule+2
-        request_wait_answer+3
-        fuse_simple_request+4
-        fuse_fsync+5
-
-dsync 99 pgiofs-fuse $((3050 * ms)) $((400 * ms))
-off 99 pgiofs-fuse $((3050 * ms)) $((400 * ms)) 2 
-        __schedule+1
-        schedule+2
-        io_schedule+3
-        submit_bio_wait+4
-
-seg 12 $((5000 * ms)) $((5300 * ms))
-sync 12 postgres $((5300 * ms)) $((200 * ms))
-off 12 postgres $((5300 * ms)) $((200 * ms)) 2 
-        __schedule+1
-        schedule+2
-        io_schedule+3
-        folio_wait_writeback+4
-
-lock 13 postgres $((5000 * ms)) $((520 * ms))
-off 13 postgres $((5000 * ms)) $((520 * ms)) 2 
-        __schedule+1
-        schedule+2
-        futex_wait+3
-
-sync 14 postgres $((7000 * ms)) $((100 * ms))
-lock 15 postgres $((8000 * ms)) $((600 * ms))
-off 15 postgres $((8000 * ms)) $((600 * ms)) 2 
-        __schedule+1
-        schedule+2
-        futex_wait+3
-
-off 16 postgres $((8000 * ms)) $((400 * ms)) 2 
-        __schedule+1
-        schedule+2
-        jbd2_log_wait_commit+3
-        ext4_sync_file+4
-
-off 17 postgres $((7900 * ms)) $((800 * ms)) 2 
-        __schedule+1
-        schedule+2
-        do_epoll_wait+3
-
-EOF
+# call KIND TID COMM START_MS DURATION_MS -- a sync, write, lock or dsync line
+call() { echo "$1 $2 $3 $(($4 * 1000000)) $(($5 * 1000000))"; }
+# off TID COMM START_MS DURATION_MS STATE FRAME... -- an off-CPU interval
+# with its kernel stack (below __schedule and schedule), as stalls.bt prints it
+off() {
+	local f
+	echo "off $1 $2 $(($3 * 1000000)) $(($4 * 1000000)) $5 "
+	shift 5
+	for f in __schedule+1 schedule+2 "$@"; do echo "        $f"; done
+	echo
+}
+{
+	echo "Attaching 23 probes..."
+	echo "stalls.bt 1000"
+	call sync 10 postgres 1000 600
+	off 10 postgres 1000 300 2 io_schedule+3 folio_wait_writeback+4
+	off 10 postgres 1300 200 2 jbd2_log_wait_commit+3 ext4_sync_file+4
+	off 10 postgres 1500 50 0 preempt_schedule+3
+	call sync 11 postgres 3000 500
+	off 11 postgres 3000 500 2 request_wait_answer+3 fuse_simple_request+4 fuse_fsync+5
+	call dsync 99 pgiofs-fuse 3050 400
+	off 99 pgiofs-fuse 3050 400 2 io_schedule+3 submit_bio_wait+4
+	echo "seg 12 $((5000 * 1000000)) $((5300 * 1000000))"
+	call sync 12 postgres 5300 200
+	off 12 postgres 5300 200 2 io_schedule+3 folio_wait_writeback+4
+	call lock 13 postgres 5000 520
+	off 13 postgres 5000 520 2 futex_wait+3
+	call sync 14 postgres 7000 100
+	call lock 15 postgres 8000 600
+	off 15 postgres 8000 600 2 futex_wait+3
+	off 16 postgres 8000 400 2 jbd2_log_wait_commit+3 ext4_sync_file+4
+	off 17 postgres 7900 800 2 do_epoll_wait+3
+} >"$T/ev"
 out=$($PY --threshold-ms 300 --json "$T/ev") || fail "stalls.py failed on made-up events: $out"
 echo "$out" | head -c 600
 echo

@@ -38,7 +38,7 @@ on_exit "echo $old_sched >$Q/scheduler; echo $old_wbt >$Q/wbt_lat_usec; echo $ol
 sched() { sed 's/.*\[\(.*\)\].*/\1/' "$Q/scheduler"; }
 depth() { cat "$Q/iosched/async_depth"; }
 # the kernel's default async_depth under mq-deadline: nr_requests (3/4 of
-# it before Linux 6.10), as a fresh mq-deadline has it (a loop device
+# it on some other kernels), as a fresh mq-deadline has it (a loop device
 # that is used again keeps its queue's elevator and its tunables)
 echo none >"$Q/scheduler" && echo mq-deadline >"$Q/scheduler" ||
 	fail "cannot set $LOOP's scheduler to mq-deadline"
