@@ -16,8 +16,9 @@
 # "native" runs PostgreSQL on the backing directory itself, "pgiofs" on a
 # pgiofs mount of it (its default configuration plus --pgiofs-args), and
 # "held" (--only) on a mount with files.inode_handles = no: a descriptor
-# per file the kernel knows, as before file handles.  pgiofs is started
-# under the open-files limit of --nofile if given.  The samples alternate
+# per file the kernel knows, as before file handles; "noxattr" (--only)
+# on a mount with fuse.xattr = no (no GETXATTR at a file's first write).
+# pgiofs is started under the open-files limit of --nofile if given.  The samples alternate
 # (native, pgiofs, native, ...) for --rounds rounds; the summary gives each
 # phase's median per side and its ratio to native, and for each mount the
 # most descriptors the daemon held (sampled every 0.2 s), its peak RSS
@@ -58,7 +59,7 @@ ratios, the daemon's descriptors and peak RSS.  Needs root.
   --rounds N          rounds of samples (default $ROUNDS, 1..100)
   --nofile N          start pgiofs under this open-files limit (soft and
                       hard; default: the limit it inherits), 64..1048576
-  --only LIST         comma-separated sides among native,pgiofs,held
+  --only LIST         comma-separated sides among native,pgiofs,held,noxattr
                       (default native,pgiofs)
   --quick             500 tables, 2 rounds
   --dir DIR           parent of the working directory (default $DIR)
@@ -83,7 +84,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for k in $ONLY; do
-	case $k in native | pgiofs | held) ;; *) die "--only: unknown side \"$k\" (native, pgiofs, held)" ;; esac
+	case $k in native | pgiofs | held | noxattr) ;; *) die "--only: unknown side \"$k\" (native, pgiofs, held, noxattr)" ;; esac
 done
 read -r -a PGIOFS_ARGV <<<"$PGIOFS_ARGS"
 
@@ -165,6 +166,7 @@ sample() {
 		MNT=$WORK/mnt
 		local side=()
 		[ "$kind" = held ] && side=(-s files.inode_handles=no)
+		[ "$kind" = noxattr ] && side=(-s fuse.xattr=no)
 		${NOFILE:+prlimit --nofile="$NOFILE:$NOFILE"} "$PGIOFS" -o allow_other "${PGIOFS_ARGV[@]}" \
 			"${side[@]}" "$WORK/backing" "$MNT" 2>"$WORK/logs/$kind.$round.log" ||
 			fail_log "pgiofs mount failed" "$WORK/logs/$kind.$round.log"

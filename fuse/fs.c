@@ -2053,6 +2053,18 @@ static void pfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
  * (proc_path_of()) act on the link itself, as l*xattr() would, not on what
  * it points to. */
 
+/* xattr_off() -- with fuse.xattr = no, answer @req ENOSYS: the kernel then
+ * sets no_getxattr (no_setxattr, ...) for the connection, sends no such
+ * request again and answers EOPNOTSUPP itself, file_remove_privs()'s
+ * security.capability included (fs/fuse/xattr.c). */
+static bool xattr_off(fuse_req_t req)
+{
+	if (pfs_of(req)->set.xattr)
+		return false;
+	fuse_reply_err(req, ENOSYS);
+	return true;
+}
+
 /* reply_xattr() -- answer an xattr request whose call returned @n (-errno
  * on failure): the error, the size (@size 0) or the @n bytes of @buf. */
 static void reply_xattr(fuse_req_t req, size_t size, ssize_t n, const char *buf)
@@ -2071,6 +2083,8 @@ static void pfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_
 	char path[64], *buf = NULL;
 	ssize_t n;
 
+	if (xattr_off(req))
+		return;
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -2092,6 +2106,8 @@ static void pfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	char path[64], *buf = NULL;
 	ssize_t n;
 
+	if (xattr_off(req))
+		return;
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -2112,8 +2128,11 @@ static void pfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const
 {
 	struct pfs_inode *in = inode_of(req, ino);
 	char path[64];
-	int ret = proc_path_of(req, in, path, sizeof(path));
+	int ret;
 
+	if (xattr_off(req))
+		return;
+	ret = proc_path_of(req, in, path, sizeof(path));
 	if (ret == 0) {
 		ret = setxattr(path, name, value, size, flags) < 0 ? -errno : 0;
 		pfs_inode_fd_put(pfs_of(req), in);
@@ -2125,8 +2144,11 @@ static void pfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct pfs_inode *in = inode_of(req, ino);
 	char path[64];
-	int ret = proc_path_of(req, in, path, sizeof(path));
+	int ret;
 
+	if (xattr_off(req))
+		return;
+	ret = proc_path_of(req, in, path, sizeof(path));
 	if (ret == 0) {
 		ret = removexattr(path, name) < 0 ? -errno : 0;
 		pfs_inode_fd_put(pfs_of(req), in);

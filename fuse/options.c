@@ -92,6 +92,12 @@ static const struct conf_tunable rows[] = {
      "close; the kernel still writes a file's dirty pages at close and close() still returns "
      "their errors, and an early acknowledged write's error, or the backing close's, goes to "
      "the next fsync of the file."},
+    {"fuse", "xattr", CONF_BOOL, "", "yes", 0, 0, NULL, F(xattr),
+     "Pass extended attributes (getfattr, setfattr, ACLs, security labels) through to the "
+     "backing files.  No: the first request for one is answered ENOSYS, after which the "
+     "kernel sends none on that connection and answers EOPNOTSUPP itself; PostgreSQL uses "
+     "none, and the kernel no longer asks for security.capability at the first write of "
+     "every file (a round trip per new relation file).  Takes effect at the next mount."},
     {"fuse", "max_write_kb", CONF_INT, "KiB", "1024", 4, 1024, NULL, F(max_write_kb),
      "Largest WRITE request the kernel sends."},
     {"fuse", "max_readahead_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(max_readahead_kb),
@@ -235,9 +241,9 @@ static const struct conf_tunable rows[] = {
      "Where files.device_queue sets the queue and its scheduler is mq-deadline, the most "
      "write requests the scheduler lets be allocated at once (its async_depth; reads that "
      "a process waits for are not limited).  The kernel's default, all of nr_requests "
-     "(256 on Linux 6.18; three quarters on some other kernels), lets the writeback put up to 128 requests "
-     "of max_sectors_kb each "
-     "into the device, 160 MiB on a loop device, seconds of a rotating disk, and a WAL "
+     "(256 on Linux 6.18; three quarters on some other kernels), lets the writeback put up to 128 "
+     "requests of max_sectors_kb each into the device, 160 MiB on a loop device, seconds of a "
+     "rotating disk, and a WAL "
      "write and the flush of a commit wait behind all of them; with a few, the rest of "
      "the bulk waits as dirty pages in the page cache, and a WAL write finds at most that "
      "many requests ahead of it.  Set only where it is the kernel's default (an "

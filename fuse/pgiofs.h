@@ -94,6 +94,7 @@ struct pgiofs_settings {
 	bool keep_cache;	  /* keep page cache across opens */
 	bool cache_readdir;	  /* kernel caches directory listings */
 	bool flush;		  /* close() of a file is a FLUSH request */
+	bool xattr;		  /* extended attributes passed through */
 	int64_t max_write_kb;	  /* largest WRITE request */
 	int64_t max_readahead_kb; /* largest readahead the daemon accepts */
 	int64_t max_background;	  /* kernel's async request limit */
