@@ -18,7 +18,12 @@
 #     each can be allocated at once, so at most that many bytes are ahead
 #     of any WAL write, and some WAL writes met bulk (the bound was tested);
 #   - files.device_write_depth = 0 (the kernel's depth): the same load puts
-#     more than that ahead of a WAL write: the check can fail.
+#     more than that into the disk at once (up to the loop device's 128
+#     requests), so a WAL write arriving then would fail the check: the
+#     check can fail.  (Whether one of the 150 does arrive then is the
+#     kernel's timing: with all 256 tags taken a WAL write waits for a tag
+#     instead, out of pgdisk's sight, and reaches the disk when the burst
+#     is nearly done.)
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../disk/disklib.sh"
 need_root
@@ -29,7 +34,8 @@ T=$(mktempdir)
 SEG=000000010000000000000001
 
 # round NAME DEPTH -- one disk, one mount, one burst; sets AHEAD (the most
-# bytes ahead of a WAL write), MET (WAL writes that had bulk ahead), NWAL
+# bytes ahead of a WAL write), MET (WAL writes that had bulk ahead), NWAL,
+# and PEAK (the most bulk bytes the disk held when any write arrived)
 round() {
 	local name=$1 depth=$2 W=$T/$1 loop q wal i
 	mkdir -p "$W/dm" "$W/b" "$W/m"
@@ -68,7 +74,7 @@ round() {
 	losetup -d "$loop"
 	disk_stop "$W/dm" "$DISK_PID"
 	"$PGDISK" log --records "$W/requests.log" >"$W/records" || fail "$name: pgdisk log failed"
-	read -r AHEAD MET NWAL < <(python3 - "$W/extents" "$W/records" <<'PY'
+	read -r AHEAD MET NWAL PEAK < <(python3 - "$W/extents" "$W/records" <<'PY'
 import re, sys
 ext = []
 for line in open(sys.argv[1]):
@@ -84,17 +90,20 @@ for line in open(sys.argv[2]):
     seq, t, off, ln = int(f[0]), int(f[2]), int(f[3]), int(f[4])
     recs.append((seq, t, t + int(f[7]) + int(f[8]), off, ln))
 wal = lambda r: any(a <= r[3] and r[3] + r[4] <= b for a, b in ext)
+# bulk bytes that arrived before @w and were not yet complete when it did
+ahead = lambda w: sum(r[4] for r in recs if r[0] < w[0] and r[2] > w[1] and not wal(r))
 worst = met = n = 0
 for w in filter(wal, recs):
     n += 1
-    ahead = sum(r[4] for r in recs if r[0] < w[0] and r[2] > w[1] and not wal(r))
-    met += ahead > 0
-    worst = max(worst, ahead)
-print(worst, met, n)
+    a = ahead(w)
+    met += a > 0
+    worst = max(worst, a)
+peak = max((ahead(r) for r in recs), default=0)
+print(worst, met, n, peak)
 PY
 	)
 	[ -n "$NWAL" ] || fail "$name: the request log could not be read"
-	echo "$name: $NWAL WAL writes at the disk, $MET with bulk ahead, at most $AHEAD bytes ahead"
+	echo "$name: $NWAL WAL writes at the disk, $MET with bulk ahead, at most $AHEAD bytes ahead; the disk held at most $PEAK bytes of bulk"
 	[ "$NWAL" -ge 150 ] || fail "$name: only $NWAL WAL writes reached the disk, want 150 or more"
 }
 
@@ -104,6 +113,6 @@ bound=$((8 * MAXKB * 1024))
 [ "$AHEAD" -le $bound ] ||
 	fail "bounded: a WAL write had $AHEAD bytes ahead of it at the disk, more than 8 requests of $MAXKB KiB ($bound)"
 round kernel 0
-[ "$AHEAD" -gt $bound ] ||
-	fail "kernel's depth: at most $AHEAD bytes were ahead of a WAL write, not more than the bound $bound: the check cannot tell"
+[ "$PEAK" -gt $bound ] ||
+	fail "kernel's depth: the disk held at most $PEAK bytes of bulk, not more than the bound $bound: the check cannot tell"
 echo "ok"
