@@ -12,8 +12,10 @@
 # in epoll, which explains nothing); a wait under the threshold is not a
 # stall; bad input is refused.
 #
-# Then the whole tool on a real kernel: ext4 (data=ordered, nodelalloc) on
-# a loop device over pgdisk's hdd slowed to 1 MB/s, and a process named
+# Then the whole tool on a real kernel: ext4 (data=ordered, nodelalloc,
+# commit=600: no journal commit but the backend's own, however long bpftrace
+# takes to attach; with the default 5 s the timer may commit the bulk data
+# first and leave the backend nothing to wait for) on a loop device over pgdisk's hdd slowed to 1 MB/s, and a process named
 # "postgres" that writes and fdatasyncs a file it opened as
 # "pg_wal/000000010000000000000001", as a backend does:
 #   - a held-back device request: 1 MiB overwritten in place (its blocks
@@ -116,7 +118,7 @@ mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$W/img" >"$W/mkfs.log
 disk_start "$W/img" "$W/dm" --model hdd --set seq_mb_s=1
 LOOP=$(loop_attach "$W/dm/disk")
 loop_registered "$LOOP"
-fs_mount "$LOOP" "$W/fs" -o data=ordered,nodelalloc
+fs_mount "$LOOP" "$W/fs" -o data=ordered,nodelalloc,commit=600
 mkdir -p "$W/fs/data/pg_wal"
 SEG=pg_wal/000000010000000000000001
 # backend MODE -- as a backend named postgres, in the data directory:
