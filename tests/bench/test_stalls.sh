@@ -16,7 +16,8 @@
 # commit=600: no journal commit but the backend's own, however long bpftrace
 # takes to attach; with the default 5 s the timer may commit the bulk data
 # first and leave the backend nothing to wait for) on a loop device over
-# pgdisk's hdd slowed to 1 MB/s, and a process named "postgres" that writes and fdatasyncs a file it opened as
+# pgdisk's hdd slowed to 1 MB/s, and a process named "postgres" that
+# writes and fdatasyncs a file it opened as
 # "pg_wal/000000010000000000000001", as a backend does:
 #   - a held-back device request: 1 MiB overwritten in place (its blocks
 #     allocated before) then fdatasynced: the second it takes is the
