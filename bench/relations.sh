@@ -20,9 +20,8 @@
 # on a mount with fuse.xattr = no (no GETXATTR at a file's first write).
 # pgiofs is started under the open-files limit of --nofile if given.  The
 # samples alternate (native, pgiofs, native, ...) for --rounds rounds; the
-# summary gives each
-# phase's median per side and its ratio to native, and for each mount the
-# most descriptors the daemon held (sampled every 0.2 s), its peak RSS
+# summary gives each phase's median per side and its ratio to native, and
+# for each mount the most descriptors the daemon held (sampled every 0.2 s), its peak RSS
 # (VmHWM), the CPU time it used (user and system, all threads: less noisy
 # than the elapsed times on a busy machine) and what `pgiofs stat --json`
 # says of its inode descriptors (handles or not, cache size, hit rate,
