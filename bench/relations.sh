@@ -15,18 +15,18 @@
 #   ckpt     CHECKPOINT (an fsync of every file created).
 # "native" runs PostgreSQL on the backing directory itself, "pgiofs" on a
 # pgiofs mount of it (its default configuration plus --pgiofs-args), and
-# "held" (--only) on a mount with files.inode_handles = no: a descriptor
-# per file the kernel knows, as before file handles; "noxattr" (--only)
-# on a mount with fuse.xattr = no (no GETXATTR at a file's first write).
-# pgiofs is started under the open-files limit of --nofile if given.  The
-# samples alternate (native, pgiofs, native, ...) for --rounds rounds; the
-# summary gives each phase's median per side and its ratio to native, and
-# for each mount the most descriptors the daemon held (sampled every 0.2 s), its peak RSS
-# (VmHWM), the CPU time it used (user and system, all threads: less noisy
+# "held" (--only) on a mount with files.inode_handles = no: a descriptor per
+# file the kernel knows, as before file handles; "noxattr" (--only) on a
+# mount with fuse.xattr = no (no GETXATTR at a file's first write).  pgiofs is
+# started under the open-files limit of --nofile if given.  The samples
+# alternate (native, pgiofs, native, ...) for --rounds rounds; the summary
+# gives each phase's median per side and its ratio to native, and for each
+# mount the most descriptors the daemon held (sampled every 0.2 s), its peak
+# RSS (VmHWM), the CPU time it used (user and system, all threads: less noisy
 # than the elapsed times on a busy machine) and what `pgiofs stat --json`
 # says of its inode descriptors (handles or not, cache size, hit rate,
-# evictions).  A phase that fails
-# (under a low --nofile without handles) ends the sample, and the run.
+# evictions).  A phase that fails (under a low --nofile without handles) ends
+# the sample, and the run.
 #
 # It measures and prints, nothing more: no timing is ever asserted.
 # Progress goes to stderr, results to stdout.  Exit 0 when every sample
