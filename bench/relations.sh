@@ -17,7 +17,10 @@
 # pgiofs mount of it (its default configuration plus --pgiofs-args), and
 # "held" (--only) on a mount with files.inode_handles = no: a descriptor per
 # file the kernel knows, as before file handles; "noxattr" (--only) on a
-# mount with fuse.xattr = no (no GETXATTR at a file's first write).  pgiofs is
+# mount with fuse.xattr = no (no GETXATTR at a file's first write);
+# "floor" and "floornoopen" (--only) on bench/floorfs.c, the least a FUSE
+# passthrough can do (compiled here), with OPEN and with OPEN refused: what
+# the kernel's requests cost whatever the daemon, in the same run.  pgiofs is
 # started under the open-files limit of --nofile if given.  The samples
 # alternate (native, pgiofs, native, ...) for --rounds rounds; the summary
 # gives each phase's median per side and its ratio to native, and for each
@@ -59,8 +62,8 @@ ratios, the daemon's descriptors and peak RSS.  Needs root.
   --rounds N          rounds of samples (default $ROUNDS, 1..100)
   --nofile N          start pgiofs under this open-files limit (soft and
                       hard; default: the limit it inherits), 64..1048576
-  --only LIST         comma-separated sides among native,pgiofs,held,noxattr
-                      (default native,pgiofs)
+  --only LIST         comma-separated sides among native,pgiofs,held,noxattr,
+                      floor,floornoopen (default native,pgiofs)
   --quick             500 tables, 2 rounds
   --dir DIR           parent of the working directory (default $DIR)
   --pgiofs-args ARGS  extra pgiofs options, e.g. "-s files.inode_fds=1024"
@@ -84,7 +87,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for k in $ONLY; do
-	case $k in native | pgiofs | held | noxattr) ;; *) die "--only: unknown side \"$k\" (native, pgiofs, held, noxattr)" ;; esac
+	case $k in native | pgiofs | held | noxattr | floor | floornoopen) ;;
+	*) die "--only: unknown side \"$k\" (native, pgiofs, held, noxattr, floor, floornoopen)" ;;
+	esac
 done
 read -r -a PGIOFS_ARGV <<<"$PGIOFS_ARGS"
 
@@ -162,7 +167,13 @@ sample() {
 	local kind=$1 round=$2 data=$WORK/backing/data pid="" files line rss fds cpu
 	rm -rf "$WORK/backing/data"
 	cp -a "$WORK/template" "$WORK/backing/data"
-	if [ "$kind" != native ]; then
+	if [ "$kind" = floor ] || [ "$kind" = floornoopen ]; then
+		MNT=$WORK/mnt
+		# shellcheck disable=SC2046 # floornoopen: one word, --noopen
+		"$WORK/floorfs" $([ "$kind" = floornoopen ] && echo --noopen) "$WORK/backing" "$MNT" \
+			2>"$WORK/logs/$kind.$round.log" || fail_log "floorfs mount failed" "$WORK/logs/$kind.$round.log"
+		data=$MNT/data
+	elif [ "$kind" != native ]; then
 		MNT=$WORK/mnt
 		local side=()
 		[ "$kind" = held ] && side=(-s files.inode_handles=no)
@@ -187,6 +198,10 @@ sample() {
 		-c "SELECT count(*), sum(pg_total_relation_size(oid)) FROM pg_class WHERE relkind = 'r'"
 	timed "$kind" ckpt psql_do "$WORK/logs/$kind.ckpt.log" -c CHECKPOINT
 	stop_server "$data"
+	if [ -n "$MNT" ] && [ -z "$pid" ]; then # floorfs
+		unmount "$MNT"
+		MNT=""
+	fi
 	files=$(find "$WORK/backing/data" | wc -l)
 	line=""
 	if [ -n "$pid" ]; then
@@ -204,7 +219,7 @@ sample() {
 		MNT=""
 		line="; daemon: at most $fds descriptors, peak RSS $((rss / 1024)) MiB, CPU $cpu s; $(cache_of "$WORK/stat.json")"
 	fi
-	printf 'round %d  %-6s' "$round" "$kind"
+	printf 'round %d  %-11s' "$round" "$kind"
 	for p in $PHASES; do printf '  %s %7.2f s' "$p" "$(last_of "${SECS[$kind.$p]}")"; done
 	printf '  (%d files)%s\n' "$files" "$line"
 }
@@ -231,6 +246,10 @@ port = $PORT
 unix_socket_directories = '$SOCK'
 max_locks_per_transaction = $((TABLES / 50 + 64))
 EOF
+if [[ " $ONLY " == *" floor"* ]]; then
+	cc -O2 -D_GNU_SOURCE -I/usr/include/fuse3 -o "$WORK/floorfs" "$TOP/bench/floorfs.c" -lfuse3 -lpthread \
+		2>"$WORK/logs/floorfs.cc.log" || fail_log "cannot build bench/floorfs.c" "$WORK/logs/floorfs.cc.log"
+fi
 for ((i = 1; i <= TABLES; i++)); do
 	echo "CREATE TABLE t$i (id int PRIMARY KEY, v text);"
 done >"$WORK/create.sql"
@@ -252,22 +271,22 @@ done
 echo
 echo "medians of $ROUNDS rounds (load average now $(cut -d' ' -f1-3 /proc/loadavg)):"
 printf '%-8s' phase
-for k in $ONLY; do printf ' %10s' "$k"; done
+for k in $ONLY; do printf ' %12s' "$k"; done
 for k in $ONLY; do
-	[ "$k" != native ] && [[ " $ONLY " == *" native "* ]] && printf ' %8s' "$k/nat"
+	[ "$k" != native ] && [[ " $ONLY " == *" native "* ]] && printf ' %16s' "$k/nat"
 done
 printf '\n'
 for p in $PHASES; do
 	printf '%-8s' "$p"
-	for k in $ONLY; do printf ' %8.2f s' "$(median "${SECS[$k.$p]}")"; done
+	for k in $ONLY; do printf ' %10.2f s' "$(median "${SECS[$k.$p]}")"; done
 	for k in $ONLY; do
 		[ "$k" != native ] && [[ " $ONLY " == *" native "* ]] &&
-			printf ' %7.2fx' "$(echo "$(median "${SECS[$k.$p]}") / $(median "${SECS[native.$p]}")" | bc -l)"
+			printf ' %15.2fx' "$(echo "$(median "${SECS[$k.$p]}") / $(median "${SECS[native.$p]}")" | bc -l)"
 	done
 	printf '\n'
 done
 for k in $ONLY; do
-	[ "$k" = native ] && continue
+	case $k in native | floor*) continue ;; esac
 	echo "$k daemon: at most $(median "${FDS[$k]}") descriptors held, peak RSS $(($(median "${RSS[$k]}") / 1024)) MiB, CPU $(median "${CPU[$k]}") s (medians of rounds)"
 done
 progress "done"
