@@ -2,9 +2,13 @@
  * floorfs.c -- the least a FUSE passthrough can do, to measure the floor
  * under pgiofs: what the kernel's requests cost when the daemon does
  * nothing with them but the backing call.  bench/relations.sh mounts it as
- * its "floor" and "floor-noopen" sides.  Not a product: no scheduling, no
- * classification, no error keeping, no limits on descriptors (an O_PATH
- * descriptor per inode the kernel knows), no extended attributes.
+ * its "floor" and "floornoopen" sides, bench/passthrough.sh --floorfs as a
+ * reference cell (with pg_wal outside it).  A floor for the cost of the
+ * requests a workload makes (opens, lookups, syncs), not for moving data,
+ * which pgiofs does its own way (write-behind, drop-behind, its queue).
+ * Not a product: no scheduling, no classification, no error keeping, no
+ * limits on descriptors (an O_PATH descriptor per inode the kernel knows),
+ * no extended attributes.
  *
  * Usage: floorfs [--noopen] SOURCE MOUNTPOINT
  * It mounts like pgiofs does (write-back cache, default_permissions,
@@ -17,7 +21,7 @@
  * reopened read-write at its first use (one descriptor per inode either
  * way).
  *
- * Built by bench/relations.sh (cc ... -lfuse3).
+ * Built by the scripts that use it (cc ... -lfuse3).
  */
 #define FUSE_USE_VERSION 312
 #include <dirent.h>

@@ -7,9 +7,13 @@
 # same file system (--dir), and prints the median of each side and the
 # pgiofs/native ratio next to two targets: the first ones (import <= 1.25,
 # tps >= 0.80, cold scan <= 1.20) and the stricter ones set with WAL out of
-# the page cache (import <= 1.10, tps >= 0.95, cold scan <= 0.9).  More pgiofs cells with other options (--cell NAME=ARGS) run in
-# the same rounds, each against the same native samples; --wal-sync-method
-# sets PostgreSQL's wal_sync_method in every cluster, native included:
+# the page cache (import <= 1.10, tps >= 0.95, cold scan <= 0.9).  More
+# pgiofs cells with other options (--cell NAME=ARGS) run in the same rounds,
+# each against the same native samples, and with --floorfs a cell
+# "floorfs": bench/floorfs.c (a minimal FUSE passthrough, no tuning) over
+# the data directory with pg_wal on the native file system, a reference for
+# what FUSE costs the relation files alone; --wal-sync-method sets
+# PostgreSQL's wal_sync_method in every cluster, native included:
 #   import   `pgbench -i -s SCALE` plus a final CHECKPOINT, wall-clock seconds
 #   tps      `pgbench -c 4 -j 2 -T DURATION`, tps without connection time
 #   seqscan  `SELECT count(*) FROM pgbench_accounts` on cold caches (after a
@@ -41,6 +45,7 @@ METHOD=fdatasync
 KINDS=(native pgiofs)
 declare -A CELL_ARGS
 ACCOUNT=0
+FLOOR=0
 
 usage() {
 	cat <<EOF
@@ -59,6 +64,9 @@ side and interleaved (native, pgiofs, native, pgiofs, ...).  Needs root.
   --cell NAME=ARGS    one more pgiofs cell with ARGS besides --pgiofs-args
                       (repeatable), e.g. --cell "ns=--set fuse.time_gran_ns=1"
   --wal-sync-method M PostgreSQL's wal_sync_method in every cluster (default $METHOD)
+  --floorfs           one more cell, "floorfs": bench/floorfs.c (a minimal
+                      FUSE passthrough) over the data directory, pg_wal on
+                      the native file system (WAL never crosses FUSE)
   --account           also the time account of every import (bench/account.bt
                       under bpftrace: CPU, waits for a CPU, blocked time by
                       cause, FUSE requests), medians per side at the end
@@ -71,7 +79,7 @@ EOF
 # add_cell NAME=ARGS -- one more pgiofs cell.
 add_cell() {
 	[[ $1 == *=* && ${1%%=*} =~ ^[A-Za-z0-9._-]+$ ]] || die "--cell wants NAME=ARGS (NAME of letters, digits, . _ -), not \"$1\""
-	case ${1%%=*} in native | pgiofs) die "--cell: \"${1%%=*}\" is taken" ;; esac
+	case ${1%%=*} in native | pgiofs | floorfs) die "--cell: \"${1%%=*}\" is taken" ;; esac
 	KINDS+=("${1%%=*}")
 	CELL_ARGS[${1%%=*}]=${1#*=}
 }
@@ -94,6 +102,7 @@ while [ $# -gt 0 ]; do
 		--wal-sync-method) [ $# -ge 2 ] || die "--wal-sync-method needs a value"; METHOD=$2; shift 2 ;;
 		--wal-sync-method=*) METHOD=${1#*=}; shift ;;
 		--account) ACCOUNT=1; shift ;;
+		--floorfs) FLOOR=1; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option \"$1\"" ;;
 	esac
@@ -181,8 +190,17 @@ declare -A IMPORT TPS SEQSCAN
 sample() {
 	KIND=$1
 	local round=$2 base t0 t1 out ms
-	rm -rf -- "$WORK/native" "$WORK/backing"
-	if [ "$KIND" != native ]; then
+	local waldir=()
+	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/floorwal"
+	if [ "$KIND" = floorfs ]; then
+		mkdir -p "$WORK/backing" "$WORK/mnt" "$WORK/floorwal"
+		chown postgres: "$WORK/floorwal"
+		MNT=$WORK/mnt
+		"$WORK/floorfs" "$WORK/backing" "$MNT" || die "floorfs $WORK/backing $MNT failed"
+		DAEMON_PID=$(pgrep -f -- " $MNT\$" | head -n 1)
+		base=$MNT
+		waldir=(--waldir "$WORK/floorwal/pg_wal")
+	elif [ "$KIND" != native ]; then
 		local extra=()
 		read -r -a extra <<<"${CELL_ARGS[$KIND]:-}"
 		mkdir -p "$WORK/backing" "$WORK/mnt"
@@ -203,8 +221,8 @@ sample() {
 	PSQL=("${AS_PG[@]}" "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -d postgres)
 
 	progress "round $round $KIND: initdb"
-	"${AS_PG[@]}" "$PGBIN/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C --no-instructions \
-		>"$WORK/logs/$KIND.$round.initdb.log" 2>&1 ||
+	"${AS_PG[@]}" "$PGBIN/initdb" -D "$DATA" "${waldir[@]}" -U postgres -A trust -E UTF8 --locale=C \
+		--no-instructions >"$WORK/logs/$KIND.$round.initdb.log" 2>&1 ||
 		fail_log "$KIND: initdb failed" "$WORK/logs/$KIND.$round.initdb.log"
 	cat >>"$DATA/postgresql.conf" <<-EOF
 		# bench/passthrough.sh: a private socket, defaults otherwise
@@ -259,7 +277,7 @@ sample() {
 		kill -0 "$DAEMON_PID" 2>/dev/null && die "pgiofs (pid $DAEMON_PID) still running 60 s after unmount"
 		MNT="" DAEMON_PID=""
 	fi
-	rm -rf -- "$WORK/native" "$WORK/backing"
+	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/floorwal"
 }
 
 # ---- main ---------------------------------------------------------------------------
@@ -269,13 +287,22 @@ mkdir -p "$WORK/logs" "$WORK/sock"
 chown postgres: "$WORK/logs" "$WORK/sock"
 chmod 700 "$WORK/sock"
 SOCK=$WORK/sock
+if [ "$FLOOR" = 1 ]; then
+	KINDS+=(floorfs)
+	cc -O2 -D_GNU_SOURCE -I/usr/include/fuse3 -o "$WORK/floorfs" "$TOP/bench/floorfs.c" -lfuse3 -lpthread \
+		2>"$WORK/logs/floorfs.cc.log" || fail_log "cannot build bench/floorfs.c" "$WORK/logs/floorfs.cc.log"
+fi
 
 fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
 echo "pgiofs passthrough benchmark: PostgreSQL $("$PGBIN/postgres" -V | awk '{ print $3 }'), $ROUNDS rounds," \
 	"pgbench -i -s $SCALE, pgbench -c $CLIENTS -j $JOBS -T $DURATION, cold seq scan without parallel workers"
 echo "backing: $WORK ($fsinfo); pgiofs: $PGIOFS -o allow_other${PGIOFS_ARGS:+ $PGIOFS_ARGS} ($("$PGIOFS" --version 2>/dev/null | head -n 1)); wal_sync_method $METHOD"
 for k in "${KINDS[@]:2}"; do
-	echo "cell $k: the same with ${CELL_ARGS[$k]}"
+	if [ "$k" = floorfs ]; then
+		echo "cell floorfs: bench/floorfs.c over the data directory, pg_wal on the native file system"
+	else
+		echo "cell $k: the same with ${CELL_ARGS[$k]}"
+	fi
 done
 echo "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
 	"load average at the start $(cut -d' ' -f1-3 /proc/loadavg)"
