@@ -10,6 +10,7 @@
 #   free_port                 a TCP port and socket name nobody listens on
 #   kill_postgres PID         immediate shutdown of the server PID leads
 #   unmount MNT               unmount a FUSE mount; abort it if it hangs
+#   build_floorfs OUT         compile bench/floorfs.c to OUT (its log beside)
 #   median VALUES             median of a space-separated list
 #   last_of VALUES            last element of a space-separated list
 #   pgdisk_teardown           end what a benchmark started on pgdisk (LOOPS,
@@ -95,6 +96,11 @@ unmount() {
 		pgrep -f -- " $mnt\$" >/dev/null || return 0
 		sleep 0.1
 	done
+}
+
+build_floorfs() {
+	cc -O2 -D_GNU_SOURCE -I/usr/include/fuse3 -o "$1" "$TOP/bench/floorfs.c" -lfuse3 -lpthread \
+		2>"$1.cc.log" || fail_log "cannot build bench/floorfs.c" "$1.cc.log"
 }
 
 median() {

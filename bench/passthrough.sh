@@ -289,8 +289,7 @@ chmod 700 "$WORK/sock"
 SOCK=$WORK/sock
 if [ "$FLOOR" = 1 ]; then
 	KINDS+=(floorfs)
-	cc -O2 -D_GNU_SOURCE -I/usr/include/fuse3 -o "$WORK/floorfs" "$TOP/bench/floorfs.c" -lfuse3 -lpthread \
-		2>"$WORK/logs/floorfs.cc.log" || fail_log "cannot build bench/floorfs.c" "$WORK/logs/floorfs.cc.log"
+	build_floorfs "$WORK/floorfs"
 fi
 
 fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')

@@ -167,11 +167,12 @@ sample() {
 	local kind=$1 round=$2 data=$WORK/backing/data pid="" files line rss fds cpu
 	rm -rf "$WORK/backing/data"
 	cp -a "$WORK/template" "$WORK/backing/data"
-	if [ "$kind" = floor ] || [ "$kind" = floornoopen ]; then
+	if [[ $kind == floor* ]]; then
 		MNT=$WORK/mnt
-		# shellcheck disable=SC2046 # floornoopen: one word, --noopen
-		"$WORK/floorfs" $([ "$kind" = floornoopen ] && echo --noopen) "$WORK/backing" "$MNT" \
-			2>"$WORK/logs/$kind.$round.log" || fail_log "floorfs mount failed" "$WORK/logs/$kind.$round.log"
+		local opt=()
+		[ "$kind" = floornoopen ] && opt=(--noopen)
+		"$WORK/floorfs" "${opt[@]}" "$WORK/backing" "$MNT" 2>"$WORK/logs/$kind.$round.log" ||
+			fail_log "floorfs mount failed" "$WORK/logs/$kind.$round.log"
 		data=$MNT/data
 	elif [ "$kind" != native ]; then
 		MNT=$WORK/mnt
@@ -198,7 +199,7 @@ sample() {
 		-c "SELECT count(*), sum(pg_total_relation_size(oid)) FROM pg_class WHERE relkind = 'r'"
 	timed "$kind" ckpt psql_do "$WORK/logs/$kind.ckpt.log" -c CHECKPOINT
 	stop_server "$data"
-	if [ -n "$MNT" ] && [ -z "$pid" ]; then # floorfs
+	if [[ $kind == floor* ]]; then
 		unmount "$MNT"
 		MNT=""
 	fi
@@ -247,8 +248,7 @@ unix_socket_directories = '$SOCK'
 max_locks_per_transaction = $((TABLES / 50 + 64))
 EOF
 if [[ " $ONLY " == *" floor"* ]]; then
-	cc -O2 -D_GNU_SOURCE -I/usr/include/fuse3 -o "$WORK/floorfs" "$TOP/bench/floorfs.c" -lfuse3 -lpthread \
-		2>"$WORK/logs/floorfs.cc.log" || fail_log "cannot build bench/floorfs.c" "$WORK/logs/floorfs.cc.log"
+	build_floorfs "$WORK/floorfs"
 fi
 for ((i = 1; i <= TABLES; i++)); do
 	echo "CREATE TABLE t$i (id int PRIMARY KEY, v text);"
