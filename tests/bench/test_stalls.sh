@@ -124,10 +124,14 @@ mkdir -p "$W/fs/data/pg_wal"
 SEG=pg_wal/000000010000000000000001
 # backend MODE -- as a backend named postgres, in the data directory:
 # "device": overwrite 1 MiB of the segment in place, fdatasync;
-# "journal": append 8 KiB, fdatasync
+# "journal": append 8 KiB, fdatasync; its pid (its one thread's id) in
+# $T/pid.MODE: the account watches every process named postgres, and
+# other tests' servers run meanwhile
 cat >"$T/backend.py" <<'PYEOF'
 import ctypes, os, sys
 ctypes.CDLL(None).prctl(15, b"postgres", 0, 0, 0)   # PR_SET_NAME
+with open(sys.argv[4], "w") as f:
+    f.write(str(os.getpid()))
 os.chdir(sys.argv[1])
 fd = os.open(sys.argv[2], os.O_RDWR)
 if sys.argv[3] == "device":
@@ -142,17 +146,19 @@ head -c $((1 << 20)) /dev/zero >"$W/fs/data/$SEG" && sync "$W/fs/data/$SEG" ||
 # account MODE -- the stall account (JSON) of one backend's fdatasync
 account() {
 	"$TOP/bench/stalls.sh" --threshold-ms 300 --json --events "$T/events.$1" -- \
-		python3 "$T/backend.py" "$W/fs/data" "$SEG" "$1" >"$T/account.$1" 2>"$T/account.$1.err" ||
+		python3 "$T/backend.py" "$W/fs/data" "$SEG" "$1" "$T/pid.$1" >"$T/account.$1" 2>"$T/account.$1.err" ||
 		fail "$1: bench/stalls.sh failed: $(cat "$T/account.$1.err")"
 }
 account device
 head -c $((2 << 20)) /dev/urandom >"$W/fs/bulk" || fail "cannot write the bulk file"
 account journal
-python3 - "$T/account.device" "$T/account.journal" <<'PYEOF' || fail "the account of the real stalls is wrong"
+python3 - "$T" <<'PYEOF' || fail "the account of the real stalls is wrong"
 import json, sys
-for path, cause, share in ((sys.argv[1], "device I/O", 0.8), (sys.argv[2], "journal", 0.7)):
+for mode, cause, share in (("device", "device I/O", 0.8), ("journal", "journal", 0.7)):
+    path = "%s/account.%s" % (sys.argv[1], mode)
+    tid = int(open("%s/pid.%s" % (sys.argv[1], mode)).read())
     d = json.load(open(path))
-    st = [s for s in d["stalls"] if s["kind"] == "sync"]
+    st = [s for s in d["stalls"] if s["kind"] == "sync" and s["tid"] == tid]
     print(path, json.dumps(st))
     assert len(st) == 1, "want one WAL sync stall, got %d" % len(st)
     s = st[0]
