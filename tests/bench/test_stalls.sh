@@ -146,7 +146,8 @@ head -c $((1 << 20)) /dev/zero >"$W/fs/data/$SEG" && sync "$W/fs/data/$SEG" ||
 # account MODE -- the stall account (JSON) of one backend's fdatasync
 account() {
 	"$TOP/bench/stalls.sh" --threshold-ms 300 --json --events "$T/events.$1" -- \
-		python3 "$T/backend.py" "$W/fs/data" "$SEG" "$1" "$T/pid.$1" >"$T/account.$1" 2>"$T/account.$1.err" ||
+		python3 "$T/backend.py" "$W/fs/data" "$SEG" "$1" "$T/pid.$1" \
+		>"$T/account.$1" 2>"$T/account.$1.err" ||
 		fail "$1: bench/stalls.sh failed: $(cat "$T/account.$1.err")"
 }
 account device
