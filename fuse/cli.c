@@ -911,7 +911,7 @@ static int run(struct cli *c, struct pfs *fs)
 		      c->profile ? c->profile : "none", ios_policy_names[fs->set.ios.policy],
 		      pgiofs_wal_mode_names[fs->wal_mode]);
 	{
-		char why[256];
+		char why[384];
 		bool direct = pfs_backing_direct(fs, why, sizeof(why));
 
 		char ring[256], inodes[512];

@@ -237,7 +237,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	char mnt[2 * PATH_MAX + 8], back[2 * PATH_MAX + 8], model[32], when[64];
 	char note[2 * sizeof(fs->wal_note) + 8], walm[1024], walm_json[2 * sizeof(walm) + 8];
 	char profile[2 * sizeof(fs->profile) + 8], changed[2 * sizeof(fs->changed) + 8];
-	char why[256], why_json[2 * sizeof(why) + 8];
+	char why[384], why_json[2 * sizeof(why) + 8];
 	char ring[256], ring_json[2 * sizeof(ring) + 8];
 	struct pfs_inode_counters in;
 	char in_note[2 * sizeof(in.note) + 8];
@@ -286,7 +286,7 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    "\"policy\":\"%s\",\"device\":\"%s\","
 	    "\"stats_enabled\":%s,\"version\":\"%s\",\"pid\":%d,"
 	    "\"time\":\"%s.%03ldZ\",\"wal_mode\":\"%s\",\"wal_note\":%s,\"wal_mounts\":%s,"
-	    "\"backing_direct\":%s,\"backing_note\":%s,\"data_inline\":%s,"
+	    "\"backing_direct\":%s,\"backing_note\":%s,\"backing_seek_us\":%d,\"data_inline\":%s,"
 	    "\"writeback_cache\":%s,\"write_cache\":{\"limit_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
 	    ",\"peak_bytes\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"waits\":%" PRIu64
 	    ",\"errors\":%" PRIu64 "},\"uring\":%s,\"uring_note\":%s,\"uring_requests\":%lu,"
@@ -300,11 +300,11 @@ static int extras(struct pfs_control *c, char *buf, size_t len)
 	    ",\"stale\":%" PRIu64 "}",
 	    mnt, back, profile, changed, policy, model, enabled ? "true" : "false", PGIOFS_VERSION,
 	    (int)getpid(), when, ts.tv_nsec / 1000000, pgiofs_wal_mode_names[fs->wal_mode], note,
-	    walm_json, direct ? "true" : "false", why_json, data_inline ? "true" : "false",
-	    fs->writeback ? "true" : "false", wb.limit, wb.bytes, wb.peak, wb.writes, wb.waits,
-	    wb.errors, atomic_load(&fs->wire.uring) ? "true" : "false", ring_json,
-	    pfs_uring_requests(fs), ckpt_kb,
-	    __atomic_load_n(&fs->core->ckpt.starts, __ATOMIC_RELAXED),
+	    walm_json, direct ? "true" : "false", why_json, fs->backing_seek_us,
+	    data_inline ? "true" : "false", fs->writeback ? "true" : "false", wb.limit, wb.bytes,
+	    wb.peak, wb.writes, wb.waits, wb.errors,
+	    atomic_load(&fs->wire.uring) ? "true" : "false", ring_json, pfs_uring_requests(fs),
+	    ckpt_kb, __atomic_load_n(&fs->core->ckpt.starts, __ATOMIC_RELAXED),
 	    __atomic_load_n(&fs->core->ckpt.files, __ATOMIC_RELAXED),
 	    __atomic_load_n(&fs->core->ckpt.large, __ATOMIC_RELAXED), drop_mode,
 	    drop_rel ? "true" : "false", drop_other_mb,

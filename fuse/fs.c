@@ -172,6 +172,24 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 	if (pfs_inode_forget(fs, in, n, inode_keeps_error))
 		inode_free(fs, in, false);
 }
+/* seek_us() -- pfs_dev_seek_us(@dev), timed once per device for the
+ * process: a WAL mount on the same disk asks again. */
+static int seek_us(dev_t dev)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static dev_t last_dev;
+	static int last;
+	int us;
+
+	pthread_mutex_lock(&lock);
+	if (last == 0 || last_dev != dev) {
+		last = pfs_dev_seek_us(dev);
+		last_dev = dev;
+	}
+	us = last;
+	pthread_mutex_unlock(&lock);
+	return us;
+}
 
 int pfs_init_root(struct pfs *fs, const char *backing)
 {
@@ -204,6 +222,8 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 		fs->root.cls = cls;
 	}
 	fs->backing_medium = pfs_dev_medium(fs->root.dev, fs->backing_dev, sizeof(fs->backing_dev));
+	if (fs->backing_medium == PFS_MEDIUM_UNKNOWN)
+		fs->backing_seek_us = seek_us(fs->root.dev);
 	pfs_wb_inode_init(&fs->root);
 	pthread_mutex_init(&fs->root.om_lock, NULL);
 	pthread_mutex_init(&fs->root.write_lock, NULL);
@@ -476,8 +496,8 @@ static bool kill_suidgid(struct pfs *fs, int fd, const char *path)
  * files.space_guard_mb shows S_ISUID that the backing file has not (space.c),
  * a mode the kernel made from the one shown (chmod g+w) keeps the backing
  * file's S_ISUID instead. */
-static mode_t space_mode(const struct pfs *fs, const struct pfs_inode *in, int fd,
-			 const char *path, mode_t mode)
+static mode_t space_mode(const struct pfs *fs, const struct pfs_inode *in, int fd, const char *path,
+			 mode_t mode)
 {
 	struct stat st;
 
@@ -971,12 +991,39 @@ static int open_flags(const struct pfs *fs, int flags, bool *widened)
 	return flags | O_CLOEXEC;
 }
 
-/* may_spin() -- whether @fs's backing device is, or may be, a rotating disk:
- * what the auto settings go by. */
+/* may_spin() -- whether @fs's backing device is a rotating disk: what the
+ * auto settings of files.backing_direct and files.drop_behind go by.  A
+ * virtio disk cannot say (PFS_MEDIUM_UNKNOWN): one whose random reads were
+ * timed at mount as a rotating disk's is one; one that could not be timed
+ * (pgiofs not root, or a device node it may not open) is taken as not
+ * rotating, as the virtual disks of today mostly are and as measured on one
+ * (docs/performance.md, "A virtio disk cannot say"). */
 static bool may_spin(const struct pfs *fs)
 {
-	return fs->backing_medium == PFS_MEDIUM_ROTATIONAL ||
-	       fs->backing_medium == PFS_MEDIUM_UNKNOWN;
+	if (fs->backing_medium == PFS_MEDIUM_UNKNOWN) /* timed at mount, if it could be */
+		return fs->backing_seek_us >= PFS_SEEK_US_SOLID;
+	return fs->backing_medium == PFS_MEDIUM_ROTATIONAL;
+}
+
+/* seek_note() -- how may_spin() decided for a disk that cannot say, in
+ * @buf (no parentheses: the mount's log line has the note in a pair). */
+static const char *seek_note(const struct pfs *fs, char *buf, size_t len)
+{
+	int us = fs->backing_seek_us;
+
+	if (us <= 0)
+		snprintf(buf, len,
+			 "its seek time could not be measured: %s; taken as not rotating, "
+			 "as virtual disks mostly are",
+			 strerror(us < 0 ? -us : EINVAL));
+	else
+		snprintf(buf, len,
+			 "the median of 16 random 4 KiB reads was %d.%02d ms, %s %d ms: "
+			 "taken as %s",
+			 us / 1000, us % 1000 / 10, us >= PFS_SEEK_US_SOLID ? "at least" : "under",
+			 PFS_SEEK_US_SOLID / 1000,
+			 us >= PFS_SEEK_US_SOLID ? "rotating" : "not rotating");
+	return buf;
 }
 
 /* backing_direct() -- what files.backing_direct = @set means on @fs's
@@ -999,12 +1046,14 @@ bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len)
 		snprintf(why, len,
 			 "files.backing_direct = auto: the backing store has no block "
 			 "device that says whether it is rotational");
-	else if (fs->backing_medium == PFS_MEDIUM_UNKNOWN)
+	else if (fs->backing_medium == PFS_MEDIUM_UNKNOWN) {
+		char note[128];
+
 		snprintf(why, len,
 			 "files.backing_direct = auto: the backing device %s is a virtio "
-			 "disk, which cannot say whether it is rotational: taken as rotational",
-			 fs->backing_dev);
-	else
+			 "disk, which cannot say whether it is rotational; %s",
+			 fs->backing_dev, seek_note(fs, note, sizeof(note)));
+	} else
 		snprintf(why, len, "files.backing_direct = auto: the backing device %s is %s",
 			 fs->backing_dev,
 			 fs->backing_medium == PFS_MEDIUM_ROTATIONAL ? "rotational"

@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
@@ -245,6 +248,97 @@ enum pfs_medium pfs_dev_medium(dev_t dev, char *name, size_t len)
 	if (flag == 0)
 		return PFS_MEDIUM_SOLID;
 	return driver_is(disk, "virtio_blk") ? PFS_MEDIUM_UNKNOWN : PFS_MEDIUM_ROTATIONAL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+#define SEEK_READS 16
+#define SEEK_BLOCK 4096u
+
+/* open_dev() -- block device @dev for O_DIRECT reads, by /dev/block/M:m
+ * (udev's link) or /dev/NAME (its sysfs name), whichever is that device;
+ * the descriptor or -errno. */
+static int open_dev(dev_t dev)
+{
+	char path[2][PATH_MAX + 16], disk[PATH_MAX + 8], name[NAME_MAX + 1];
+	int err = -ENOENT;
+
+	snprintf(path[0], sizeof(path[0]), "/dev/block/%u:%u", major(dev), minor(dev));
+	path[1][0] = '\0';
+	if (pfs_dev_disk(dev, disk, sizeof(disk), name, sizeof(name)) == 0 && *name)
+		snprintf(path[1], sizeof(path[1]), "/dev/%s", name);
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+		int fd;
+
+		if (!*path[i])
+			continue;
+		fd = open(path[i], O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			if (errno != ENOENT || err == -ENOENT)
+				err = -errno;
+			continue;
+		}
+		if (fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev)
+			return fd;
+		close(fd);
+	}
+	return err;
+}
+
+int pfs_dev_seek_us(dev_t dev)
+{
+	uint32_t us[SEEK_READS];
+	uint64_t size = 0, blocks;
+	void *buf = NULL;
+	int fd, err = 0;
+
+	fd = open_dev(dev);
+	if (fd < 0)
+		return fd;
+	if (ioctl(fd, BLKGETSIZE64, &size) < 0) {
+		err = -errno;
+		goto out;
+	}
+	blocks = size / SEEK_BLOCK;
+	if (blocks < 2 * (SEEK_READS + 1)) {
+		err = -EINVAL; /* too small to seek on */
+		goto out;
+	}
+	if (posix_memalign(&buf, SEEK_BLOCK, SEEK_BLOCK) != 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* read i goes to the block (i * 7 mod 17) / 17 of the way in: every
+	 * read a jump of at least a seventeenth of the disk from the one
+	 * before, back and forth, none of them twice */
+	for (int i = 0; i <= SEEK_READS; i++) {
+		uint64_t slot = (uint64_t)(i * 7 % (SEEK_READS + 1));
+		off_t off = (off_t)(slot * (blocks / (SEEK_READS + 1)) * SEEK_BLOCK);
+		uint64_t t0 = ios_now_ns();
+		ssize_t n = pread(fd, buf, SEEK_BLOCK, off);
+
+		if (n != (ssize_t)SEEK_BLOCK) {
+			err = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		if (i > 0) { /* the first: the device may wake from idle */
+			uint64_t d = (ios_now_ns() - t0) / 1000;
+
+			us[i - 1] = d < 1 ? 1 : d > INT32_MAX ? INT32_MAX : (uint32_t)d;
+		}
+	}
+	qsort(us, SEEK_READS, sizeof(us[0]), cmp_u32);
+	err = (int)((us[SEEK_READS / 2 - 1] + us[SEEK_READS / 2]) / 2);
+out:
+	free(buf);
+	close(fd);
+	return err;
 }
 
 int pfs_run_fusermount(const char *flags, const char *mountpoint)

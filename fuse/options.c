@@ -183,8 +183,13 @@ static const struct conf_tunable rows[] = {
      "whose writeback sorts, merges and lays out the writes and absorbs rewrites, as "
      "it does for PostgreSQL on a bare disk: on a rotating disk that halves the seeks "
      "and the commit latency under a bulk import.  auto: no when the backing "
-     "directory's block device says it is rotational (queue/rotational) or cannot say "
-     "(a virtio disk always says rotational), else yes."},
+     "directory's block device says it is rotational (queue/rotational), else yes.  A "
+     "virtio disk cannot say (it always says rotational): pgiofs times 16 random 4 KiB "
+     "reads of it at mount and takes it as rotating if their median is 2 ms or more; "
+     "one it may not open to time (not root, no access to the device node) is taken as "
+     "not rotating, as virtual disks mostly are (measured on one: O_DIRECT made an "
+     "import under an OLTP load 0.75x as long and the commits during it 0.55x as slow "
+     "at the p99).  `pgiofs stat` says which and why."},
     {"files", "defer_times", CONF_BOOL, "", "yes", 0, 0, NULL, F(defer_times),
      "With the write-back cache the kernel keeps a file's mtime itself and sends it "
      "before each fsync of a file written since (and at close).  yes: pgiofs keeps that "
@@ -206,9 +211,9 @@ static const struct conf_tunable rows[] = {
      "read-ahead included, once they are copied out (pages another reader had cached "
      "stay).  yes: for relation files (heap, index, free space and visibility maps) and "
      "for other files past files.drop_behind_other_mb.  auto: the same, but relation "
-     "files' writes only where the backing store is not taken as a rotating disk (its "
-     "device says it is not rotational, or it has none; a virtio disk, which cannot say, "
-     "is taken as rotating), their reads on any disk: on a rotating disk the backing page "
+     "files' writes only where the backing store is not taken as a rotating disk (as "
+     "files.backing_direct = auto decides), their reads on any disk: on a rotating disk "
+     "the backing page "
      "cache's writeback, later and sorted, absorbs rewrites and keeps the heap from the "
      "disk while commits wait for it (on a modelled 2004 disk, dropping relation files "
      "made it write 1.26x the bytes and the commit p99 1.6x; on a virtio disk, imports "

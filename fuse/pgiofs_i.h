@@ -142,9 +142,18 @@ enum pfs_medium {
 	/* queue/rotational 1 where the device has no way to say otherwise: a
 	 * virtio disk (the virtio block protocol carries no medium type, and
 	 * Linux leaves the block layer's default, rotational); treated as
-	 * rotational (measured on such a disk: docs/performance.md) */
+	 * rotational for the WAL segments made ahead (walprep.c) and the
+	 * block queue (devqueue.c); whether the data files' writes go past the
+	 * backing page cache is decided by timing the disk instead
+	 * (pfs_dev_seek_us(), docs/performance.md) */
 	PFS_MEDIUM_UNKNOWN = 2,
 };
+
+/* the median random 4 KiB read time, in microseconds, below which a disk
+ * that cannot say whether it rotates is taken as one that does not seek
+ * (a rotating disk's is a seek plus half a turn: 4 ms and more at 15,000
+ * rpm; a solid-state or networked volume's well under 1 ms) */
+#define PFS_SEEK_US_SOLID 2000
 
 /* devqueue.c: the backing device's block queue (files.device_queue).  What
  * pgiofs set at mount and what it found there, to put back at unmount. */
@@ -192,6 +201,9 @@ struct pfs {
 	 * files.backing_direct and files.drop_behind = auto */
 	char backing_dev[32];
 	enum pfs_medium backing_medium;
+	/* PFS_MEDIUM_UNKNOWN: pfs_dev_seek_us() of the backing device, timed
+	 * at mount (-errno if it could not be); 0 otherwise */
+	int backing_seek_us;
 	struct pfs_devqueue devqueue;	 /* files.device_queue (devqueue.c) */
 	struct pfs_walprep *walprep;	 /* WAL segments made ahead (walprep.c): the core's */
 	struct pfs_space *space;	 /* files.space_guard_mb (space.c): the core's */
@@ -674,6 +686,13 @@ int pfs_dev_disk(dev_t dev, char *disk, size_t len, char *name, size_t name_len)
  * says of its medium (sysfs queue/rotational, a partition's disk's), with
  * its name in @name ("" for PFS_MEDIUM_NONE). */
 enum pfs_medium pfs_dev_medium(dev_t dev, char *name, size_t len);
+/* pfs_dev_seek_us() -- time the block device @dev (st_rdev of a device
+ * node, or st_dev of a file system on it): 17 reads of 4 KiB with O_DIRECT
+ * at offsets spread over the device in a fixed scattered order, the first
+ * one untimed; the median of the others in microseconds (at least 1), or
+ * -errno if the device cannot be opened (not root) or read.  Reads only;
+ * at most 17 seeks, about a quarter of a second on a 2004 disk. */
+int pfs_dev_seek_us(dev_t dev);
 /* pfs_run_fusermount() -- run `fusermount3 FLAGS -q -- MOUNTPOINT` (an
  * unprivileged unmount); 0 if it exited 0, else -1. */
 int pfs_run_fusermount(const char *flags, const char *mountpoint);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_backing_direct.sh -- files.backing_direct: auto (the default) reaches
 # relation files past the backing page cache (O_DIRECT) unless the backing
-# directory's block device says it is rotational; yes and no force it.
+# directory's block device says it is rotational (or, a virtio disk, is
+# timed as one); yes and no force it.
 #
 # The backing directory is an ext4 on a loop device whose queue/rotational
 # the test sets.  Per round, `pgiofs stat` must say which way the files are
@@ -88,10 +89,17 @@ pgiofs_umount "$M" || fail "tmpfs: cannot unmount"
 # the disk under the test's own directory, whatever it is: pgiofs says of
 # it what its sysfs entry says.  A virtio disk's queue/rotational is the
 # block layer's default, 1, because the virtio block protocol cannot say
-# what the medium is: pgiofs says so, and auto takes it as rotational
-# (backing files buffered, relation files' writes kept in the backing page
-# cache).
+# what the medium is: pgiofs says so and times 16 random reads of it
+# (test_seek_probe.sh); auto takes it as rotating (backing files buffered,
+# relation files' writes kept in the backing page cache) when their median
+# is 2 ms or more, as not rotating when it is less or when the device could
+# not be opened to time it.
 mkdir "$T/own"
+pgiofs_mount "$T/own" "$M"
+json=$("$BIN/pgiofs" stat "$M" --json) || fail "own disk: pgiofs stat --json failed"
+# what pgiofs's probe found (0: not a virtio disk, not timed)
+seek_us=$(grep -o '"backing_seek_us":-\?[0-9]*' <<<"$json" | cut -d: -f2)
+[ -n "$seek_us" ] || fail "own disk: pgiofs stat --json has no backing_seek_us"
 sys=$(readlink -f "/sys/dev/block/$(stat -c '%Hd:%Ld' "$T")") || sys=
 disk=$sys
 [ -e "$sys/partition" ] && disk=$sys/..
@@ -103,18 +111,27 @@ else
 	if [ "$rot" = 0 ]; then
 		want=O_DIRECT why="the backing device $name is not rotational" rels=true
 	elif [ "$drv" = virtio_blk ]; then
-		want=buffered rels=false
-		why="the backing device $name is a virtio disk, which cannot say whether it is rotational: taken as rotational"
+		why="the backing device $name is a virtio disk, which cannot say whether it is rotational; "
+		if [ "$seek_us" -lt 0 ]; then
+			want=O_DIRECT rels=true
+			why+="its seek time could not be measured"
+		elif [ "$seek_us" -lt 2000 ]; then
+			want=O_DIRECT rels=true
+			why+="the median of 16 random 4 KiB reads was"
+		else
+			want=buffered rels=false
+			why+="the median of 16 random 4 KiB reads was"
+		fi
 	else
 		want=buffered why="the backing device $name is rotational" rels=false
 	fi
 fi
-pgiofs_mount "$T/own" "$M"
+[ "${drv:-}" = virtio_blk ] || [ "$seek_us" = 0 ] ||
+	fail "own disk: not a virtio disk, yet pgiofs timed it (backing_seek_us $seek_us)"
 line=$("$BIN/pgiofs" stat "$M" | grep '^backing files') || fail "own disk: pgiofs stat says nothing of the backing files"
 echo "own disk (${sys:-none}, driver ${drv:-none}): $line"
 [[ $line == "backing files $want ("*"$why"*")" ]] ||
 	fail "own disk: pgiofs stat says \"$line\", want \"backing files $want (...$why...)\""
-json=$("$BIN/pgiofs" stat "$M" --json) || fail "own disk: pgiofs stat --json failed"
 grep -q "\"drop_behind\":{\"mode\":\"auto\",\"relations\":$rels," <<<"$json" ||
 	fail "own disk: pgiofs stat --json does not say \"relations\":$rels under files.drop_behind = auto"
 pgiofs_umount "$M" || fail "own disk: cannot unmount"

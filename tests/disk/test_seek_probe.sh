@@ -1,0 +1,59 @@
+#!/bin/bash
+# test_seek_probe.sh -- the seek probe pgiofs runs at mount on a disk that
+# cannot say whether it rotates (a virtio disk): files.backing_direct and
+# files.drop_behind (auto) take the disk as rotating when the median of 16
+# random 4 KiB reads is 2 ms or more.  Checked on pgdisk's models, whose
+# service times are the model's, through helper_seek (the probe itself):
+#   - hdd (the 2004 disk: 8.5 ms average seek, 7200 rpm): 2 ms or more,
+#     and pgdisk's counters show the reads reached the disk (17 of them:
+#     O_DIRECT, nothing from a page cache);
+#   - ssd (100 us per request): under 2 ms;
+#   - a device too small to seek on (128 KiB), and a file system with no
+#     block device (tmpfs): an error, never a time.
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/disklib.sh"
+need_root
+HELPER_SEEK="$TESTBUILD/fuse/helper_seek"
+[ -x "$HELPER_SEEK" ] || fail "$HELPER_SEEK is missing: run make"
+SOLID_US=2000
+
+D=$(mktempdir)
+
+# probe MODEL -- US, the probe's median on a loop device over pgdisk MODEL
+probe() {
+	local model=$1 loop reads
+	mkdir -p "$D/$model"
+	disk_image "$D/$model.img" 2G
+	disk_start "$D/$model.img" "$D/$model" --model "$model"
+	loop=$(loop_attach "$D/$model/disk")
+	loop_registered "$loop"
+	reads=$(stat_of "$D/$model" read_ops)
+	US=$("$HELPER_SEEK" "$loop") || fail "$model: helper_seek $loop failed: $US"
+	reads=$(($(stat_of "$D/$model" read_ops) - reads))
+	echo "$model: median $US us over the reads, $reads reads reached pgdisk"
+	[ "$reads" -ge 17 ] || fail "$model: only $reads of the probe's 17 reads reached the disk"
+}
+
+probe hdd
+[ "$US" -ge $SOLID_US ] || fail "hdd: the probe measured $US us, a rotating disk's is at least $SOLID_US"
+echo "ok: the modelled hdd is timed as rotating"
+
+probe ssd
+[ "$US" -lt $SOLID_US ] || fail "ssd: the probe measured $US us, want under $SOLID_US"
+[ "$US" -ge 100 ] || fail "ssd: the probe measured $US us, below the model's 100 us per request"
+echo "ok: the modelled ssd is timed as not rotating"
+
+truncate -s 128K "$D/small.img"
+SMALL=$(loop_attach "$D/small.img")
+loop_registered "$SMALL"
+out=$("$HELPER_SEEK" "$SMALL") && fail "a 128 KiB device was timed: $out"
+[[ $out == "error "* ]] || fail "a 128 KiB device: helper_seek says \"$out\""
+echo "ok: a 128 KiB device is not timed ($out)"
+
+mkdir "$D/t"
+mount -t tmpfs -o size=1m tmpfs "$D/t" || fail "cannot mount a tmpfs"
+on_exit "umount -l '$D/t'"
+out=$("$HELPER_SEEK" "$D/t") && fail "a tmpfs was timed: $out"
+echo "ok: a tmpfs has no device to time ($out)"
+echo ok
