@@ -45,6 +45,7 @@ METHOD=fdatasync
 KINDS=(native pgiofs)
 declare -A CELL_ARGS
 ACCOUNT=0
+WALSYNC=0
 FLOOR=0
 
 usage() {
@@ -70,6 +71,11 @@ side and interleaved (native, pgiofs, native, pgiofs, ...).  Needs root.
   --account           also the time account of every import (bench/account.bt
                       under bpftrace: CPU, waits for a CPU, blocked time by
                       cause, FUSE requests), medians per side at the end
+  --walsync           also what the transactions' WAL syncs wait for during
+                      every tps sample (bench/walsync.bt under bpftrace:
+                      PostgreSQL's fdatasync calls, the WAL mount's FSYNC
+                      requests, the daemon's own fdatasync calls), medians
+                      per side at the end
   -h, --help          this text
 
 Environment: PGIOFS (default bin/pgiofs), PGBIN (PostgreSQL binaries).
@@ -102,6 +108,7 @@ while [ $# -gt 0 ]; do
 		--wal-sync-method) [ $# -ge 2 ] || die "--wal-sync-method needs a value"; METHOD=$2; shift 2 ;;
 		--wal-sync-method=*) METHOD=${1#*=}; shift ;;
 		--account) ACCOUNT=1; shift ;;
+		--walsync) WALSYNC=1; shift ;;
 		--floorfs) FLOOR=1; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option \"$1\"" ;;
@@ -120,11 +127,13 @@ id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.s
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 [ -r /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
 ACG="" ACG_ROOT=""
-if [ "$ACCOUNT" = 1 ]; then
-	command -v bpftrace >/dev/null || die "--account needs bpftrace (apt-get install bpftrace)"
+for opt in account walsync; do
+	[ "$opt" = account ] && [ "$ACCOUNT" = 0 ] && continue
+	[ "$opt" = walsync ] && [ "$WALSYNC" = 0 ] && continue
+	command -v bpftrace >/dev/null || die "--$opt needs bpftrace (apt-get install bpftrace)"
 	ACG_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-	[ -n "$ACG_ROOT" ] || die "--account needs a cgroup2 file system mounted (none in /proc/mounts)"
-fi
+	[ -n "$ACG_ROOT" ] || die "--$opt needs a cgroup2 file system mounted (none in /proc/mounts)"
+done
 
 # ---- clean-up -----------------------------------------------------------------
 WORK=""
@@ -152,9 +161,11 @@ trap 'echo "passthrough.sh: interrupted" >&2; exit 2' INT TERM
 # daemon in a cgroup of their own, and account.bt counting them (and the
 # mount's FUSE connections) into $WORK/logs/KIND.ROUND.account.
 ACCT_PID="" ACCT_FILES=()
-account_start() {
-	local dev=0 wal=0 pid out=$WORK/logs/$1.$2.account i
-	[ "$ACCOUNT" = 1 ] || return 0
+# acg_join KIND -- the server's processes and the daemon into the cgroup
+# ACG (made at the first call); DEV and WAL: the mount's and its WAL mount's
+# FUSE connections (0 for none and natively).
+acg_join() {
+	local pid
 	if [ -z "$ACG" ]; then
 		ACG=$ACG_ROOT/pgiofs-bench.$$
 		mkdir "$ACG" || die "cannot make the cgroup $ACG"
@@ -162,18 +173,59 @@ account_start() {
 	for pid in "$PM_PID" $(pgrep -P "$PM_PID") ${DAEMON_PID:-}; do
 		echo "$pid" >"$ACG/cgroup.procs" 2>/dev/null
 	done
+	DEV=0 WAL=0
 	if [ "$1" != native ]; then
-		dev=$(mountpoint -d "$MNT") && dev=${dev#*:}
-		! mountpoint -q "$DATA/pg_wal" || { wal=$(mountpoint -d "$DATA/pg_wal") && wal=${wal#*:}; }
+		DEV=$(mountpoint -d "$MNT") && DEV=${DEV#*:}
+		! mountpoint -q "$DATA/pg_wal" || { WAL=$(mountpoint -d "$DATA/pg_wal") && WAL=${WAL#*:}; }
 	fi
-	bpftrace "$TOP/bench/account.bt" "$dev" "$(stat -c %i "$ACG")" "$wal" >"$out" 2>"$out.err" &
+}
+# trace_start SCRIPT OUT ARGS... -- bpftrace SCRIPT ARGS in the background
+# into OUT, once it has attached; ACCT_PID is it.
+trace_start() {
+	local script=$1 out=$2 i
+	shift 2
+	bpftrace "$script" "$@" >"$out" 2>"$out.err" &
 	ACCT_PID=$!
 	for ((i = 0; i < 300; i++)); do
-		grep -qs '^Attaching' "$out" && break
-		kill -0 "$ACCT_PID" 2>/dev/null || fail_log "bpftrace $TOP/bench/account.bt failed" "$out.err"
+		grep -qs '^Attaching' "$out" && return 0
+		kill -0 "$ACCT_PID" 2>/dev/null || fail_log "bpftrace $script failed" "$out.err"
 		sleep 0.1
 	done
+}
+account_start() {
+	local out=$WORK/logs/$1.$2.account
+	[ "$ACCOUNT" = 1 ] || return 0
+	acg_join "$1"
+	trace_start "$TOP/bench/account.bt" "$out" "$DEV" "$(stat -c %i "$ACG")" "$WAL"
 	ACCT_FILES+=("$1=$out")
+}
+# walsync_start KIND ROUND / walsync_stop KIND -- with --walsync: walsync.bt
+# over the tps sample; walsync_stop adds the sample's figures to the
+# WS_* arrays (averages in us, and syncs per second of the sample).
+declare -A WS_PG WS_RATE WS_REQ WS_DAEMON
+walsync_start() {
+	[ "$WALSYNC" = 1 ] || return 0
+	acg_join "$1"
+	WS_OUT=$WORK/logs/$1.$2.walsync
+	trace_start "$TOP/bench/walsync.bt" "$WS_OUT" "$(stat -c %i "$ACG")" "$WAL" "${DAEMON_PID:-0}"
+}
+# ws_field MAP FIELD -- FIELD of walsync.bt's stats() line of @MAP in WS_OUT:
+# "@pg: count 33360, average 200, total 6688784"
+ws_field() {
+	awk -v m="@$1:" -v f="$2" '$1 == m {
+		for (i = 2; i < NF; i++) if ($i == f) { v = $(i + 1); sub(",", "", v); print v } }' "$WS_OUT"
+}
+walsync_stop() {
+	local pg
+	[ "$WALSYNC" = 1 ] || return 0
+	account_stop
+	pg=$(ws_field pg count)
+	[ -n "$pg" ] || fail_log "$1: bench/walsync.bt counted no fdatasync of PostgreSQL" "$WS_OUT"
+	WS_PG[$1]+="$(ws_field pg average) "
+	WS_RATE[$1]+="$(echo "$pg / $DURATION" | bc -l) "
+	WS_LAST_REQ=$(ws_field req average) WS_LAST_DAEMON=$(ws_field daemon average)
+	[ -z "$WS_LAST_REQ" ] || WS_REQ[$1]+="$WS_LAST_REQ "
+	[ -z "$WS_LAST_DAEMON" ] || WS_DAEMON[$1]+="$WS_LAST_DAEMON "
 }
 account_stop() {
 	[ -n "$ACCT_PID" ] || return 0
@@ -246,8 +298,10 @@ sample() {
 
 	progress "round $round $KIND: pgbench -c $CLIENTS -j $JOBS -T $DURATION"
 	out=$WORK/logs/$KIND.$round.tps.log
+	walsync_start "$KIND" "$round"
 	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -c "$CLIENTS" -j "$JOBS" -T "$DURATION" postgres >"$out" 2>&1 ||
 		fail_log "$KIND: pgbench -T failed" "$out"
+	walsync_stop "$KIND"
 	TPS[$KIND]+="$(awk '/^tps = .*without initial connection time/ { print $3 }' "$out") "
 
 	progress "round $round $KIND: cold seq scan"
@@ -266,6 +320,8 @@ sample() {
 
 	printf 'round %d  %-8s  import %7.2f s  tps %8.1f  seqscan %7.3f s\n' "$round" "$KIND" \
 		"$(last_of "${IMPORT[$KIND]}")" "$(last_of "${TPS[$KIND]}")" "$(last_of "${SEQSCAN[$KIND]}")"
+	[ "$WALSYNC" = 0 ] || printf '          WAL syncs: %.0f/s, %.0f us each in PostgreSQL, %s us in the FSYNC request, %s us in the daemon'"'"'s fdatasync\n' \
+		"$(last_of "${WS_RATE[$KIND]}")" "$(last_of "${WS_PG[$KIND]}")" "${WS_LAST_REQ:--}" "${WS_LAST_DAEMON:--}"
 
 	if [ "$KIND" != native ]; then
 		umount -R "$MNT" || die "umount -R $MNT failed" # WAL mounts first
@@ -335,6 +391,18 @@ for k in "${KINDS[@]:1}"; do
 	ratio "$k" tps "%.0f" "" ">=" 0.80 0.95 TPS
 	ratio "$k" seqscan "%.3f" " s" "<=" 1.20 0.90 SEQSCAN
 done
+if [ "$WALSYNC" = 1 ]; then
+	echo
+	echo "WAL syncs during the tps samples (medians; us per sync):"
+	printf '%-8s %10s %12s %14s %14s %18s\n' side "syncs/s" "PostgreSQL" "FSYNC request" "daemon sync" "before the request"
+	for k in "${KINDS[@]}"; do
+		pg=$(median "${WS_PG[$k]}") req="" dm=""
+		[ -z "${WS_REQ[$k]:-}" ] || req=$(median "${WS_REQ[$k]}")
+		[ -z "${WS_DAEMON[$k]:-}" ] || dm=$(median "${WS_DAEMON[$k]}")
+		printf '%-8s %10.0f %12.0f %14s %14s %18s\n' "$k" "$(median "${WS_RATE[$k]}")" "$pg" "${req:--}" "${dm:--}" \
+			"$([ -n "$req" ] && printf '%.0f' "$(echo "$pg - $req" | bc -l)" || echo -)"
+	done
+fi
 if [ "$ACCOUNT" = 1 ]; then
 	echo
 	args=()
