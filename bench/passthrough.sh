@@ -12,7 +12,9 @@
 # each against the same native samples, and with --floorfs a cell
 # "floorfs": bench/floorfs.c (a minimal FUSE passthrough, no tuning) over
 # the data directory with pg_wal on the native file system, a reference for
-# what FUSE costs the relation files alone; --wal-sync-method sets
+# what FUSE costs the relation files alone, and with --wal-native a cell
+# "walnative": pgiofs the same way (pg_wal on the native file system), what
+# the tps lose to WAL's passage through the mount; --wal-sync-method sets
 # PostgreSQL's wal_sync_method in every cluster, native included:
 #   import   `pgbench -i -s SCALE` plus a final CHECKPOINT, wall-clock seconds
 #   tps      `pgbench -c 4 -j 2 -T DURATION`, tps without connection time
@@ -47,6 +49,7 @@ declare -A CELL_ARGS
 ACCOUNT=0
 WALSYNC=0
 FLOOR=0
+WALNATIVE=0
 
 usage() {
 	cat <<EOF
@@ -68,6 +71,11 @@ side and interleaved (native, pgiofs, native, pgiofs, ...).  Needs root.
   --floorfs           one more cell, "floorfs": bench/floorfs.c (a minimal
                       FUSE passthrough) over the data directory, pg_wal on
                       the native file system (WAL never crosses FUSE)
+  --wal-native        one more cell, "walnative": pgiofs as the pgiofs cell
+                      over the data directory, pg_wal on the native file
+                      system (initdb --waldir): what the relation files cost
+                      alone, and the rest of the pgiofs cell's what WAL's
+                      passage through the mount costs
   --account           also the time account of every import (bench/account.bt
                       under bpftrace: CPU, waits for a CPU, blocked time by
                       cause, FUSE requests), medians per side at the end
@@ -85,7 +93,7 @@ EOF
 # add_cell NAME=ARGS -- one more pgiofs cell.
 add_cell() {
 	[[ $1 == *=* && ${1%%=*} =~ ^[A-Za-z0-9._-]+$ ]] || die "--cell wants NAME=ARGS (NAME of letters, digits, . _ -), not \"$1\""
-	case ${1%%=*} in native | pgiofs | floorfs) die "--cell: \"${1%%=*}\" is taken" ;; esac
+	case ${1%%=*} in native | pgiofs | floorfs | walnative) die "--cell: \"${1%%=*}\" is taken" ;; esac
 	KINDS+=("${1%%=*}")
 	CELL_ARGS[${1%%=*}]=${1#*=}
 }
@@ -110,6 +118,7 @@ while [ $# -gt 0 ]; do
 		--account) ACCOUNT=1; shift ;;
 		--walsync) WALSYNC=1; shift ;;
 		--floorfs) FLOOR=1; shift ;;
+		--wal-native) WALNATIVE=1; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option \"$1\"" ;;
 	esac
@@ -243,19 +252,23 @@ sample() {
 	KIND=$1
 	local round=$2 base t0 t1 out ms
 	local waldir=()
-	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/floorwal"
+	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/nativewal"
 	if [ "$KIND" = floorfs ]; then
-		mkdir -p "$WORK/backing" "$WORK/mnt" "$WORK/floorwal"
-		chown postgres: "$WORK/floorwal"
+		mkdir -p "$WORK/backing" "$WORK/mnt" "$WORK/nativewal"
+		chown postgres: "$WORK/nativewal"
 		MNT=$WORK/mnt
 		"$WORK/floorfs" "$WORK/backing" "$MNT" || die "floorfs $WORK/backing $MNT failed"
 		DAEMON_PID=$(pgrep -f -- " $MNT\$" | head -n 1)
 		base=$MNT
-		waldir=(--waldir "$WORK/floorwal/pg_wal")
+		waldir=(--waldir "$WORK/nativewal/pg_wal")
 	elif [ "$KIND" != native ]; then
 		local extra=()
 		read -r -a extra <<<"${CELL_ARGS[$KIND]:-}"
 		mkdir -p "$WORK/backing" "$WORK/mnt"
+		if [ "$KIND" = walnative ]; then
+			mkdir -p "$WORK/nativewal" && chown postgres: "$WORK/nativewal"
+			waldir=(--waldir "$WORK/nativewal/pg_wal")
+		fi
 		MNT=$WORK/mnt
 		"$PGIOFS" -o allow_other "${PGIOFS_ARGV[@]}" "${extra[@]}" "$WORK/backing" "$MNT" ||
 			die "$PGIOFS ${PGIOFS_ARGS} ${extra[*]} $WORK/backing $MNT failed"
@@ -333,7 +346,7 @@ sample() {
 		kill -0 "$DAEMON_PID" 2>/dev/null && die "pgiofs (pid $DAEMON_PID) still running 60 s after unmount"
 		MNT="" DAEMON_PID=""
 	fi
-	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/floorwal"
+	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/nativewal"
 }
 
 # ---- main ---------------------------------------------------------------------------
@@ -347,6 +360,7 @@ if [ "$FLOOR" = 1 ]; then
 	KINDS+=(floorfs)
 	build_floorfs "$WORK/floorfs"
 fi
+[ "$WALNATIVE" = 0 ] || KINDS+=(walnative)
 
 fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
 echo "pgiofs passthrough benchmark: PostgreSQL $("$PGBIN/postgres" -V | awk '{ print $3 }'), $ROUNDS rounds," \
@@ -355,6 +369,8 @@ echo "backing: $WORK ($fsinfo); pgiofs: $PGIOFS -o allow_other${PGIOFS_ARGS:+ $P
 for k in "${KINDS[@]:2}"; do
 	if [ "$k" = floorfs ]; then
 		echo "cell floorfs: bench/floorfs.c over the data directory, pg_wal on the native file system"
+	elif [ "$k" = walnative ]; then
+		echo "cell walnative: pgiofs over the data directory, pg_wal on the native file system"
 	else
 		echo "cell $k: the same with ${CELL_ARGS[$k]}"
 	fi
