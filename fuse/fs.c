@@ -172,6 +172,7 @@ static void inode_forget(struct pfs *fs, struct pfs_inode *in, uint64_t n)
 	if (pfs_inode_forget(fs, in, n, inode_keeps_error))
 		inode_free(fs, in, false);
 }
+
 /* seek_us() -- pfs_dev_seek_us(@dev), timed once per device for the
  * process: a WAL mount on the same disk asks again. */
 static int seek_us(dev_t dev)

@@ -9,6 +9,7 @@
  */
 #include "pgiofs_i.h"
 #include "mountinfo.h"
+#include "stats.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -250,13 +251,6 @@ enum pfs_medium pfs_dev_medium(dev_t dev, char *name, size_t len)
 	return driver_is(disk, "virtio_blk") ? PFS_MEDIUM_UNKNOWN : PFS_MEDIUM_ROTATIONAL;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 #define SEEK_READS 16
 #define SEEK_BLOCK 4096u
 
@@ -293,7 +287,8 @@ static int open_dev(dev_t dev)
 
 int pfs_dev_seek_us(dev_t dev)
 {
-	uint32_t us[SEEK_READS];
+	double us[SEEK_READS];
+	struct stats_summary sum;
 	uint64_t size = 0, blocks;
 	void *buf = NULL;
 	int fd, err = 0;
@@ -327,14 +322,11 @@ int pfs_dev_seek_us(dev_t dev)
 			err = n < 0 ? -errno : -EIO;
 			goto out;
 		}
-		if (i > 0) { /* the first: the device may wake from idle */
-			uint64_t d = (ios_now_ns() - t0) / 1000;
-
-			us[i - 1] = d < 1 ? 1 : d > INT32_MAX ? INT32_MAX : (uint32_t)d;
-		}
+		if (i > 0) /* the first: the device may wake from idle */
+			us[i - 1] = (double)(ios_now_ns() - t0) / 1000;
 	}
-	qsort(us, SEEK_READS, sizeof(us[0]), cmp_u32);
-	err = (int)((us[SEEK_READS / 2 - 1] + us[SEEK_READS / 2]) / 2);
+	stats_summarize(us, SEEK_READS, &sum);
+	err = sum.median < 1 ? 1 : sum.median > INT32_MAX ? INT32_MAX : (int)sum.median;
 out:
 	free(buf);
 	close(fd);

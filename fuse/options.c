@@ -188,7 +188,7 @@ static const struct conf_tunable rows[] = {
      "reads of it at mount and takes it as rotating if their median is 2 ms or more; "
      "one it may not open to time (not root, no access to the device node) is taken as "
      "not rotating, as virtual disks mostly are (measured on one: O_DIRECT made an "
-     "import under an OLTP load 0.75x as long and the commits during it 0.55x as slow "
+     "import under an OLTP load 0.73x as long and the commits during it 0.55x as slow "
      "at the p99).  `pgiofs stat` says which and why."},
     {"files", "defer_times", CONF_BOOL, "", "yes", 0, 0, NULL, F(defer_times),
      "With the write-back cache the kernel keeps a file's mtime itself and sends it "
