@@ -284,10 +284,47 @@ static void virt_perform(struct ios_rq *rq)
 		rq->result = ios_req_rw(req, rq->iov, rq->iovcnt, rq->off, rq->len, &rq->xfer_done);
 }
 
+/* wb_ahead() -- add the writeback transfers on @list (in flight) to @o. */
+static void wb_ahead(const struct ios_list *list, struct ios_virtual_start *o)
+{
+	const struct ios_list *p;
+
+	for (p = list->next; p != list; p = p->next) {
+		const struct ios_rq *h = ios_container_of(p, struct ios_rq, anode);
+
+		if (ios_wbt_is_writeback(h->req)) {
+			o->wb_bytes_ahead += h->len;
+			o->wb_xfers_ahead++;
+		}
+	}
+}
+
+/* observe() -- tell ios_virtual_observe()'s function that @rq starts. */
+static void observe(struct ios_sched *s, const struct ios_rq *rq, uint64_t now)
+{
+	struct virt_be *v = s->be;
+	struct ios_virtual_start o = {
+	    .now_ns = now,
+	    .cls = rq->req->cls,
+	    .dir = rq->req->dir,
+	    .len = rq->len,
+	    .nreq = rq->nreq,
+	    .throttle_depth = s->wbt ? s->wbt->depth : 0,
+	};
+
+	wb_ahead(&s->held, &o);
+	if (v)
+		wb_ahead(&v->pending, &o);
+	s->observe(s->observe_arg, &o);
+}
+
 static int virt_start(struct ios_sched *s, struct ios_rq *rq)
 {
 	struct virt_be *v = s->be;
 	uint64_t now = s->clock(s);
+
+	if (s->observe)
+		observe(s, rq, now);
 
 	if (s->dev) {
 		uint64_t t = ios_device_service(s->dev, rq, now);
@@ -318,6 +355,22 @@ void ios_virtual_reorder(struct ios_sched *s, uint64_t seed, uint64_t max_delay_
 	v->max_delay_ns = max_delay_ns;
 	ios_list_init(&v->pending);
 	s->be = v;
+}
+
+void ios_virtual_observe(struct ios_sched *s, ios_virtual_observe_fn fn, void *arg)
+{
+	if (s->be_ops != &ios_backend_virtual)
+		return;
+	s->observe = fn;
+	s->observe_arg = arg;
+}
+
+void ios_virtual_device_state(const struct ios_sched *s, struct ios_disk_state *out)
+{
+	if (s->dev)
+		ios_disk_state(s->dev, s->vclock, out);
+	else
+		memset(out, 0, sizeof(*out));
 }
 
 /* virt_due() -- when the next reordered transfer completes; UINT64_MAX if

@@ -92,6 +92,11 @@ static const struct conf_tunable rows[] = {
      "while none does, it grows back by a quarter (up to nr_requests).  0: no throttle."},
     {"iosched", "throttle_window_ms", CONF_INT, "ms", "100", 1, 60000, NULL, F(throttle_window_ms),
      "dbaware: how often the writeback throttle decides."},
+    {"iosched", "bulk_inflight_kb", CONF_INT, "KiB", "0", 0, 1048576, NULL, F(bulk_inflight_kb),
+     "dbaware: heap, index and temp writeback in flight at most, in bytes: what a WAL "
+     "write or sync can find ahead of it at the device, whatever the throttle's depth "
+     "(a transfer larger than this goes alone).  It applies to the writeback the "
+     "scheduler queues, not to writes run at arrival (data_inline).  0: no limit."},
     {"iosched", "wal_inline", CONF_BOOL, "", "yes", 0, 0, NULL, F(wal_inline),
      "Queueing policies: run WAL and commit-status (pg_xact, ...) requests at arrival "
      "in the requesting thread, as direct does, instead of queueing them for the "

@@ -412,15 +412,23 @@ static void unpark(struct ios_sched *s, struct ios_file *f)
 
 /* ---- merging ------------------------------------------------------------------ */
 
-/* max_transfer() -- the largest transfer that may start now: max_request_kb,
- * and no more than max_inflight_kb leaves room for. */
-static size_t max_transfer(const struct ios_sched *s)
+/* max_transfer() -- the largest transfer @head may grow to now:
+ * max_request_kb, and no more than max_inflight_kb leaves room for, nor
+ * for writeback what bulk_inflight_kb does (its head itself always fits). */
+static size_t max_transfer(const struct ios_sched *s, const struct ios_rq *head)
 {
 	size_t cap = (size_t)s->set.max_request_kb * 1024;
 	size_t limit = (size_t)s->set.max_inflight_kb * 1024;
 
 	if (limit && s->bytes_inflight < limit && limit - s->bytes_inflight < cap)
 		cap = limit - s->bytes_inflight;
+	if (s->bulk_limit && ios_wbt_is_writeback(head->req)) {
+		size_t room =
+		    s->wb_bytes_inflight < s->bulk_limit ? s->bulk_limit - s->wb_bytes_inflight : 0;
+
+		if (room < cap)
+			cap = room > head->len ? room : head->len;
+	}
 	return cap;
 }
 
@@ -429,7 +437,7 @@ static bool can_join(const struct ios_sched *s, const struct ios_rq *head, const
 {
 	return c->req->dir == head->req->dir && c->req->fd == head->req->fd &&
 	       (!c->fault || (s->set.fault_in_transfer && c->fault < 0)) && !c->fault_delay_ns &&
-	       xlen + c->len <= max_transfer(s) && nreq + c->req->iovcnt <= IOV_MAX / 2;
+	       xlen + c->len <= max_transfer(s, head) && nreq + c->req->iovcnt <= IOV_MAX / 2;
 }
 
 /* take_member() -- move queued @c into @head's transfer. */
@@ -588,8 +596,10 @@ static void start(struct ios_sched *s, struct ios_rq *head)
 	ios_list_add_tail(&s->inflight, &head->anode);
 	s->nr_inflight += head->nreq;
 	s->nr_xfers_inflight++;
-	if (ios_wbt_is_writeback(head->req))
+	if (ios_wbt_is_writeback(head->req)) {
 		s->nr_wb_inflight++;
+		s->wb_bytes_inflight += xlen;
+	}
 	s->bytes_inflight += xlen;
 	if (s->bytes_inflight > s->cnt.peak_bytes_inflight)
 		s->cnt.peak_bytes_inflight = s->bytes_inflight;
@@ -617,7 +627,11 @@ void ios_core_dispatch(struct ios_sched *s)
 	ios_wbt_round(s);
 	for (;;) {
 		struct ios_rq *rq;
-		bool from_ready = !ios_list_empty(&s->ready);
+		/* a parked writeback transfer that bulk_inflight_kb has no room
+		 * for waits for a completion, and the policy's work goes */
+		bool from_ready =
+		    !ios_list_empty(&s->ready) &&
+		    ios_bulk_fits(s, ios_container_of(s->ready.next, struct ios_rq, anode));
 
 		if (from_ready)
 			rq = ios_container_of(s->ready.next, struct ios_rq, anode);
@@ -684,8 +698,10 @@ void ios_core_complete(struct ios_sched *s, struct ios_rq *head, ssize_t res)
 	ios_list_del(&head->anode);
 	s->nr_inflight -= head->nreq;
 	s->nr_xfers_inflight--;
-	if (ios_wbt_is_writeback(head->req))
+	if (ios_wbt_is_writeback(head->req)) {
 		s->nr_wb_inflight--;
+		s->wb_bytes_inflight -= head->len;
+	}
 	s->bytes_inflight -= head->len;
 	s->pol_ops->completed(s, head, now);
 	for (p = head->merged.next; p != &head->merged; p = n) {
@@ -853,7 +869,10 @@ struct ios_sched *ios_core_create(const struct ios_settings *set, const struct i
 		if (!s->ra)
 			goto fail;
 	}
-	/* the throttle holds queued writeback: none when data runs inline */
+	/* the throttle and the bulk limit hold queued writeback: none when
+	 * data runs inline */
+	if (set->policy == IOS_POLICY_DBAWARE && !(s->inline_classes & 1u << IOS_CLASS_HEAP))
+		s->bulk_limit = (size_t)set->bulk_inflight_kb * 1024;
 	if (set->policy == IOS_POLICY_DBAWARE && set->wal_target_us > 0 &&
 	    !(s->inline_classes & 1u << IOS_CLASS_HEAP) && !(s->wbt = ios_wbt_create(set)))
 		goto fail;

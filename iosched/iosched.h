@@ -172,6 +172,7 @@ struct ios_settings {
 	int64_t temp_expire_ms;
 	int64_t wal_target_us;	    /* dbaware: WAL flush latency the throttle aims at (0: off) */
 	int64_t throttle_window_ms; /* dbaware: how often the throttle decides */
+	int64_t bulk_inflight_kb;   /* dbaware: writeback bytes in flight at most (0: no limit) */
 	int64_t ra_window_kb;	    /* largest readahead window (0: no readahead) */
 	bool wal_inline;	    /* WAL and commit-status requests run at arrival */
 	bool other_inline;	    /* requests of class other run at arrival */
@@ -219,7 +220,7 @@ struct ios_settings {
 extern const struct conf_table ios_conf;
 /* ios_conf's rows, a constant so that a table including them (pgiofs's)
  * has its size at compile time; iosched/conf.c checks it */
-#define IOS_CONF_NROWS 54
+#define IOS_CONF_NROWS 55
 extern const char *const ios_policy_names[];	  /* NULL-terminated */
 extern const char *const ios_data_inline_names[]; /* NULL-terminated */
 
@@ -429,6 +430,30 @@ void ios_virtual_reorder(struct ios_sched *s, uint64_t seed, uint64_t max_delay_
 
 /* ios_virtual_now() -- the virtual clock. */
 uint64_t ios_virtual_now(const struct ios_sched *s);
+
+/* What the virtual back end saw when a transfer started: the transfer, and
+ * the writeback (heap, index, temp, ... writes) already at the device,
+ * counted from the transfers the back end holds, not from the scheduler's
+ * own counters, so that a test can check the scheduler's limits by them. */
+struct ios_virtual_start {
+	uint64_t now_ns;
+	enum ios_class cls; /* the transfer's first request's */
+	enum ios_dir dir;
+	size_t len;		 /* the transfer's bytes (merged requests together) */
+	int nreq;		 /* requests merged into it */
+	size_t wb_bytes_ahead;	 /* writeback bytes in flight before it started */
+	unsigned wb_xfers_ahead; /* writeback transfers in flight before it started */
+	unsigned throttle_depth; /* dbaware's writeback throttle: depth now (0: none) */
+};
+typedef void (*ios_virtual_observe_fn)(void *arg, const struct ios_virtual_start *v);
+
+/* ios_virtual_observe() -- tests: call @fn at every transfer the virtual
+ * back end starts (NULL: stop). */
+void ios_virtual_observe(struct ios_sched *s, ios_virtual_observe_fn fn, void *arg);
+
+/* ios_virtual_device_state() -- the emulated device's state now (zeros
+ * without a device model). */
+void ios_virtual_device_state(const struct ios_sched *s, struct ios_disk_state *out);
 
 /* ios_pending() -- requests submitted and not yet completed. */
 int ios_pending(struct ios_sched *s);

@@ -211,6 +211,8 @@ struct ios_sched {
 	struct ios_settings set;
 	const struct ios_policy_ops *pol_ops;
 	const struct ios_backend_ops *be_ops;
+	ios_virtual_observe_fn observe; /* ios_virtual_observe() */
+	void *observe_arg;
 	bool sync_mode;		 /* "direct": execute in the submitting thread */
 	unsigned inline_classes; /* 1 << class: run at arrival (wal_inline, other_inline) */
 
@@ -233,7 +235,9 @@ struct ios_sched {
 	int nr_xfers_inflight;	 /* transfers in flight */
 	unsigned nr_wb_inflight; /* of which writeback (ios_wbt_is_writeback()) */
 	size_t bytes_inflight;
-	size_t nr_queued; /* requests in the policy */
+	size_t wb_bytes_inflight; /* of which writeback */
+	size_t bulk_limit;	  /* dbaware's bulk_inflight_kb in bytes (0: none) */
+	size_t nr_queued;	  /* requests in the policy */
 	struct ios_counters cnt;
 	void *pol;			/* policy state */
 	void *be;			/* back-end state */
@@ -349,8 +353,13 @@ bool ios_wbt_is_writeback(const struct ios_req *req);
 /* ios_wbt_observe() -- @req completed @lat_ns after it arrived (any
  * thread; ignores what is not a WAL flush; @w may be NULL). */
 void ios_wbt_observe(struct ios_wbt *w, const struct ios_req *req, uint64_t lat_ns);
-/* ios_wbt_allows() -- one more writeback transfer may start now. */
-bool ios_wbt_allows(struct ios_sched *s);
+/* ios_bulk_fits() -- @rq is not writeback, or bulk_inflight_kb leaves room
+ * for it (a transfer larger than the limit fits when no writeback is in
+ * flight). */
+bool ios_bulk_fits(const struct ios_sched *s, const struct ios_rq *rq);
+/* ios_wbt_allows() -- writeback transfer @rq may start now: within the
+ * throttle's depth and the bytes bulk_inflight_kb leaves room for. */
+bool ios_wbt_allows(struct ios_sched *s, const struct ios_rq *rq);
 /* ios_wbt_round() -- a dispatch round begins. */
 void ios_wbt_round(struct ios_sched *s);
 /* ios_wbt_tick() -- decide if a window ended by @now; when to ask next. */

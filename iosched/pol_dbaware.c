@@ -137,7 +137,7 @@ static struct ios_rq *log_pick(struct dbaware *d, uint64_t now)
 static bool held(struct ios_sched *s, struct ios_rq *rq)
 {
 	return (rq->pol_queue == T_WRITEBACK || rq->pol_queue == T_TEMP) &&
-	       ios_wbt_is_writeback(rq->req) && !ios_wbt_allows(s);
+	       ios_wbt_is_writeback(rq->req) && !ios_wbt_allows(s, rq);
 }
 
 static struct ios_rq *db_next(struct ios_sched *s, uint64_t now)

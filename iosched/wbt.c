@@ -75,10 +75,18 @@ void ios_wbt_observe(struct ios_wbt *w, const struct ios_req *req, uint64_t lat_
 		atomic_fetch_add_explicit(&w->slow, 1, memory_order_relaxed);
 }
 
-bool ios_wbt_allows(struct ios_sched *s)
+bool ios_bulk_fits(const struct ios_sched *s, const struct ios_rq *rq)
+{
+	return !s->bulk_limit || !s->wb_bytes_inflight || !ios_wbt_is_writeback(rq->req) ||
+	       s->wb_bytes_inflight + rq->len <= s->bulk_limit;
+}
+
+bool ios_wbt_allows(struct ios_sched *s, const struct ios_rq *rq)
 {
 	struct ios_wbt *w = s->wbt;
 
+	if (!ios_bulk_fits(s, rq)) /* the bytes first */
+		return false;
 	if (!w || s->nr_wb_inflight < w->depth)
 		return true;
 	if (!w->held_round) { /* counted once per dispatch round */
