@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""account.py -- the time account of imports, from bench/account.bt's output.
+"""account.py -- the time account of imports and tps samples, from bench/account.bt's output.
 
 usage: account.py SIDE=FILE[,FILE...] ...
 

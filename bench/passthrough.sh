@@ -12,7 +12,9 @@
 # each against the same native samples, and with --floorfs a cell
 # "floorfs": bench/floorfs.c (a minimal FUSE passthrough, no tuning) over
 # the data directory with pg_wal on the native file system, a reference for
-# what FUSE costs the relation files alone, and with --wal-native a cell
+# what FUSE costs the relation files alone, with --floorfs-wal a cell
+# "floorwal": floorfs over all of it, pg_wal included, the least a FUSE
+# daemon that sees the commits' writes and syncs costs, and with --wal-native a cell
 # "walnative": pgiofs the same way (pg_wal on the native file system), what
 # the tps lose to WAL's passage through the mount; --wal-sync-method sets
 # PostgreSQL's wal_sync_method in every cluster, native included:
@@ -49,6 +51,7 @@ declare -A CELL_ARGS
 ACCOUNT=0
 WALSYNC=0
 FLOOR=0
+FLOORWAL=0
 WALNATIVE=0
 
 usage() {
@@ -71,14 +74,18 @@ side and interleaved (native, pgiofs, native, pgiofs, ...).  Needs root.
   --floorfs           one more cell, "floorfs": bench/floorfs.c (a minimal
                       FUSE passthrough) over the data directory, pg_wal on
                       the native file system (WAL never crosses FUSE)
+  --floorfs-wal       one more cell, "floorwal": bench/floorfs.c over the
+                      data directory, pg_wal included (every WAL write and
+                      sync crosses FUSE, through the write-back cache)
   --wal-native        one more cell, "walnative": pgiofs as the pgiofs cell
                       over the data directory, pg_wal on the native file
                       system (initdb --waldir): what the relation files cost
                       alone, and the rest of the pgiofs cell's what WAL's
                       passage through the mount costs
-  --account           also the time account of every import (bench/account.bt
-                      under bpftrace: CPU, waits for a CPU, blocked time by
-                      cause, FUSE requests), medians per side at the end
+  --account           also the time account of every import and every tps
+                      sample (bench/account.bt under bpftrace: CPU, waits
+                      for a CPU, blocked time by cause, FUSE requests),
+                      medians per side and phase at the end
   --walsync           also what the transactions' WAL syncs wait for during
                       every tps sample (bench/walsync.bt under bpftrace:
                       PostgreSQL's fdatasync calls, the WAL mount's FSYNC
@@ -93,7 +100,7 @@ EOF
 # add_cell NAME=ARGS -- one more pgiofs cell.
 add_cell() {
 	[[ $1 == *=* && ${1%%=*} =~ ^[A-Za-z0-9._-]+$ ]] || die "--cell wants NAME=ARGS (NAME of letters, digits, . _ -), not \"$1\""
-	case ${1%%=*} in native | pgiofs | floorfs | walnative) die "--cell: \"${1%%=*}\" is taken" ;; esac
+	case ${1%%=*} in native | pgiofs | floorfs | floorwal | walnative) die "--cell: \"${1%%=*}\" is taken" ;; esac
 	KINDS+=("${1%%=*}")
 	CELL_ARGS[${1%%=*}]=${1#*=}
 }
@@ -118,6 +125,7 @@ while [ $# -gt 0 ]; do
 		--account) ACCOUNT=1; shift ;;
 		--walsync) WALSYNC=1; shift ;;
 		--floorfs) FLOOR=1; shift ;;
+		--floorfs-wal) FLOORWAL=1; shift ;;
 		--wal-native) WALNATIVE=1; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option \"$1\"" ;;
@@ -152,7 +160,10 @@ PM_PID=""
 
 cleanup() {
 	trap - EXIT INT TERM
-	[ -n "${ACCT_PID:-}" ] && kill -INT "$ACCT_PID" 2>/dev/null && wait "$ACCT_PID" 2>/dev/null
+	local pid
+	for pid in ${ACCT_PIDS:-}; do
+		kill -INT "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
 	kill_postgres "$PM_PID"
 	[ -n "$MNT" ] && unmount "$MNT"
 	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
@@ -166,10 +177,11 @@ trap cleanup EXIT
 trap 'echo "passthrough.sh: interrupted" >&2; exit 2' INT TERM
 
 # ---- helpers ------------------------------------------------------------------------
-# account_start KIND ROUND -- with --account: the server's processes and the
-# daemon in a cgroup of their own, and account.bt counting them (and the
-# mount's FUSE connections) into $WORK/logs/KIND.ROUND.account.
-ACCT_PID="" ACCT_FILES=()
+# account_start KIND ROUND PHASE -- with --account: the server's processes,
+# the daemon and the client in a cgroup of their own, and account.bt
+# counting them (and the mount's FUSE connections) over PHASE (import or
+# tps) into $WORK/logs/KIND.ROUND.PHASE.account.
+ACCT_PIDS="" ACCT_FILES=()
 # acg_join KIND -- the server's processes and the daemon into the cgroup
 # ACG (made at the first call); DEV and WAL: the mount's and its WAL mount's
 # FUSE connections (0 for none and natively).
@@ -189,24 +201,25 @@ acg_join() {
 	fi
 }
 # trace_start SCRIPT OUT ARGS... -- bpftrace SCRIPT ARGS in the background
-# into OUT, once it has attached; ACCT_PID is it.
+# into OUT, once it has attached; its pid is added to ACCT_PIDS.
 trace_start() {
-	local script=$1 out=$2 i
+	local script=$1 out=$2 i pid
 	shift 2
 	bpftrace "$script" "$@" >"$out" 2>"$out.err" &
-	ACCT_PID=$!
+	pid=$!
+	ACCT_PIDS+=" $pid"
 	for ((i = 0; i < 300; i++)); do
 		grep -qs '^Attaching' "$out" && return 0
-		kill -0 "$ACCT_PID" 2>/dev/null || fail_log "bpftrace $script failed" "$out.err"
+		kill -0 "$pid" 2>/dev/null || fail_log "bpftrace $script failed" "$out.err"
 		sleep 0.1
 	done
 }
 account_start() {
-	local out=$WORK/logs/$1.$2.account
+	local out=$WORK/logs/$1.$2.$3.account
 	[ "$ACCOUNT" = 1 ] || return 0
 	acg_join "$1"
 	trace_start "$TOP/bench/account.bt" "$out" "$DEV" "$(stat -c %i "$ACG")" "$WAL"
-	ACCT_FILES+=("$1=$out")
+	ACCT_FILES+=("$3:$1=$out")
 }
 # walsync_start KIND ROUND / walsync_stop KIND -- with --walsync: walsync.bt
 # over the tps sample; walsync_stop adds the sample's figures to the
@@ -227,7 +240,6 @@ ws_field() {
 walsync_stop() {
 	local pg
 	[ "$WALSYNC" = 1 ] || return 0
-	account_stop
 	pg=$(ws_field pg count)
 	[ -n "$pg" ] || fail_log "$1: bench/walsync.bt counted no fdatasync of PostgreSQL" "$WS_OUT"
 	WS_PG[$1]+="$(ws_field pg average) "
@@ -236,12 +248,16 @@ walsync_stop() {
 	[ -z "$WS_LAST_REQ" ] || WS_REQ[$1]+="$WS_LAST_REQ "
 	[ -z "$WS_LAST_DAEMON" ] || WS_DAEMON[$1]+="$WS_LAST_DAEMON "
 }
+# account_stop -- stops every bpftrace trace_start started (their maps are
+# printed at SIGINT).
 account_stop() {
-	[ -n "$ACCT_PID" ] || return 0
-	kill -INT "$ACCT_PID" && wait "$ACCT_PID"
-	ACCT_PID=""
+	local pid
+	for pid in $ACCT_PIDS; do
+		kill -INT "$pid" && wait "$pid"
+	done
+	ACCT_PIDS=""
 }
-# in_acg CMD... -- run CMD in the account's cgroup (without --account, as is)
+# in_acg CMD... -- run CMD in the traces' cgroup (without one, as is)
 in_acg() {
 	( [ -z "$ACG" ] || echo "$BASHPID" >"$ACG/cgroup.procs" && exec "$@" )
 }
@@ -253,22 +269,16 @@ sample() {
 	local round=$2 base t0 t1 out ms
 	local waldir=()
 	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/nativewal"
-	if [ "$KIND" = floorfs ]; then
-		mkdir -p "$WORK/backing" "$WORK/mnt" "$WORK/nativewal"
-		chown postgres: "$WORK/nativewal"
+	if [ "$KIND" = floorfs ] || [ "$KIND" = floorwal ]; then
+		mkdir -p "$WORK/backing" "$WORK/mnt"
 		MNT=$WORK/mnt
 		"$WORK/floorfs" "$WORK/backing" "$MNT" || die "floorfs $WORK/backing $MNT failed"
 		DAEMON_PID=$(pgrep -f -- " $MNT\$" | head -n 1)
 		base=$MNT
-		waldir=(--waldir "$WORK/nativewal/pg_wal")
 	elif [ "$KIND" != native ]; then
 		local extra=()
 		read -r -a extra <<<"${CELL_ARGS[$KIND]:-}"
 		mkdir -p "$WORK/backing" "$WORK/mnt"
-		if [ "$KIND" = walnative ]; then
-			mkdir -p "$WORK/nativewal" && chown postgres: "$WORK/nativewal"
-			waldir=(--waldir "$WORK/nativewal/pg_wal")
-		fi
 		MNT=$WORK/mnt
 		"$PGIOFS" -o allow_other "${PGIOFS_ARGV[@]}" "${extra[@]}" "$WORK/backing" "$MNT" ||
 			die "$PGIOFS ${PGIOFS_ARGS} ${extra[*]} $WORK/backing $MNT failed"
@@ -278,6 +288,10 @@ sample() {
 	else
 		mkdir -p "$WORK/native"
 		base=$WORK/native
+	fi
+	if [ "$KIND" = floorfs ] || [ "$KIND" = walnative ]; then
+		mkdir -p "$WORK/nativewal" && chown postgres: "$WORK/nativewal"
+		waldir=(--waldir "$WORK/nativewal/pg_wal")
 	fi
 	mkdir "$base/pg" && chown postgres: "$base/pg" || die "cannot create $base/pg"
 	DATA=$base/pg/data
@@ -300,7 +314,7 @@ sample() {
 
 	progress "round $round $KIND: pgbench -i -s $SCALE"
 	out=$WORK/logs/$KIND.$round.import.log
-	account_start "$KIND" "$round"
+	account_start "$KIND" "$round" import
 	t0=$(now)
 	in_acg "${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -i -s "$SCALE" -q postgres >"$out" 2>&1 ||
 		fail_log "$KIND: pgbench -i failed" "$out"
@@ -311,9 +325,11 @@ sample() {
 
 	progress "round $round $KIND: pgbench -c $CLIENTS -j $JOBS -T $DURATION"
 	out=$WORK/logs/$KIND.$round.tps.log
+	account_start "$KIND" "$round" tps
 	walsync_start "$KIND" "$round"
-	"${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -c "$CLIENTS" -j "$JOBS" -T "$DURATION" postgres >"$out" 2>&1 ||
+	in_acg "${AS_PG[@]}" "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -c "$CLIENTS" -j "$JOBS" -T "$DURATION" postgres >"$out" 2>&1 ||
 		fail_log "$KIND: pgbench -T failed" "$out"
+	account_stop
 	walsync_stop "$KIND"
 	TPS[$KIND]+="$(awk '/^tps = .*without initial connection time/ { print $3 }' "$out") "
 
@@ -356,10 +372,9 @@ mkdir -p "$WORK/logs" "$WORK/sock"
 chown postgres: "$WORK/logs" "$WORK/sock"
 chmod 700 "$WORK/sock"
 SOCK=$WORK/sock
-if [ "$FLOOR" = 1 ]; then
-	KINDS+=(floorfs)
-	build_floorfs "$WORK/floorfs"
-fi
+[ "$FLOOR" = 0 ] || KINDS+=(floorfs)
+[ "$FLOORWAL" = 0 ] || KINDS+=(floorwal)
+[ "$FLOOR$FLOORWAL" = 00 ] || build_floorfs "$WORK/floorfs"
 [ "$WALNATIVE" = 0 ] || KINDS+=(walnative)
 
 fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
@@ -369,6 +384,8 @@ echo "backing: $WORK ($fsinfo); pgiofs: $PGIOFS -o allow_other${PGIOFS_ARGS:+ $P
 for k in "${KINDS[@]:2}"; do
 	if [ "$k" = floorfs ]; then
 		echo "cell floorfs: bench/floorfs.c over the data directory, pg_wal on the native file system"
+	elif [ "$k" = floorwal ]; then
+		echo "cell floorwal: bench/floorfs.c over the data directory, pg_wal included"
 	elif [ "$k" = walnative ]; then
 		echo "cell walnative: pgiofs over the data directory, pg_wal on the native file system"
 	else
@@ -420,13 +437,16 @@ if [ "$WALSYNC" = 1 ]; then
 	done
 fi
 if [ "$ACCOUNT" = 1 ]; then
-	echo
-	args=()
-	for k in "${KINDS[@]}"; do
-		files=$(printf '%s\n' "${ACCT_FILES[@]}" | sed -n "s/^$k=//p" | paste -sd,)
-		args+=("$k=$files")
+	for phase in import tps; do
+		echo
+		echo "the ${phase/tps/tps sample}s:"
+		args=()
+		for k in "${KINDS[@]}"; do
+			files=$(printf '%s\n' "${ACCT_FILES[@]}" | sed -n "s/^$phase:$k=//p" | paste -sd,)
+			args+=("$k=$files")
+		done
+		python3 "$TOP/bench/account.py" "${args[@]}" || die "bench/account.py failed"
 	done
-	python3 "$TOP/bench/account.py" "${args[@]}" || die "bench/account.py failed"
 fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 progress "done"
