@@ -22,6 +22,12 @@ import sys
 # io_schedule_timeout(): throttling, not device I/O)
 CAUSES = [
     ("dirty throttle (balance_dirty_pages)", ("balance_dirty_pages",)),
+    # FUSE's write-back cache writes a file's dirty pages back, and waits
+    # for them, before a close() returns
+    ("FUSE close writing the file back (fuse_flush)", ("fuse_flush",)),
+    # a background request (readahead) waits while the connection has
+    # max_background of them outstanding, writeback included
+    ("FUSE background requests full (fuse_get_req)", ("fuse_get_req",)),
     ("writeback throttle (wbt, rq_qos)", ("rq_qos_wait", "wbt_wait")),
     ("FUSE request (waiting for the daemon)", ("request_wait_answer", "fuse_simple_request",
                                                "fuse_wait_on_folio_writeback",

@@ -36,7 +36,15 @@ this order that covers it: segment initialisation, a device queue slot,
 device I/O, journal, writeback throttling, pgiofs, lock, runnable.
 Printed: one line per stall (seconds from the first event, process,
 kind, milliseconds, and the milliseconds per cause), then the
-sum per cause.  It reads and prints; it judges nothing.
+sum per cause.
+
+A commit also waits for what is not WAL: a read of a page it needs, a
+close() that writes a file's dirty pages back first (FUSE's write-back
+cache does), a buffer it must write out.  So the longest other waits
+follow: every time a PostgreSQL process was blocked (not runnable, and
+not idle: waiting for its client, sleeping, in a pipe) for MS or more,
+outside the WAL stalls above, with the cause its kernel stack names and
+the functions it blocked under.  It reads and prints; it judges nothing.
 """
 import argparse
 import json
@@ -52,6 +60,8 @@ CAUSES = ["pgiofs: queue and handling", "device queue slot", "device I/O", "jour
 # account.py's causes of a blocked stack, as named here (others: None)
 FROM_ACCOUNT = {
     "FUSE request (waiting for the daemon)": "fuse",
+    "FUSE close writing the file back (fuse_flush)": "fuse",
+    "FUSE background requests full (fuse_get_req)": "fuse",
     "device queue slot (a request tag: the queue's depth)": "device queue slot",
     "device I/O (wait for writeback, a flush, a read)": "device I/O",
     "journal (jbd2)": "journal",
@@ -65,13 +75,23 @@ PRIORITY = ["segment initialisation", "device queue slot", "device I/O", "journa
             "writeback throttling", "pgiofs: queue and handling", "lock, other", "runnable"]
 # what the daemon's blocked time may explain of a FUSE wait
 DAEMON = ("device queue slot", "device I/O", "journal", "writeback throttling")
+# account.py's causes that are a process idle, not waiting for storage
+IDLE = ("client socket (waiting for the other side)", "sleep (naps, timers)",
+        "pipe, wait for a child", "FUSE daemon idle (no request)")
+# frames of the scheduler itself, left out of a wait's "where"
+SCHED = ("__schedule", "schedule", "io_schedule", "schedule_timeout", "io_schedule_timeout",
+         "schedule_preempt_disabled", "preempt_schedule")
+# frames of the system call entry
+ENTRY = ("entry_SYSCALL_64_after_hwframe", "do_syscall_64", "x64_sys_call")
+WAITS_MAX = 20  # other waits listed at most
 
 
 def parse(path):
-    """(calls, segs, offs, comms): calls [(kind, tid, comm, start, end)],
-    segs [(tid, start, end)], offs {tid: [(start, end, what)]}, comms
-    {tid: comm} of the threads with offs."""
-    calls, segs, offs, comms = [], [], {}, {}
+    """(calls, segs, offs, comms, blocked): calls [(kind, tid, comm, start,
+    end)], segs [(tid, start, end)], offs {tid: [(start, end, what)]}, comms
+    {tid: comm} of the threads with offs, blocked [(tid, start, end, cause,
+    frames)]: PostgreSQL's blocked intervals with account.py's cause."""
+    calls, segs, offs, comms, blocked = [], [], {}, {}, []
     with open(path, encoding="utf-8", errors="replace") as f:
         lines = f.read().split("\n")
     seen = False
@@ -94,12 +114,15 @@ def parse(path):
                 frames.append(lines[i].strip())
                 i += 1
             start = int(w[3])
-            what = "runnable" if w[5] == "0" else FROM_ACCOUNT.get(cause(frames))
+            why = cause(frames)
+            what = "runnable" if w[5] == "0" else FROM_ACCOUNT.get(why)
             offs.setdefault(int(w[1]), []).append((start, start + int(w[4]), what))
             comms[int(w[1])] = w[2]
+            if w[2] == "postgres" and w[5] != "0":
+                blocked.append((int(w[1]), start, start + int(w[4]), why, frames))
     if not seen:
         raise ValueError("%s: not the output of bench/stalls.bt (no \"stalls.bt\" line)" % path)
-    return calls, segs, offs, comms
+    return calls, segs, offs, comms, blocked
 
 
 def clip(ivs, a, b):
@@ -183,7 +206,7 @@ def main():
     if args.threshold_ms <= 0:
         ap.error("--threshold-ms %g: not a positive number of milliseconds" % args.threshold_ms)
     try:
-        calls, segs, offs, comms = parse(args.events)
+        calls, segs, offs, comms, blocked = parse(args.events)
     except (OSError, ValueError) as e:
         print("stalls.py: %s" % e, file=sys.stderr)
         return 1
@@ -206,9 +229,10 @@ def main():
         stalls.append({"at_s": (a - t0) / 1e9, "tid": tid, "kind": kind,
                        "ms": (b - a) / 1e6, "causes_ms": {c: acc[c] / 1e6 for c in CAUSES}})
     total = {c: sum(s["causes_ms"][c] for s in stalls) for c in CAUSES}
+    waits = other_waits(blocked, stalls, t0, args.threshold_ms)
     if args.json:
-        json.dump({"threshold_ms": args.threshold_ms, "stalls": stalls, "total_ms": total},
-                  sys.stdout, indent=1)
+        json.dump({"threshold_ms": args.threshold_ms, "stalls": stalls, "total_ms": total,
+                   "waits": waits}, sys.stdout, indent=1)
         print()
         return 0
     short = ["pgiofs", "slot", "device", "journal", "wbt", "segment", "lock", "runnable", "cpu"]
@@ -223,7 +247,32 @@ def main():
     for c, k in zip(CAUSES, short):
         print("  %-28s %-8s %10.0f ms %5.1f %%" % (c, "(" + k + ")", total[c],
                                                   100 * total[c] / all_ms if all_ms else 0))
+    print("Other waits of PostgreSQL's processes of %g ms or more, the longest %d (%d in all)"
+          % (args.threshold_ms, min(len(waits), WAITS_MAX), len(waits)))
+    for x in waits[:WAITS_MAX]:
+        print("%8.2f %8d %8.0f ms  %s: %s" % (x["at_s"], x["tid"], x["ms"], x["cause"], x["where"]))
     return 0
+
+
+def other_waits(blocked, stalls, t0, threshold_ms):
+    """The blocked intervals of at least threshold_ms that are not idle and
+    not inside a stall of the same process, longest first."""
+    inside = [(x["tid"], t0 + x["at_s"] * 1e9, t0 + (x["at_s"] + x["ms"] / 1e3) * 1e9)
+              for x in stalls]
+    out = []
+    for tid, a, b, why, frames in blocked:
+        if b - a < threshold_ms * 1e6 or why in IDLE:
+            continue
+        if any(t == tid and a >= s - 1e3 and b <= e + 1e3 for t, s, e in inside):
+            continue
+        names = [f.split("+")[0] for f in frames]
+        names = [n for n in names if n not in SCHED and n not in ENTRY]
+        if len(names) > 6:  # the innermost and the outermost (the call)
+            names = names[:3] + ["..."] + names[-3:]
+        out.append({"at_s": (a - t0) / 1e9, "tid": tid, "ms": (b - a) / 1e6,
+                    "cause": why, "where": " < ".join(names)})
+    out.sort(key=lambda x: -x["ms"])
+    return out
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@
 # how each is told).  bench/stalls.bt traces every process named
 # "postgres" and the pgiofs daemon's threads on the machine while COMMAND
 # runs (a benchmark, `pgload run`, ...) or for SECONDS (a server already
-# running), then the account is printed.
+# running), then the account is printed, and after it the longest other
+# waits of PostgreSQL's processes over the threshold (a read, a close that
+# writes its file back, ...) with what each blocked in.
 #
 #   sudo bench/stalls.sh [--threshold-ms MS] [--events FILE] [--json] -- COMMAND [ARGS...]
 #   sudo bench/stalls.sh [--threshold-ms MS] [--events FILE] [--json] --seconds N
@@ -22,10 +24,10 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 source "$TOP/bench/lib.sh"
 
 usage() {
-	sed -n '12,13p' "$0" | sed 's/^# *//' >&2
+	sed -n '14,15p' "$0" | sed 's/^# *//' >&2
 	exit 2
 }
-THRESHOLD=500 EVENTS= JSON= SECONDS_=
+THRESHOLD=500 EVENTS='' JSON='' SECONDS_=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--threshold-ms) [ $# -ge 2 ] || usage; THRESHOLD=$2; shift 2 ;;

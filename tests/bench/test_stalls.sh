@@ -10,7 +10,9 @@
 # and then synced WAL on the device (200 ms); a lock wait while another
 # backend, in no WAL call, waited 400 ms for the journal (and a third slept
 # in epoll, which explains nothing); a wait under the threshold is not a
-# stall; bad input is refused.
+# stall; bad input is refused.  The other waits (not idle, outside the
+# stalls, over the threshold) are listed with their causes, a close() that
+# wrote its file back first.
 #
 # Then the whole tool on a real kernel: ext4 (data=ordered, nodelalloc,
 # commit=600: no journal commit but the backend's own, however long bpftrace
@@ -66,6 +68,9 @@ off() {
 	off 15 postgres 8000 600 2 futex_wait+3
 	off 16 postgres 8000 400 2 jbd2_log_wait_commit+3 ext4_sync_file+4
 	off 17 postgres 7900 800 2 do_epoll_wait+3
+	off 18 postgres 9000 700 2 inode_wait_for_writeback+3 write_inode_now+4 fuse_flush+5 \
+		filp_flush+6 __x64_sys_close+7 do_syscall_64+8
+	off 19 postgres 9500 250 2 fuse_get_req+3 fuse_simple_background+4 fuse_readahead+5
 } >"$T/ev"
 out=$($PY --threshold-ms 300 --json "$T/ev") || fail "stalls.py failed on made-up events: $out"
 echo "$out" | head -c 600
@@ -92,6 +97,14 @@ assert near(sum(c.values()), 520), c
 # explains it; one idle in epoll does not
 c = s[15]["causes_ms"]
 assert near(c["journal"], 400) and near(c["lock, other"], 200), c
+# the other waits: 18's close that wrote its file back (700 ms), 16's
+# journal wait (400 ms, in no WAL call); not the waits inside the stalls,
+# nor 17 idle in epoll, nor 19's 250 ms (under the threshold)
+w = d["waits"]
+assert [(x["tid"], round(x["ms"])) for x in w] == [(18, 700), (16, 400)], w
+assert w[0]["cause"] == "FUSE close writing the file back (fuse_flush)", w[0]
+assert w[0]["where"].endswith("fuse_flush < filp_flush < __x64_sys_close"), w[0]
+assert w[1]["cause"] == "journal (jbd2)", w[1]
 PYEOF
 table=$($PY --threshold-ms 300 "$T/ev") || fail "stalls.py (table) failed"
 echo "$table"
