@@ -32,6 +32,13 @@
 # the run and <= 0.8x during the import, p99.9 <= 1.0x, tps >= 0.95x,
 # import <= 1.15x, peak RSS <= 128 MiB).
 #
+# --wal-native NAME keeps pg_wal of pgiofs cell NAME on the file system
+# under --dir (initdb --waldir): what the commits lose to WAL's passage
+# through the mount.  --floorfs-wal adds the cell "floorwal":
+# bench/floorfs.c, a minimal FUSE passthrough, over the whole data
+# directory, pg_wal included: the least a FUSE daemon that sees the
+# commits' writes and syncs costs them.
+#
 # --walfloor adds the cell "walonly": native with the data directory on a
 # tmpfs and only pg_wal (initdb --waldir) on the file system under --dir.
 # A commit waits for its WAL flush, which carries the import's WAL too;
@@ -63,7 +70,8 @@ PROFILES="noop deadline-2.6 dbaware"
 METHODS=fdatasync
 TARGET=""
 WALFLOOR=""
-declare -A CELL_ARGS CELL_WALARGS CELL_METHOD CELL_BASE
+FLOORWAL=""
+declare -A CELL_ARGS CELL_WALARGS CELL_WALNATIVE CELL_METHOD CELL_BASE
 EXTRA_CELLS=()
 
 usage() {
@@ -93,6 +101,11 @@ $PROFILES.  Needs root.
                       PostgreSQL wal_sync_method of every cell, native included;
                       a comma-separated list runs each cell once per method
                       (default $METHODS)
+  --wal-native NAME   cell NAME (a profile or a --cell) keeps pg_wal on the
+                      file system under --dir (initdb --waldir) (repeatable)
+  --floorfs-wal       one more cell, "floorwal": bench/floorfs.c (a minimal
+                      FUSE passthrough) over the data directory, pg_wal
+                      included
   --walfloor          one more native cell, "walonly": the data directory on a
                       tmpfs, pg_wal alone on the disk (the floor of commit
                       latency under the import)
@@ -107,7 +120,7 @@ EOF
 # add_cell NAME=ARGS / add_wal_mount NAME=ARGS -- parse a cell definition.
 add_cell() {
 	[[ $1 == *=* && ${1%%=*} =~ ^[A-Za-z0-9._-]+$ ]] || die "--cell wants NAME=ARGS (NAME of letters, digits, . _ -), not \"$1\""
-	[ "${1%%=*}" != native ] || die "--cell: \"native\" is the native cell"
+	case ${1%%=*} in native | walonly | floorwal) die "--cell: \"${1%%=*}\" is taken" ;; esac
 	EXTRA_CELLS+=("${1%%=*}")
 	CELL_ARGS[${1%%=*}]=${1#*=}
 }
@@ -140,6 +153,9 @@ while [ $# -gt 0 ]; do
 		--wal-sync-method) [ $# -ge 2 ] || die "--wal-sync-method needs a value"; METHODS=${2//,/ }; shift 2 ;;
 		--wal-sync-method=*) METHODS=${1#*=}; METHODS=${METHODS//,/ }; shift ;;
 		--walfloor) WALFLOOR=walonly; shift ;;
+		--floorfs-wal) FLOORWAL=floorwal; shift ;;
+		--wal-native) [ $# -ge 2 ] || die "--wal-native needs a cell"; CELL_WALNATIVE[$2]=1; shift 2 ;;
+		--wal-native=*) CELL_WALNATIVE[${1#*=}]=1; shift ;;
 		--target) [ $# -ge 2 ] || die "--target needs a value"; TARGET=$2; shift 2 ;;
 		--target=*) TARGET=${1#*=}; shift ;;
 		-h | --help) usage; exit 0 ;;
@@ -156,12 +172,16 @@ for m in $METHODS; do
 done
 for c in "${!CELL_WALARGS[@]}"; do
 	[[ " $PROFILES ${EXTRA_CELLS[*]} " == *" $c "* ]] || die "--wal-mount $c: no such pgiofs cell"
+	[ -z "${CELL_WALNATIVE[$c]:-}" ] || die "--wal-mount $c and --wal-native $c: pg_wal goes to one place"
+done
+for c in "${!CELL_WALNATIVE[@]}"; do
+	[[ " $PROFILES ${EXTRA_CELLS[*]} " == *" $c "* ]] || die "--wal-native $c: no such pgiofs cell"
 done
 # the cells: BASE (native, a profile or a --cell) per wal_sync_method,
 # named BASE/METHOD when more than one method runs
 CELLS=()
 for m in $METHODS; do
-	for b in native $WALFLOOR $PROFILES "${EXTRA_CELLS[@]}"; do
+	for b in native $WALFLOOR $FLOORWAL $PROFILES "${EXTRA_CELLS[@]}"; do
 		c=$b
 		[ "$(wc -w <<<"$METHODS")" -gt 1 ] && c=$b/$m
 		CELLS+=("$c")
@@ -178,8 +198,9 @@ id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.s
 [ -x "$PGIOFS" ] || die "$PGIOFS not found: run make"
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 [ -r /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
-# on_pgiofs BASE -- is cell BASE a pgiofs mount (not native or walonly)?
-on_pgiofs() { [ "$1" != native ] && [ "$1" != walonly ]; }
+# on_pgiofs BASE -- is cell BASE a pgiofs mount (not native, walonly or
+# floorwal)?
+on_pgiofs() { [ "$1" != native ] && [ "$1" != walonly ] && [ "$1" != floorwal ]; }
 # cell_argv BASE -- the pgiofs arguments of pgiofs cell BASE, into ARGV
 cell_argv() {
 	local extra
@@ -249,7 +270,7 @@ sample() {
 	local cell=$1 round=$2 base data log port tag out ilog t0 t1 lat p50 p99 p999 pmax n p99i ni
 	local b=${CELL_BASE[$cell]} waldir=() ARGV wargv
 	tag=${cell//\//_}.$round
-	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/walbacking"
+	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/walbacking" "$WORK/nativewal"
 	if [ "$b" = native ]; then
 		mkdir -p "$WORK/native"
 		base=$WORK/native
@@ -261,6 +282,11 @@ sample() {
 		DATATMPFS=$WORK/tmpfs
 		base=$WORK/tmpfs
 		waldir=(--waldir "$WORK/native/pg_wal")
+	elif [ "$b" = floorwal ]; then
+		mkdir -p "$WORK/backing" "$WORK/mnt"
+		MNT=$WORK/mnt
+		"$WORK/floorfs" "$WORK/backing" "$MNT" || die "floorfs $WORK/backing $MNT failed"
+		base=$MNT
 	else
 		mkdir -p "$WORK/backing" "$WORK/mnt"
 		MNT=$WORK/mnt
@@ -278,6 +304,9 @@ sample() {
 			# named pg_wal, so that pgiofs classifies its files as WAL
 			mkdir "$WALMNT/pg_wal" && chown postgres: "$WALMNT/pg_wal" || die "cannot create $WALMNT/pg_wal"
 			waldir=(--waldir "$WALMNT/pg_wal")
+		elif [ -n "${CELL_WALNATIVE[$b]:-}" ]; then
+			mkdir -p "$WORK/nativewal" && chown postgres: "$WORK/nativewal"
+			waldir=(--waldir "$WORK/nativewal/pg_wal")
 		fi
 	fi
 	mkdir "$base/pg" && chown postgres: "$base/pg" || die "cannot create $base/pg"
@@ -384,12 +413,12 @@ sample() {
 		umount "$DATATMPFS" || die "cannot unmount $DATATMPFS"
 		DATATMPFS=""
 	fi
-	if on_pgiofs "$b"; then
+	if on_pgiofs "$b" || [ "$b" = floorwal ]; then
 		unmount "$MNT"
 		mountpoint -q "$MNT" && die "cannot unmount $MNT"
 		MNT=""
 	fi
-	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/walbacking" "$WORK/txlog/$tag"
+	rm -rf -- "$WORK/native" "$WORK/backing" "$WORK/walbacking" "$WORK/nativewal" "$WORK/txlog/$tag"
 }
 
 # ---- main ---------------------------------------------------------------------------
@@ -399,6 +428,7 @@ mkdir -p "$WORK/logs" "$WORK/sock" "$WORK/txlog"
 chown postgres: "$WORK/logs" "$WORK/sock" "$WORK/txlog"
 chmod 700 "$WORK/sock"
 SOCK=$WORK/sock
+[ -z "$FLOORWAL" ] || build_floorfs "$WORK/floorfs"
 
 fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
 echo "pgiofs mixed-load benchmark: PostgreSQL $("$PGBIN/postgres" -V | awk '{ print $3 }'), $ROUNDS round(s)," \
@@ -407,7 +437,7 @@ echo "backing: $WORK ($fsinfo); pgiofs: $PGIOFS -o allow_other ARGS${PGIOFS_ARGV
 	"($("$PGIOFS" --version 2>/dev/null | head -n 1)); device: $DEVICE; wal_sync_method: ${METHODS// /, }"
 for b in $PROFILES "${EXTRA_CELLS[@]}"; do
 	cell_argv "$b"
-	echo "cell $b: ARGS = ${ARGV[*]}${CELL_WALARGS[$b]:+; pg_wal on a second mount: ${CELL_WALARGS[$b]}}"
+	echo "cell $b: ARGS = ${ARGV[*]}${CELL_WALARGS[$b]:+; pg_wal on a second mount: ${CELL_WALARGS[$b]}}${CELL_WALNATIVE[$b]:+; pg_wal on the native file system}"
 done
 [ "$DEVICE" = hdd ] && echo "note: native runs on the real file system, not on an emulated disk: a reference only"
 echo "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \

@@ -223,7 +223,7 @@ int pfs_init_root(struct pfs *fs, const char *backing)
 		fs->root.cls = cls;
 	}
 	fs->backing_medium = pfs_dev_medium(fs->root.dev, fs->backing_dev, sizeof(fs->backing_dev));
-	if (fs->backing_medium == PFS_MEDIUM_UNKNOWN)
+	if (fs->backing_medium == PFS_MEDIUM_UNKNOWN || fs->backing_medium == PFS_MEDIUM_SOLID)
 		fs->backing_seek_us = seek_us(fs->root.dev);
 	pfs_wb_inode_init(&fs->root);
 	pthread_mutex_init(&fs->root.om_lock, NULL);
@@ -992,13 +992,12 @@ static int open_flags(const struct pfs *fs, int flags, bool *widened)
 	return flags | O_CLOEXEC;
 }
 
-/* may_spin() -- whether @fs's backing device is a rotating disk: what the
- * auto settings of files.backing_direct and files.drop_behind go by.  A
- * virtio disk cannot say (PFS_MEDIUM_UNKNOWN): one whose random reads were
- * timed at mount as a rotating disk's is one; one that could not be timed
- * (pgiofs not root, or a device node it may not open) is taken as not
- * rotating, as the virtual disks of today mostly are and as measured on one
- * (docs/performance.md, "A virtio disk cannot say"). */
+/* may_spin() -- whether @fs's backing device is a rotating disk (the auto
+ * settings of files.backing_direct and files.drop_behind go by it and by
+ * slow_volume(), below).  A virtio disk cannot say (PFS_MEDIUM_UNKNOWN): one whose random reads
+ * were timed at mount as a rotating disk's is one; one that could not be timed (pgiofs not root, or
+ * a device node it may not open) is taken as not rotating, as the virtual disks of today mostly are
+ * and as measured on one (docs/performance.md, "A virtio disk cannot say"). */
 static bool may_spin(const struct pfs *fs)
 {
 	if (fs->backing_medium == PFS_MEDIUM_UNKNOWN) /* timed at mount, if it could be */
@@ -1006,24 +1005,45 @@ static bool may_spin(const struct pfs *fs)
 	return fs->backing_medium == PFS_MEDIUM_ROTATIONAL;
 }
 
-/* seek_note() -- how may_spin() decided for a disk that cannot say, in
- * @buf (no parentheses: the mount's log line has the note in a pair). */
+/* slow_volume() -- whether @fs's backing device does not rotate but was
+ * timed answering as a capped or networked volume does
+ * (PFS_SEEK_US_DIRECT). */
+static bool slow_volume(const struct pfs *fs)
+{
+	return !may_spin(fs) && fs->backing_seek_us >= PFS_SEEK_US_DIRECT;
+}
+
+/* direct_pays() -- what the auto settings of files.backing_direct and
+ * files.drop_behind go by: whether the data files' writes are better past
+ * the backing page cache: not on a rotating disk, nor on a slow volume. */
+static bool direct_pays(const struct pfs *fs)
+{
+	return !may_spin(fs) && !slow_volume(fs);
+}
+
+/* seek_note() -- what the timing at mount found, in @buf (no parentheses:
+ * the mount's log line has the note in a pair): for a disk that cannot say
+ * whether it rotates, how may_spin() decided; for one that does not
+ * rotate, whether slow_volume() holds. */
 static const char *seek_note(const struct pfs *fs, char *buf, size_t len)
 {
 	int us = fs->backing_seek_us;
+	bool virtio = fs->backing_medium == PFS_MEDIUM_UNKNOWN;
+	int limit = virtio ? PFS_SEEK_US_SOLID : PFS_SEEK_US_DIRECT;
 
 	if (us <= 0)
-		snprintf(buf, len,
-			 "its seek time could not be measured: %s; taken as not rotating, "
-			 "as virtual disks mostly are",
-			 strerror(us < 0 ? -us : EINVAL));
+		snprintf(buf, len, "its read time could not be measured: %s; %s",
+			 strerror(us < 0 ? -us : EINVAL),
+			 virtio ? "taken as not rotating, as virtual disks mostly are"
+				: "taken as a local disk");
 	else
 		snprintf(buf, len,
-			 "the median of 16 random 4 KiB reads was %d.%02d ms, %s %d ms: "
+			 "the median of 16 random 4 KiB reads was %d.%02d ms, %s %d.%02d ms: "
 			 "taken as %s",
-			 us / 1000, us % 1000 / 10, us >= PFS_SEEK_US_SOLID ? "at least" : "under",
-			 PFS_SEEK_US_SOLID / 1000,
-			 us >= PFS_SEEK_US_SOLID ? "rotating" : "not rotating");
+			 us / 1000, us % 1000 / 10, us >= limit ? "at least" : "under",
+			 limit / 1000, limit % 1000 / 10,
+			 virtio ? (us >= limit ? "rotating" : "not rotating")
+				: (us >= limit ? "a capped or networked volume" : "a local disk"));
 	return buf;
 }
 
@@ -1031,7 +1051,7 @@ static const char *seek_note(const struct pfs *fs, char *buf, size_t len)
  * backing store. */
 static bool backing_direct(const struct pfs *fs, int set)
 {
-	return set == PGIOFS_DIRECT_YES || (set == PGIOFS_DIRECT_AUTO && !may_spin(fs));
+	return set == PGIOFS_DIRECT_YES || (set == PGIOFS_DIRECT_AUTO && direct_pays(fs));
 }
 
 bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len)
@@ -1054,11 +1074,18 @@ bool pfs_backing_direct(const struct pfs *fs, char *why, size_t len)
 			 "files.backing_direct = auto: the backing device %s is a virtio "
 			 "disk, which cannot say whether it is rotational; %s",
 			 fs->backing_dev, seek_note(fs, note, sizeof(note)));
-	} else
-		snprintf(why, len, "files.backing_direct = auto: the backing device %s is %s",
-			 fs->backing_dev,
-			 fs->backing_medium == PFS_MEDIUM_ROTATIONAL ? "rotational"
-								     : "not rotational");
+	} else if (fs->backing_medium == PFS_MEDIUM_ROTATIONAL)
+		snprintf(why, len,
+			 "files.backing_direct = auto: the backing device %s is rotational",
+			 fs->backing_dev);
+	else {
+		char note[128];
+
+		snprintf(why, len,
+			 "files.backing_direct = auto: the backing device %s is not "
+			 "rotational; %s",
+			 fs->backing_dev, seek_note(fs, note, sizeof(note)));
+	}
 	return direct;
 }
 
@@ -1600,7 +1627,7 @@ bool pfs_drop_relations(const struct pfs *fs)
 {
 	int set = fs->set.drop_behind;
 
-	return set == PGIOFS_DROP_YES || (set == PGIOFS_DROP_AUTO && !may_spin(fs));
+	return set == PGIOFS_DROP_YES || (set == PGIOFS_DROP_AUTO && direct_pays(fs));
 }
 
 /* drop_behind() -- whether a transfer (@read or a write) of @size bytes at
@@ -2231,8 +2258,13 @@ static void pfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
-	/* ordering across the async queue is iosched's business */
-	conn->want |= conn->capable & FUSE_CAP_ASYNC_READ;
+	/* ordering across the async queue is iosched's business; without
+	 * it reads are not background requests, which writeback can hold up
+	 * (fuse.async_read) */
+	if (s->async_read)
+		conn->want |= conn->capable & FUSE_CAP_ASYNC_READ;
+	else
+		conn->want &= ~FUSE_CAP_ASYNC_READ;
 	/* pgiofs is the backing files' only writer, so a changed mtime in the
 	 * attributes is our own doing, never a reason to drop the mount's
 	 * cached pages of the file (without the write-back cache every write

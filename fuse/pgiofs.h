@@ -98,6 +98,7 @@ struct pgiofs_settings {
 	int64_t max_write_kb;	  /* largest WRITE request */
 	int64_t max_readahead_kb; /* largest readahead the daemon accepts */
 	int64_t max_background;	  /* kernel's async request limit */
+	bool async_read;	  /* readahead as background requests */
 	int64_t max_threads;	  /* worker threads at most */
 	int64_t max_idle_threads;
 	int64_t worker_exit_ms;

@@ -155,6 +155,17 @@ enum pfs_medium {
  * rpm; a solid-state or networked volume's well under 1 ms) */
 #define PFS_SEEK_US_SOLID 2000
 
+/* the median random 4 KiB read time at or above which a disk that does not
+ * rotate is taken as a capped or networked volume (a cloud block volume:
+ * about a millisecond; a local solid-state disk answers in tens to a couple
+ * of hundred microseconds), whose data files' writes go through the backing
+ * page cache under files.backing_direct and files.drop_behind = auto: on
+ * such a volume the throughput is the budget, and writes past the page
+ * cache make every write-back of the mount wait for the volume (a close of
+ * a file waits for its dirty pages) and spend bytes a page cache absorbs
+ * (docs/performance.md, "A capped volume answers slowly") */
+#define PFS_SEEK_US_DIRECT 500
+
 /* devqueue.c: the backing device's block queue (files.device_queue).  What
  * pgiofs set at mount and what it found there, to put back at unmount. */
 struct pfs_devqueue {
@@ -201,8 +212,9 @@ struct pfs {
 	 * files.backing_direct and files.drop_behind = auto */
 	char backing_dev[32];
 	enum pfs_medium backing_medium;
-	/* PFS_MEDIUM_UNKNOWN: pfs_dev_seek_us() of the backing device, timed
-	 * at mount (-errno if it could not be); 0 otherwise */
+	/* pfs_dev_seek_us() of the backing device, timed at mount where it
+	 * does not say it rotates (-errno if it could not be); 0 for a
+	 * rotating disk and for no block device */
 	int backing_seek_us;
 	struct pfs_devqueue devqueue;	 /* files.device_queue (devqueue.c) */
 	struct pfs_walprep *walprep;	 /* WAL segments made ahead (walprep.c): the core's */

@@ -1,13 +1,21 @@
 #!/bin/bash
 # test_seek_probe.sh -- the seek probe pgiofs runs at mount on a disk that
-# cannot say whether it rotates (a virtio disk): files.backing_direct and
-# files.drop_behind (auto) take the disk as rotating when the median of 16
-# random 4 KiB reads is 2 ms or more.  Checked on pgdisk's models, whose
-# service times are the model's, through helper_seek (the probe itself):
+# does not say it rotates: files.backing_direct and files.drop_behind (auto)
+# take a disk that cannot say (a virtio disk) as rotating when the median of
+# 16 random 4 KiB reads is 2 ms or more, and one that says it does not
+# rotate as a capped or networked volume (its data files written through
+# the backing page cache) when the median is 0.5 ms or more.  Checked on
+# pgdisk's models, whose service times are the model's, through
+# helper_seek (the probe itself):
 #   - hdd (the 2004 disk: 8.5 ms average seek, 7200 rpm): 2 ms or more,
 #     and pgdisk's counters show the reads reached the disk (17 of them:
 #     O_DIRECT, nothing from a page cache);
-#   - ssd (100 us per request): under 2 ms;
+#   - ssd (100 us per request): under 0.5 ms; and pgiofs mounted over an
+#     ext4 on it (the loop device saying it does not rotate) reaches the
+#     data files O_DIRECT and says why;
+#   - gp3 (a capped cloud volume: 1 ms median latency): 0.5 ms or more,
+#     under 2 ms; and pgiofs over an ext4 on it writes them through the
+#     backing page cache and says why;
 #   - a device too small to seek on (128 KiB), and a file system with no
 #     block device (tmpfs): an error, never a time.
 set -u
@@ -17,6 +25,7 @@ need_root
 HELPER_SEEK="$TESTBUILD/fuse/helper_seek"
 [ -x "$HELPER_SEEK" ] || fail "$HELPER_SEEK is missing: run make"
 SOLID_US=2000
+DIRECT_US=500
 
 D=$(mktempdir)
 
@@ -28,6 +37,7 @@ probe() {
 	disk_start "$D/$model.img" "$D/$model" --model "$model"
 	loop=$(loop_attach "$D/$model/disk")
 	loop_registered "$loop"
+	LOOPDEV=$loop
 	reads=$(stat_of "$D/$model" read_ops)
 	US=$("$HELPER_SEEK" "$loop") || fail "$model: helper_seek $loop failed: $US"
 	reads=$(($(stat_of "$D/$model" read_ops) - reads))
@@ -39,10 +49,34 @@ probe hdd
 [ "$US" -ge $SOLID_US ] || fail "hdd: the probe measured $US us, a rotating disk's is at least $SOLID_US"
 echo "ok: the modelled hdd is timed as rotating"
 
+# auto_on MODEL WANT WHY -- pgiofs over an ext4 on LOOPDEV (said not to
+# rotate): `pgiofs stat` says the data files are reached WANT, for WHY
+auto_on() {
+	local model=$1 want=$2 why=$3 line
+	echo 0 >"/sys/block/${LOOPDEV#/dev/}/queue/rotational" || fail "$model: cannot set queue/rotational"
+	mkfs.ext4 -q -F "$LOOPDEV" || fail "$model: mkfs.ext4 $LOOPDEV failed"
+	mkdir -p "$D/$model.fs" "$D/$model.mnt"
+	fs_mount "$LOOPDEV" "$D/$model.fs"
+	pgiofs_mount "$D/$model.fs" "$D/$model.mnt"
+	line=$("$BIN/pgiofs" stat "$D/$model.mnt" | grep '^backing files') ||
+		fail "$model: pgiofs stat says nothing of the backing files"
+	echo "$model: $line"
+	[[ $line == "backing files $want ("*"$why"*")" ]] ||
+		fail "$model: pgiofs stat says \"$line\", want \"backing files $want (...$why...)\""
+	pgiofs_umount "$D/$model.mnt" || fail "$model: cannot unmount pgiofs"
+}
+
 probe ssd
-[ "$US" -lt $SOLID_US ] || fail "ssd: the probe measured $US us, want under $SOLID_US"
+[ "$US" -lt $DIRECT_US ] || fail "ssd: the probe measured $US us, want under $DIRECT_US"
 [ "$US" -ge 100 ] || fail "ssd: the probe measured $US us, below the model's 100 us per request"
-echo "ok: the modelled ssd is timed as not rotating"
+echo "ok: the modelled ssd is timed as a local disk"
+auto_on ssd O_DIRECT "is not rotational; the median of 16 random 4 KiB reads was"
+
+probe gp3
+[ "$US" -ge $DIRECT_US ] || fail "gp3: the probe measured $US us, a capped volume's is at least $DIRECT_US"
+[ "$US" -lt $SOLID_US ] || fail "gp3: the probe measured $US us, want under $SOLID_US (not a rotating disk's)"
+echo "ok: the modelled gp3 volume is timed as a capped volume"
+auto_on gp3 buffered "taken as a capped or networked volume"
 
 truncate -s 128K "$D/small.img"
 SMALL=$(loop_attach "$D/small.img")

@@ -2,7 +2,8 @@
 # test_backing_direct.sh -- files.backing_direct: auto (the default) reaches
 # relation files past the backing page cache (O_DIRECT) unless the backing
 # directory's block device says it is rotational (or, a virtio disk, is
-# timed as one); yes and no force it.
+# timed as one), or it answers random reads as a capped volume does
+# (test_seek_probe.sh); yes and no force it.
 #
 # The backing directory is an ext4 on a loop device whose queue/rotational
 # the test sets.  Per round, `pgiofs stat` must say which way the files are
@@ -93,41 +94,44 @@ pgiofs_umount "$M" || fail "tmpfs: cannot unmount"
 # (test_seek_probe.sh); auto takes it as rotating (backing files buffered,
 # relation files' writes kept in the backing page cache) when their median
 # is 2 ms or more, as not rotating when it is less or when the device could
-# not be opened to time it.
+# not be opened to time it.  A disk that says it does not rotate is timed
+# the same way, and taken as a capped or networked volume (buffered) when
+# the median is 0.5 ms or more.
 mkdir "$T/own"
 pgiofs_mount "$T/own" "$M"
 json=$("$BIN/pgiofs" stat "$M" --json) || fail "own disk: pgiofs stat --json failed"
-# what pgiofs's probe found (0: not a virtio disk, not timed)
+# what pgiofs's probe found (0: a rotating disk or none, not timed)
 seek_us=$(grep -o '"backing_seek_us":-\?[0-9]*' <<<"$json" | cut -d: -f2)
 [ -n "$seek_us" ] || fail "own disk: pgiofs stat --json has no backing_seek_us"
 sys=$(readlink -f "/sys/dev/block/$(stat -c '%Hd:%Ld' "$T")") || sys=
 disk=$sys
 [ -e "$sys/partition" ] && disk=$sys/..
+# timed WHY LIMIT_US -- want, rels and why for a disk pgiofs timed: O_DIRECT
+# under LIMIT_US or when it could not be timed, buffered at or above it
+timed() {
+	why=$1
+	if [ "$seek_us" -lt 0 ]; then
+		want=O_DIRECT rels=true why+="its read time could not be measured"
+	else
+		why+="the median of 16 random 4 KiB reads was"
+		if [ "$seek_us" -lt "$2" ]; then want=O_DIRECT rels=true; else want=buffered rels=false; fi
+	fi
+}
 if [ -z "$sys" ] || [ ! -r "$disk/queue/rotational" ]; then
 	want=O_DIRECT why="no block device" rels=true
 else
 	name=$(basename "$sys") rot=$(cat "$disk/queue/rotational")
 	drv=$(basename "$(readlink -f "$disk/device/driver" 2>/dev/null)")
 	if [ "$rot" = 0 ]; then
-		want=O_DIRECT why="the backing device $name is not rotational" rels=true
+		timed "the backing device $name is not rotational; " 500
 	elif [ "$drv" = virtio_blk ]; then
-		why="the backing device $name is a virtio disk, which cannot say whether it is rotational; "
-		if [ "$seek_us" -lt 0 ]; then
-			want=O_DIRECT rels=true
-			why+="its seek time could not be measured"
-		elif [ "$seek_us" -lt 2000 ]; then
-			want=O_DIRECT rels=true
-			why+="the median of 16 random 4 KiB reads was"
-		else
-			want=buffered rels=false
-			why+="the median of 16 random 4 KiB reads was"
-		fi
+		timed "the backing device $name is a virtio disk, which cannot say whether it is rotational; " 2000
 	else
 		want=buffered why="the backing device $name is rotational" rels=false
 	fi
 fi
-[ "${drv:-}" = virtio_blk ] || [ "$seek_us" = 0 ] ||
-	fail "own disk: not a virtio disk, yet pgiofs timed it (backing_seek_us $seek_us)"
+[ "${drv:-}" = virtio_blk ] || [ "${rot:-1}" = 0 ] || [ "$seek_us" = 0 ] ||
+	fail "own disk: a rotating disk, yet pgiofs timed it (backing_seek_us $seek_us)"
 line=$("$BIN/pgiofs" stat "$M" | grep '^backing files') || fail "own disk: pgiofs stat says nothing of the backing files"
 echo "own disk (${sys:-none}, driver ${drv:-none}): $line"
 [[ $line == "backing files $want ("*"$why"*")" ]] ||
