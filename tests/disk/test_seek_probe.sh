@@ -38,39 +38,52 @@ probe() {
 	loop=$(loop_attach "$D/$model/disk")
 	loop_registered "$loop"
 	LOOPDEV=$loop
-	reads=$(stat_of "$D/$model" read_ops)
-	US=$("$HELPER_SEEK" "$loop") || fail "$model: helper_seek $loop failed: $US"
-	reads=$(($(stat_of "$D/$model" read_ops) - reads))
-	echo "$model: median $US us over the reads, $reads reads reached pgdisk"
-	[ "$reads" -ge 17 ] || fail "$model: only $reads of the probe's 17 reads reached the disk"
+	retime "$model"
+}
+# retime MODEL -- US, the probe's median on LOOPDEV again
+retime() {
+	local reads
+	reads=$(stat_of "$D/$1" read_ops)
+	US=$("$HELPER_SEEK" "$LOOPDEV") || fail "$1: helper_seek $LOOPDEV failed: $US"
+	reads=$(($(stat_of "$D/$1" read_ops) - reads))
+	echo "$1: median $US us over the reads, $reads reads reached pgdisk"
+	[ "$reads" -ge 17 ] || fail "$1: only $reads of the probe's 17 reads reached the disk"
 }
 
 probe hdd
 [ "$US" -ge $SOLID_US ] || fail "hdd: the probe measured $US us, a rotating disk's is at least $SOLID_US"
 echo "ok: the modelled hdd is timed as rotating"
 
-# auto_on MODEL WANT WHY -- pgiofs over an ext4 on LOOPDEV (said not to
-# rotate): `pgiofs stat` says the data files are reached WANT, for WHY
+# auto_on MODEL WANT WHY [TRIES] -- pgiofs over an ext4 on LOOPDEV (said not
+# to rotate): `pgiofs stat` says the data files are reached WANT, for WHY;
+# mounted up to TRIES times (default 1) while it says otherwise (a busy
+# machine only makes the timing at mount slower)
 auto_on() {
-	local model=$1 want=$2 why=$3 line
+	local model=$1 want=$2 why=$3 tries=${4:-1} line i
 	echo 0 >"/sys/block/${LOOPDEV#/dev/}/queue/rotational" || fail "$model: cannot set queue/rotational"
 	mkfs.ext4 -q -F "$LOOPDEV" || fail "$model: mkfs.ext4 $LOOPDEV failed"
 	mkdir -p "$D/$model.fs" "$D/$model.mnt"
 	fs_mount "$LOOPDEV" "$D/$model.fs"
-	pgiofs_mount "$D/$model.fs" "$D/$model.mnt"
-	line=$("$BIN/pgiofs" stat "$D/$model.mnt" | grep '^backing files') ||
-		fail "$model: pgiofs stat says nothing of the backing files"
-	echo "$model: $line"
-	[[ $line == "backing files $want ("*"$why"*")" ]] ||
-		fail "$model: pgiofs stat says \"$line\", want \"backing files $want (...$why...)\""
-	pgiofs_umount "$D/$model.mnt" || fail "$model: cannot unmount pgiofs"
+	for ((i = 1; i <= tries; i++)); do
+		pgiofs_mount "$D/$model.fs" "$D/$model.mnt"
+		line=$("$BIN/pgiofs" stat "$D/$model.mnt" | grep '^backing files') ||
+			fail "$model: pgiofs stat says nothing of the backing files"
+		pgiofs_umount "$D/$model.mnt" || fail "$model: cannot unmount pgiofs"
+		echo "$model: $line"
+		[[ $line == "backing files $want ("*"$why"*")" ]] && return 0
+	done
+	fail "$model: pgiofs stat says \"$line\", want \"backing files $want (...$why...)\""
 }
 
+# the ssd model takes 100 us a request; the loop device and pgdisk's FUSE
+# round trip add some 150 us on an idle machine, more on a busy one: timed
+# up to 3 times to find it under the limit
 probe ssd
-[ "$US" -lt $DIRECT_US ] || fail "ssd: the probe measured $US us, want under $DIRECT_US"
+for ((try = 2; try <= 3 && US >= DIRECT_US; try++)); do retime ssd; done
+[ "$US" -lt $DIRECT_US ] || fail "ssd: the probe measured $US us 3 times, want under $DIRECT_US"
 [ "$US" -ge 100 ] || fail "ssd: the probe measured $US us, below the model's 100 us per request"
 echo "ok: the modelled ssd is timed as a local disk"
-auto_on ssd O_DIRECT "is not rotational; the median of 16 random 4 KiB reads was"
+auto_on ssd O_DIRECT "is not rotational; the median of 16 random 4 KiB reads was" 3
 
 probe gp3
 [ "$US" -ge $DIRECT_US ] || fail "gp3: the probe measured $US us, a capped volume's is at least $DIRECT_US"
