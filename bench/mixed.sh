@@ -339,7 +339,7 @@ sample() {
 
 	progress "round $round $cell: pgbench -c $CLIENTS -j $JOBS -T $DURATION -l, import -s $SCALE after 1 s"
 	local dpid="" cpu0="" w0
-	on_pgiofs "$b" && dpid=$(pgrep -f -n "pgiofs .*$MNT\$") && cpu0=$(cpu_s "$dpid")
+	on_pgiofs "$b" && dpid=$(pgrep -f -n -- "$(basename "$PGIOFS") .*$MNT\$") && cpu0=$(cpu_s "$dpid")
 	w0=$(now)
 	mkdir "$WORK/txlog/$tag" && chown postgres: "$WORK/txlog/$tag"
 	out=$WORK/logs/$tag.tps.log
