@@ -1021,15 +1021,19 @@ static bool direct_pays(const struct pfs *fs)
 	return !may_spin(fs) && !slow_volume(fs);
 }
 
-/* seek_note() -- what the timing at mount found, in @buf (no parentheses:
- * the mount's log line has the note in a pair): for a disk that cannot say
- * whether it rotates, how may_spin() decided; for one that does not
- * rotate, whether slow_volume() holds. */
+/* seek_note() -- what the timing at mount found and how it decided, in
+ * @buf (no parentheses: the mount's log line has the note in a pair): a
+ * virtio disk timed as rotating (may_spin()), a disk timed as a slow volume
+ * (slow_volume()), or a local disk. */
 static const char *seek_note(const struct pfs *fs, char *buf, size_t len)
 {
 	int us = fs->backing_seek_us;
 	bool virtio = fs->backing_medium == PFS_MEDIUM_UNKNOWN;
-	int limit = virtio ? PFS_SEEK_US_SOLID : PFS_SEEK_US_DIRECT;
+	int limit = virtio && us >= PFS_SEEK_US_SOLID ? PFS_SEEK_US_SOLID : PFS_SEEK_US_DIRECT;
+	const char *as = virtio && us >= PFS_SEEK_US_SOLID ? "rotating"
+			 : us >= PFS_SEEK_US_DIRECT	   ? "a capped or networked volume"
+			 : virtio			   ? "a local disk, not rotating"
+							   : "a local disk";
 
 	if (us <= 0)
 		snprintf(buf, len, "its read time could not be measured: %s; %s",
@@ -1041,9 +1045,7 @@ static const char *seek_note(const struct pfs *fs, char *buf, size_t len)
 			 "the median of 16 random 4 KiB reads was %d.%02d ms, %s %d.%02d ms: "
 			 "taken as %s",
 			 us / 1000, us % 1000 / 10, us >= limit ? "at least" : "under",
-			 limit / 1000, limit % 1000 / 10,
-			 virtio ? (us >= limit ? "rotating" : "not rotating")
-				: (us >= limit ? "a capped or networked volume" : "a local disk"));
+			 limit / 1000, limit % 1000 / 10, as);
 	return buf;
 }
 

@@ -95,8 +95,8 @@ pgiofs_umount "$M" || fail "tmpfs: cannot unmount"
 # relation files' writes kept in the backing page cache) when their median
 # is 2 ms or more, as not rotating when it is less or when the device could
 # not be opened to time it.  A disk that says it does not rotate is timed
-# the same way, and taken as a capped or networked volume (buffered) when
-# the median is 0.5 ms or more.
+# the same way; either is taken as a capped or networked volume (buffered)
+# when the median is 0.5 ms or more.
 mkdir "$T/own"
 pgiofs_mount "$T/own" "$M"
 json=$("$BIN/pgiofs" stat "$M" --json) || fail "own disk: pgiofs stat --json failed"
@@ -125,7 +125,7 @@ else
 	if [ "$rot" = 0 ]; then
 		timed "the backing device $name is not rotational; " 500
 	elif [ "$drv" = virtio_blk ]; then
-		timed "the backing device $name is a virtio disk, which cannot say whether it is rotational; " 2000
+		timed "the backing device $name is a virtio disk, which cannot say whether it is rotational; " 500
 	else
 		want=buffered why="the backing device $name is rotational" rels=false
 	fi
