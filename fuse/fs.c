@@ -992,39 +992,25 @@ static int open_flags(const struct pfs *fs, int flags, bool *widened)
 	return flags | O_CLOEXEC;
 }
 
-/* may_spin() -- whether @fs's backing device is a rotating disk (the auto
- * settings of files.backing_direct and files.drop_behind go by it and by
- * slow_volume(), below).  A virtio disk cannot say (PFS_MEDIUM_UNKNOWN): one whose random reads
- * were timed at mount as a rotating disk's is one; one that could not be timed (pgiofs not root, or
- * a device node it may not open) is taken as not rotating, as the virtual disks of today mostly are
- * and as measured on one (docs/performance.md, "A virtio disk cannot say"). */
-static bool may_spin(const struct pfs *fs)
-{
-	if (fs->backing_medium == PFS_MEDIUM_UNKNOWN) /* timed at mount, if it could be */
-		return fs->backing_seek_us >= PFS_SEEK_US_SOLID;
-	return fs->backing_medium == PFS_MEDIUM_ROTATIONAL;
-}
-
-/* slow_volume() -- whether @fs's backing device does not rotate but was
- * timed answering as a capped or networked volume does
- * (PFS_SEEK_US_DIRECT). */
-static bool slow_volume(const struct pfs *fs)
-{
-	return !may_spin(fs) && fs->backing_seek_us >= PFS_SEEK_US_DIRECT;
-}
-
 /* direct_pays() -- what the auto settings of files.backing_direct and
  * files.drop_behind go by: whether the data files' writes are better past
- * the backing page cache: not on a rotating disk, nor on a slow volume. */
+ * the backing page cache.  Not on a disk that says it rotates, nor on one
+ * timed at mount (pfs_dev_seek_us()) answering in PFS_SEEK_US_DIRECT or
+ * more: a capped or networked volume, or a virtio disk, which cannot say,
+ * that rotates.  A disk that could not be timed (pgiofs not root, or a
+ * device node it may not open) is taken as a local one, as the virtual
+ * disks of today mostly are and as measured on one (docs/performance.md,
+ * "A virtio disk cannot say"). */
 static bool direct_pays(const struct pfs *fs)
 {
-	return !may_spin(fs) && !slow_volume(fs);
+	return fs->backing_medium != PFS_MEDIUM_ROTATIONAL &&
+	       fs->backing_seek_us < PFS_SEEK_US_DIRECT;
 }
 
-/* seek_note() -- what the timing at mount found and how it decided, in
- * @buf (no parentheses: the mount's log line has the note in a pair): a
- * virtio disk timed as rotating (may_spin()), a disk timed as a slow volume
- * (slow_volume()), or a local disk. */
+/* seek_note() -- what the timing at mount found and what direct_pays()
+ * took the disk for, in @buf (no parentheses: the mount's log line has the
+ * note in a pair): a rotating virtio disk, a capped or networked volume, or
+ * a local disk. */
 static const char *seek_note(const struct pfs *fs, char *buf, size_t len)
 {
 	int us = fs->backing_seek_us;
