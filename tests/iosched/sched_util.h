@@ -3,8 +3,8 @@
  * virtual clock (test_sched.c, test_policies.c): a test request that
  * records how often, when and in which order it completed, submission with
  * a filled buffer, settings for a policy and device (readahead off), settings
- * for a disk model alone, a relative comparison, a seeded generator and an
- * unlinked temporary file.
+ * for a disk model alone, a relative comparison, an order of uint64_t for
+ * qsort, a seeded generator and an unlinked temporary file.
  *
  * A test request must stay in place (and its buffer allocated) until it
  * completed; its buffer is the caller's to free.
@@ -106,6 +106,14 @@ static inline struct ios_settings model_settings(int model)
 static inline int near(double a, double b, double rel)
 {
 	return fabs(a - b) <= rel * fabs(b);
+}
+
+/* cmp_u64() -- qsort(3) order of uint64_t values, ascending */
+static inline int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static inline uint64_t xorshift(uint64_t *s)

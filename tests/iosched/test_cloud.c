@@ -366,13 +366,6 @@ static void test_credits(void)
 	ios_disk_destroy(c.d);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* draws() -- @n latencies at depth 1 (nothing held back), sorted. */
 static void draws(const struct ios_settings *set, uint64_t *lat, int n)
 {

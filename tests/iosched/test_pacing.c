@@ -137,13 +137,6 @@ static struct preq *add(struct ios_sched *s, int fd, uint64_t file, enum ios_cla
 	return p;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void run(uint64_t seed, bool bounded, struct run *o)
 {
 	struct ios_settings set;

@@ -34,13 +34,6 @@ struct run {
 	struct ios_stats_snapshot snap;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void run(int64_t target_us, struct run *out)
 {
 	static struct treq heap[NHEAP], walw[NCOMMIT], wals[NCOMMIT];
