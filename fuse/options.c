@@ -276,7 +276,8 @@ static const struct conf_tunable rows[] = {
      "flush waits behind one chunk at most; then the fsync, which still reports every "
      "error.  A chunk is never less than one folio of the backing page cache (up to a "
      "few MiB, after the size of pgiofs's writes).  WAL and commit status are never "
-     "chunked.  0: off."},
+     "chunked; WAL segments made ahead (files.wal_segments_ahead) are written in such "
+     "chunks too.  0: off."},
     {"files", "checkpoint_writeback_kb", CONF_INT, "KiB", "256", 0, 1048576, NULL,
      F(checkpoint_writeback_kb),
      "On a bare disk PostgreSQL's checkpoint asks the kernel to start writing each data "

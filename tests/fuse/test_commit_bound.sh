@@ -74,22 +74,14 @@ round() {
 	losetup -d "$loop"
 	disk_stop "$W/dm" "$DISK_PID"
 	"$PGDISK" log --records "$W/requests.log" >"$W/records" || fail "$name: pgdisk log failed"
-	read -r AHEAD MET NWAL PEAK < <(python3 - "$W/extents" "$W/records" <<'PY'
-import re, sys
-ext = []
-for line in open(sys.argv[1]):
-    m = re.match(r"\s*\d+:\s+\d+\.\.\s*\d+:\s+(\d+)\.\.\s*(\d+):", line)
-    if m:
-        ext.append((int(m.group(1)) * 4096, (int(m.group(2)) + 1) * 4096))
-assert ext, "no extents of the WAL segment"
-recs = []
-for line in open(sys.argv[2]):
-    f = line.split()
-    if len(f) < 9 or not f[0].isdigit() or f[1] != "write":
-        continue
-    seq, t, off, ln = int(f[0]), int(f[2]), int(f[3]), int(f[4])
-    recs.append((seq, t, t + int(f[7]) + int(f[8]), off, ln))
-wal = lambda r: any(a <= r[3] and r[3] + r[4] <= b for a, b in ext)
+	read -r AHEAD MET NWAL PEAK < <(python3 - "$W/extents" "$W/records" "$TOP/tests/disk" <<'PY'
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[3])
+from reqlog import extents, writes, inside
+ext = extents(sys.argv[1])
+recs = writes(sys.argv[2])
+wal = lambda r: inside(r, ext)
 # bulk bytes that arrived before @w and were not yet complete when it did
 ahead = lambda w: sum(r[4] for r in recs if r[0] < w[0] and r[2] > w[1] and not wal(r))
 worst = met = n = 0
