@@ -28,6 +28,12 @@ CAUSES = [
     # a background request (readahead) waits while the connection has
     # max_background of them outstanding, writeback included
     ("FUSE background requests full (fuse_get_req)", ("fuse_get_req",)),
+    # FUSE holds a file's inode lock across a whole fsync, the daemon's
+    # answer included (fuse_fsync()), so a write or an lseek(SEEK_END) of
+    # the same file (PostgreSQL's size check before it extends a relation)
+    # waits for all of it; natively an fsync writes back without it
+    ("a file's inode lock (on FUSE, held across an fsync)", ("rwsem_down_write_slowpath",
+                                                             "rwsem_down_read_slowpath")),
     ("writeback throttle (wbt, rq_qos)", ("rq_qos_wait", "wbt_wait")),
     ("FUSE request (waiting for the daemon)", ("request_wait_answer", "fuse_simple_request",
                                                "fuse_wait_on_folio_writeback",

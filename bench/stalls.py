@@ -62,6 +62,7 @@ FROM_ACCOUNT = {
     "FUSE request (waiting for the daemon)": "fuse",
     "FUSE close writing the file back (fuse_flush)": "fuse",
     "FUSE background requests full (fuse_get_req)": "fuse",
+    "a file's inode lock (on FUSE, held across an fsync)": "lock",
     "device queue slot (a request tag: the queue's depth)": "device queue slot",
     "device I/O (wait for writeback, a flush, a read)": "device I/O",
     "journal (jbd2)": "journal",

@@ -71,6 +71,8 @@ off() {
 	off 18 postgres 9000 700 2 inode_wait_for_writeback+3 write_inode_now+4 fuse_flush+5 \
 		filp_flush+6 __x64_sys_close+7 do_syscall_64+8
 	off 19 postgres 9500 250 2 fuse_get_req+3 fuse_simple_background+4 fuse_readahead+5
+	off 20 postgres 9600 350 2 rwsem_down_write_slowpath+3 down_write+4 fuse_file_llseek+5 \
+		ksys_lseek+6 do_syscall_64+7
 } >"$T/ev"
 out=$($PY --threshold-ms 300 --json "$T/ev") || fail "stalls.py failed on made-up events: $out"
 echo "$out" | head -c 600
@@ -101,10 +103,12 @@ assert near(c["journal"], 400) and near(c["lock, other"], 200), c
 # journal wait (400 ms, in no WAL call); not the waits inside the stalls,
 # nor 17 idle in epoll, nor 19's 250 ms (under the threshold)
 w = d["waits"]
-assert [(x["tid"], round(x["ms"])) for x in w] == [(18, 700), (16, 400)], w
+assert [(x["tid"], round(x["ms"])) for x in w] == [(18, 700), (16, 400), (20, 350)], w
 assert w[0]["cause"] == "FUSE close writing the file back (fuse_flush)", w[0]
 assert w[0]["where"].endswith("fuse_flush < filp_flush < __x64_sys_close"), w[0]
 assert w[1]["cause"] == "journal (jbd2)", w[1]
+assert w[2]["cause"] == "a file's inode lock (on FUSE, held across an fsync)", w[2]
+assert w[2]["where"].endswith("fuse_file_llseek < ksys_lseek"), w[2]
 PYEOF
 table=$($PY --threshold-ms 300 "$T/ev") || fail "stalls.py (table) failed"
 echo "$table"
