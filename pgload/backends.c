@@ -37,7 +37,7 @@ struct pgl_backend {
 	char img[1100];			     /* a file system or disk image, or "" */
 	char blkdev[128];		     /* the block device the file system is on, or "" */
 	bool loop;			     /* blkdev is a loop device made here */
-	struct pgl_queue_state queue_before; /* dev:DEVICE:FS: its queue, to restore */
+	struct pgl_queue_state queue_before; /* its queue before setup_queue(), to restore */
 	bool queue_changed;
 	char diskmnt[300]; /* pgdisk's mount point (model back ends), or "" */
 	char imgdir[300];  /* the tmpfs holding a modelled disk's image, or "" */
@@ -222,6 +222,7 @@ static int attach(struct pgl_backend *be, const char *file)
 	}
 	snprintf(be->blkdev, sizeof(be->blkdev), "%.*s", (int)strcspn(dev, "\n"), dev);
 	be->loop = true;
+	(void)pgl_loop_queue_fresh(be->blkdev);
 	if (pgl_loop_direct_io(be->blkdev) != 1)
 		fprintf(stderr,
 			"pgload compare: %s: the loop device on \"%s\" could not use direct I/O "
@@ -231,15 +232,26 @@ static int attach(struct pgl_backend *be, const char *file)
 	return setup_queue(be);
 }
 
-/* setup_queue() -- the queue of BE's block device as the options say. */
+/* setup_queue() -- the queue of BE's block device as the options say;
+ * what it was is kept, and given back by pgl_backend_down().  A loop
+ * device's queue outlives the device (the next one of its number keeps
+ * what was set), so without that a --queue-set of one run would be what
+ * the next run's cell on that number measures. */
 static int setup_queue(struct pgl_backend *be)
 {
 	const struct pgl_queue_conf *q = &be->o->queue;
+	int ret;
 	if (!q->elevator && q->rotational < 0 && !(q->sets && q->sets[0]))
 		return 0;
 	if (pgl_step("queue", "setting up the queue of %s (elevator %s)", be->blkdev,
 		     q->elevator ? q->elevator : "as it is"))
 		return -EINTR;
+	if ((ret = pgl_queue_read(be->blkdev, &be->queue_before)) < 0) {
+		fprintf(stderr, "pgload compare: could not read the queue of %s: %s\n", be->blkdev,
+			strerror(-ret));
+		return ret;
+	}
+	be->queue_changed = true;
 	return pgl_queue_apply(be->blkdev, q);
 }
 
@@ -422,42 +434,25 @@ static int dev_check(const struct pgl_backend_spec *spec, const char *const *des
 
 /*
  * dev:DEVICE:FS -- the user's device: its queue set up as the options say
- * (what it was is kept, and given back by dev_down()), the file system
+ * (what it was is kept, and given back by pgl_backend_down()), the file system
  * made afresh on it, mounted at DIR/fs.
  */
 static int dev_up(struct pgl_backend *be)
 {
 	int ret;
 	snprintf(be->blkdev, sizeof(be->blkdev), "%s", be->spec->device);
-	const struct pgl_queue_conf *q = &be->o->queue;
-	if (q->elevator || q->rotational >= 0 || (q->sets && q->sets[0])) {
-		if ((ret = pgl_queue_read(be->blkdev, &be->queue_before)) < 0) {
-			fprintf(stderr, "pgload compare: could not read the queue of %s: %s\n",
-				be->blkdev, strerror(-ret));
-			return ret;
-		}
-		be->queue_changed = true;
-		if ((ret = setup_queue(be)) < 0)
-			return ret;
-	}
+	if ((ret = setup_queue(be)) < 0)
+		return ret;
 	if ((ret = mkfs(be, be->blkdev)) < 0)
 		return ret;
 	return mount_fs(be);
-}
-
-/* dev_down() -- after the unmount: the device's queue as it was. */
-static void dev_down(struct pgl_backend *be)
-{
-	if (be->queue_changed)
-		pgl_queue_restore(be->blkdev, &be->queue_before);
 }
 
 static const struct pgl_backend_ops loop_ops = {
     .check = loop_check, .up = loop_up, .blockdev = true};
 static const struct pgl_backend_ops model_ops = {
     .check = model_check, .up = model_up, .down = model_down, .blockdev = true};
-static const struct pgl_backend_ops dev_ops = {
-    .check = dev_check, .up = dev_up, .down = dev_down, .blockdev = true};
+static const struct pgl_backend_ops dev_ops = {.check = dev_check, .up = dev_up, .blockdev = true};
 static const struct pgl_backend_ops tmpfs_ops = {.up = tmpfs_up};
 static const struct pgl_backend_ops dir_ops = {.up = dir_up};
 
@@ -754,6 +749,8 @@ int pgl_backend_down(struct pgl_backend *be)
 		return 0;
 	if (be->mounted)
 		pgl_testbed_unmount_under(be->mnt, false);
+	if (be->queue_changed) /* after the unmount, before a loop device goes */
+		pgl_queue_restore(be->blkdev, &be->queue_before);
 	if (be->loop)
 		pgl_testbed_detach_loops_under(be->dir);
 	if (be->spec->ops->down)

@@ -176,6 +176,17 @@ static int queue_write(const char *dev, bool iosched, const char *name, const ch
 	return ret;
 }
 
+int pgl_loop_queue_fresh(const char *dev)
+{
+	char path[256];
+	queue_path(path, sizeof(path), dev, false, "max_sectors_kb");
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int ret = fd < 0 || write(fd, "0", 1) < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 int pgl_queue_apply(const char *dev, const struct pgl_queue_conf *q)
 {
 	int ret;

@@ -220,6 +220,17 @@ int pgl_elevators_available(char *buf, size_t cap);
 bool pgl_elevator_in(const char *list, const char *name);
 
 /*
+ * pgl_loop_queue_fresh() -- on loop device DEV just attached, the largest
+ * request (max_sectors_kb) back to the kernel's default: a loop device's
+ * queue keeps a limit set on it across detaching and attaching, so a
+ * device used before would otherwise carry an earlier user's into the
+ * measurement.  Writing 0 asks for the default (Linux 6.x; an older kernel
+ * refuses it, and the value stays as found, which the report reads back).
+ * Returns 0 or -errno, and says nothing.
+ */
+int pgl_loop_queue_fresh(const char *dev);
+
+/*
  * pgl_queue_apply() -- set up the queue of block device DEV ("/dev/loop3")
  * as Q says: rotational, the elevator, then the tunables.  Returns 0 or
  * -errno after naming the file and the value the kernel refused.
