@@ -18,10 +18,12 @@
  * PostgreSQL would, with a first page header as a recycled segment has
  * (below): written with zeros (allocated blocks, so the
  * fdatasyncs of commits write no metadata) to a temporary file
- * (".pgiofs-xlogtemp"), in files.sync_chunk_kb chunks each written back
- * and waited for (16 MiB written back at once would put a third of a
- * second of a 2004 disk in front of every WAL write that comes then;
- * a chunk puts one chunk), fdatasync, then renamed into place without
+ * (".pgiofs-xlogtemp"), written back in files.sync_chunk_kb chunks, two
+ * at the device at most (16 MiB written back at once would put a third of
+ * a second of a 2004 disk in front of every WAL write that comes then;
+ * the chunks put two chunks), except the segment right after the one met
+ * when it is not there yet (behind, the disk's pace is what counts),
+ * fdatasync, then renamed into place without
  * replacing anything (RENAME_NOREPLACE: PostgreSQL may have made it
  * meanwhile) and the directory fsynced.  PostgreSQL then opens the file as
  * it opens a recycled segment.  A segment it had to make itself all the
@@ -80,7 +82,7 @@ struct pfs_walprep {
 	struct wp_dir dirs[WP_DIRS];
 	unsigned next_dir;
 	bool low_space; /* the last segment was not made for want of space */
-	off_t chunk;	/* written back and waited for every chunk; 0: at the end */
+	off_t chunk;	/* segments written back in chunks this large; 0: whole */
 	/* statistics (atomics) */
 	uint64_t made, bytes, missed, errors, skipped;
 	char note[256]; /* the last error, under lock */
@@ -155,11 +157,50 @@ static void note_error(struct pfs_walprep *w, const char *what, const char *name
 	log_msg(LOG_WARNING, "files.wal_segments_ahead: %s %s: %s", what, name, strerror(err));
 }
 
+/* fill() -- @size bytes of a segment into @fd: @first, then @zeros (each
+ * WP_CHUNK bytes).  With @chunk, written back as it goes: each chunk is
+ * started once written and waited for once the next one is, so at most two
+ * chunks of the segment are at the device at once, where the fdatasync of
+ * a segment written whole puts all of it there.  A wait reports a
+ * write-back error of any chunk (the error is the file's, once: the
+ * fdatasync after would no longer see it).  0 or -errno. */
+static int fill(int fd, off_t size, off_t chunk, const char *first, const char *zeros)
+{
+	const unsigned wait =
+	    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+	off_t piece = chunk && chunk < WP_CHUNK ? chunk : WP_CHUNK;
+	off_t off = 0, started = 0, waited = 0;
+
+	while (off < size) {
+		ssize_t n = pwrite(fd, off ? zeros : first,
+				   (size_t)(size - off < piece ? size - off : piece), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENOSPC;
+		off += n;
+		if (!chunk || (off - started < chunk && off < size))
+			continue;
+		if (sync_file_range(fd, started, off - started, SYNC_FILE_RANGE_WRITE) < 0 ||
+		    (started > waited && sync_file_range(fd, waited, started - waited, wait) < 0))
+			return -errno;
+		waited = started;
+		started = off;
+	}
+	if (started > waited && sync_file_range(fd, waited, started - waited, wait) < 0)
+		return -errno;
+	return 0;
+}
+
 /* make_one() -- segment @name in @dirfd, unless it exists, of the size,
  * owner and mode of segment @like: @first, then @zeros (WP_CHUNK bytes
- * each); 1 if made, 0 if there, -errno. */
+ * each), written back in @chunk chunks (0: whole, at its fdatasync); 1 if
+ * made, 0 if there, -errno. */
 static int make_one(struct pfs_walprep *w, int dirfd, const char *name, const struct stat *like,
-		    const char *first, const char *zeros)
+		    const char *first, const char *zeros, off_t chunk)
 {
 	off_t size = like->st_size;
 	int fd, ret = 0;
@@ -180,28 +221,8 @@ static int make_one(struct pfs_walprep *w, int dirfd, const char *name, const st
 	if ((geteuid() == 0 && fchown(fd, like->st_uid, like->st_gid) < 0) ||
 	    fchmod(fd, like->st_mode & 07777) < 0)
 		ret = -errno;
-	off_t piece = w->chunk && w->chunk < WP_CHUNK ? w->chunk : WP_CHUNK;
-
-	for (off_t off = 0, synced = 0; off < size && ret == 0;) {
-		ssize_t n = pwrite(fd, off ? zeros : first,
-				   (size_t)(size - off < piece ? size - off : piece), off);
-
-		if (n < 0)
-			ret = errno == EINTR ? 0 : -errno;
-		else if (n == 0)
-			ret = -ENOSPC;
-		else
-			off += n;
-		/* a write-back error ends the segment here (the fdatasync
-		 * below would no longer see it) */
-		if (ret == 0 && w->chunk && (off - synced >= w->chunk || off == size)) {
-			if (sync_file_range(fd, synced, off - synced,
-					    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-						SYNC_FILE_RANGE_WAIT_AFTER) < 0)
-				ret = -errno;
-			synced = off;
-		}
-	}
+	if (ret == 0)
+		ret = fill(fd, size, chunk, first, zeros);
 	if (ret == 0 && fdatasync(fd) < 0)
 		ret = -errno;
 	close(fd);
@@ -296,7 +317,11 @@ static bool serve(struct pfs_walprep *w, int dirfd, const char *name, char *zero
 		h.pageaddr = n * (uint64_t)st.st_size;
 		h.rem_len = 0;
 		memcpy(first, &h, sizeof(h));
-		if (make_one(w, dirfd, next, &st, first, zeros) < 0)
+		/* the next segment, if it is not there yet, is the one
+		 * PostgreSQL needs once the segment met is full: made whole,
+		 * at the disk's pace, not the chunks' (behind on them,
+		 * PostgreSQL would make it itself while every commit waits) */
+		if (make_one(w, dirfd, next, &st, first, zeros, i == 1 ? 0 : w->chunk) < 0)
 			return false;
 		pthread_mutex_lock(&w->lock);
 		if (w->stop || (w->pending && i < w->ahead)) { /* unmounting, or moved on */

@@ -1,22 +1,26 @@
 #!/bin/bash
-# test_walprep_chunks.sh -- a WAL segment made ahead (files.wal_segments_
-# ahead) is written back in files.sync_chunk_kb chunks, each waited for,
-# so that a commit's WAL write finds at most one chunk of it ahead at the
-# device; and a write-back error part-way through makes no segment.
+# test_walprep_chunks.sh -- WAL segments made ahead (files.wal_segments_
+# ahead) are written back in files.sync_chunk_kb chunks, at most two at the
+# device at once, so that a commit's WAL write finds little of them ahead;
+# the segment right after the one PostgreSQL reached, if it is not there
+# yet, is written whole (PostgreSQL needs it next); and a write-back error
+# part-way through makes no segment.
 #
 # ext4 on a loop device over pgdisk's 2004 hdd (one request at a time,
-# served in arrival order), with its request log; pgiofs over it, one
-# segment ahead, WAL segments of 1 MiB (PostgreSQL's smallest).  A lookup
-# of segment 1 through the mount makes segment 2.  From the request log,
-# by what the modelled disk held when each of the segment's write
+# served in arrival order), with its request log; pgiofs over it, two
+# segments ahead, WAL segments of 1 MiB (PostgreSQL's smallest).  A lookup
+# of segment 1 through the mount makes segments 2 and 3.  From the request
+# log, by what the modelled disk held when each of a segment's write
 # requests arrived (its extents from filefrag), not from wall-clock time:
-#   - chunks of 64 KiB: never more than 64 KiB of the segment at the disk
-#     at once, in 8 or more requests (16 chunks);
-#   - 0 (no chunks: the whole segment, then its fdatasync): more than
-#     that at once, so the check can fail;
-#   - chunks, and the disk failing the segment's 4th write request (EIO):
-#     the segment is not made, no temporary file is left, `pgiofs stat`
-#     counts the error and names it, and the mount still works.
+#   - chunks of 64 KiB: never more than two chunks of segment 3 at the disk
+#     at once, in 8 or more requests (16 chunks); segment 2, the next one,
+#     more than that (whole);
+#   - 0 (no chunks: the whole segment, then its fdatasync): more than two
+#     chunks of segment 3 at once, so the check can fail;
+#   - chunks, segment 2 already there, and the disk failing the 4th write
+#     request of segment 3 (EIO): the segment is not made, no temporary
+#     file is left, `pgiofs stat` counts the error and names it, and the
+#     mount still works.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../disk/disklib.sh"
 need_root
@@ -61,20 +65,20 @@ with open(sys.argv[1], "wb") as f:
 	sync -f "$D/b/$W/$(seg 1)"
 }
 
-# mount_ahead CHUNK_KB -- pgiofs over $D/b, one segment ahead
+# mount_ahead CHUNK_KB -- pgiofs over $D/b, two segments ahead
 mount_ahead() {
-	pgiofs_mount "$D/b" "$D/m" --set files.wal_segments_ahead=1 \
+	pgiofs_mount "$D/b" "$D/m" --set files.wal_segments_ahead=2 \
 		--set files.sync_chunk_kb="$1" --set files.device_queue=no
 }
 
-# trigger -- look segment 1 up through the mount and wait until segment 2
-# is made or its making failed; sets MADE, ERRORS
+# trigger N -- look segment 1 up through the mount and wait until N
+# segments are made or a making failed; sets MADE, ERRORS
 trigger() {
 	local i
 	stat "$D/m/$W/$(seg 1)" >/dev/null || fail "cannot stat $(seg 1) through the mount"
 	for ((i = 0; i < 100; i++)); do
 		MADE=$(walprep "$D/m" made) ERRORS=$(walprep "$D/m" errors)
-		[ "$MADE" != 0 ] || [ "$ERRORS" != 0 ] && break
+		[ "$MADE" -ge "$1" ] || [ "$ERRORS" != 0 ] && break
 		sleep 0.1
 	done
 }
@@ -89,17 +93,10 @@ finish() {
 	"$PGDISK" log --records "$D/requests.log" >"$D/records" || fail "$1: pgdisk log failed"
 }
 
-# round NAME CHUNK_KB -- the segment made with those chunks; sets HELD
-# (the most bytes of its write requests the disk held at once) and NREQ
-round() {
-	setup "$1"
-	mount_ahead "$2"
-	trigger
-	[ "$MADE" = 1 ] && [ "$ERRORS" = 0 ] ||
-		fail "$1: pgiofs stat says made $MADE, errors $ERRORS, want 1 and 0 ($(walprep "$D/m" note))"
-	filefrag -v -b4096 "$D/b/$W/$(seg 2)" >"$D/extents" || fail "$1: filefrag failed"
-	finish "$1"
-	read -r HELD NREQ < <(python3 - "$D/extents" "$D/records" "$TOP/tests/disk" <<'PY'
+# held SEG -- the most bytes of segment SEG's write requests the disk held
+# at once, and how many there were
+held() {
+	python3 - "$D/extents$1" "$D/records" "$TOP/tests/disk" <<'PY'
 import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv[3])
@@ -109,35 +106,55 @@ recs = [r for r in writes(sys.argv[2]) if inside(r, ext)]
 held = max((sum(r[4] for r in recs if r[1] <= w[1] < r[2]) for w in recs), default=0)
 print(held, len(recs))
 PY
-	)
-	[ -n "$NREQ" ] || fail "$1: the request log could not be read"
-	echo "$1: the segment reached the disk in $NREQ write requests; the disk held at most $HELD bytes of it at once"
 }
 
+# round NAME CHUNK_KB -- segments 2 and 3 made with those chunks; sets
+# HELD2 and HELD3 (the most bytes of each the disk held at once) and NREQ3
+round() {
+	local i
+	setup "$1"
+	mount_ahead "$2"
+	trigger 2
+	[ "$MADE" = 2 ] && [ "$ERRORS" = 0 ] ||
+		fail "$1: pgiofs stat says made $MADE, errors $ERRORS, want 2 and 0 ($(walprep "$D/m" note))"
+	for i in 2 3; do
+		filefrag -v -b4096 "$D/b/$W/$(seg $i)" >"$D/extents$i" || fail "$1: filefrag failed"
+	done
+	finish "$1"
+	read -r HELD2 _ < <(held 2)
+	read -r HELD3 NREQ3 < <(held 3)
+	[ -n "$NREQ3" ] || fail "$1: the request log could not be read"
+	echo "$1: the disk held at most $HELD2 bytes of segment 2 at once; segment 3 reached it in $NREQ3 write requests, at most $HELD3 bytes of it at once"
+}
+
+TWO=$((2 * CHUNK_KB << 10))
 round chunks "$CHUNK_KB"
-[ "$NREQ" -ge $((SEGSIZE / (CHUNK_KB << 10) / 2)) ] ||
-	fail "chunks: $NREQ write requests of the segment, want $((SEGSIZE / (CHUNK_KB << 10) / 2)) or more"
-[ "$HELD" -le $((CHUNK_KB << 10)) ] ||
-	fail "chunks: the disk held $HELD bytes of the segment at once, more than a chunk ($((CHUNK_KB << 10)))"
+[ "$NREQ3" -ge $((SEGSIZE / (CHUNK_KB << 10) / 2)) ] ||
+	fail "chunks: $NREQ3 write requests of segment 3, want $((SEGSIZE / (CHUNK_KB << 10) / 2)) or more"
+[ "$HELD3" -le $TWO ] ||
+	fail "chunks: the disk held $HELD3 bytes of segment 3 at once, more than two chunks ($TWO)"
+[ "$HELD2" -gt $TWO ] ||
+	fail "chunks: the disk held at most $HELD2 bytes of segment 2, the next one, at once: it was not written whole"
 round whole 0
-[ "$HELD" -gt $((CHUNK_KB << 10)) ] ||
-	fail "no chunks: the disk held at most $HELD bytes of the segment at once: the check cannot tell"
+[ "$HELD3" -gt $TWO ] ||
+	fail "no chunks: the disk held at most $HELD3 bytes of segment 3 at once: the check cannot tell"
 
 # The failing disk: once the file system is quiet (synced: its journal's
 # next commit is 5 s after the next change), the disk fails the 4th write
 # request it gets, which is the segment's 4th chunk.
 label="a write-back error part-way"
 setup fault
+cp "$D/b/$W/$(seg 1)" "$D/b/$W/$(seg 2)" # there: only segment 3 is made
 mount_ahead "$CHUNK_KB"
 sync -f "$D/b"
 echo "add op=write nth=4 count=1 error=eio" >"$D/dm/control" ||
 	fail "$label: pgdisk refused the fault rule"
-trigger
+trigger 1
 [ "$ERRORS" = 1 ] && [ "$MADE" = 0 ] ||
 	fail "$label: pgiofs stat says made $MADE, errors $ERRORS, want 0 and 1 ($(grep "^rule 1" "$D/dm/control"))"
 note=$(walprep "$D/m" note)
 grep -q "Input/output error" <<<"$note" || fail "$label: the note does not name the I/O error: $note"
-[ ! -e "$D/b/$W/$(seg 2)" ] || fail "$label: segment 2 was made from a failed write"
+[ ! -e "$D/b/$W/$(seg 3)" ] || fail "$label: segment 3 was made from a failed write"
 [ ! -e "$D/b/$W/.pgiofs-xlogtemp" ] || fail "$label: the temporary file was left in pg_wal"
 faults=$(awk '/^rule 1 / { for (i = 1; i <= NF; i++) if ($i ~ /^faults=/) print substr($i, 8) }' "$D/dm/control")
 [ "${faults:-0}" -ge 1 ] || fail "$label: pgdisk failed no request (rule: $(grep '^rule 1' "$D/dm/control"))"
