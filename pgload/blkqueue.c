@@ -159,17 +159,24 @@ static void queue_path(char *buf, size_t cap, const char *dev, bool iosched, con
 			 name);
 }
 
-/* queue_write() -- VALUE into the queue file of DEV; says why on failure. */
-static int queue_write(const char *dev, bool iosched, const char *name, const char *value)
+/* queue_put() -- VALUE into the queue file PATH; 0 or -errno. */
+static int queue_put(const char *path, const char *value)
 {
-	char path[256];
-	queue_path(path, sizeof(path), dev, iosched, name);
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	int ret = 0;
 	if (fd < 0 || write(fd, value, strlen(value)) < 0)
 		ret = -errno;
 	if (fd >= 0 && close(fd) < 0 && ret == 0)
 		ret = -errno;
+	return ret;
+}
+
+/* queue_write() -- VALUE into the queue file of DEV; says why on failure. */
+static int queue_write(const char *dev, bool iosched, const char *name, const char *value)
+{
+	char path[256];
+	queue_path(path, sizeof(path), dev, iosched, name);
+	int ret = queue_put(path, value);
 	if (ret < 0)
 		fprintf(stderr, "pgload compare: could not write \"%s\" to %s: %s\n", value, path,
 			strerror(-ret));
@@ -180,11 +187,7 @@ int pgl_loop_queue_fresh(const char *dev)
 {
 	char path[256];
 	queue_path(path, sizeof(path), dev, false, "max_sectors_kb");
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int ret = fd < 0 || write(fd, "0", 1) < 0 ? -errno : 0;
-	if (fd >= 0)
-		close(fd);
-	return ret;
+	return queue_put(path, "0");
 }
 
 int pgl_queue_apply(const char *dev, const struct pgl_queue_conf *q)
