@@ -124,6 +124,16 @@ stop_server() {
 	PM_PID=""
 }
 
+# need_tracefs -- the kernel's tracing file system at /sys/kernel/tracing,
+# whose tracepoints bpftrace attaches to: mounted there where it is not (a
+# container or a minimal boot may leave it out) and left mounted, as a
+# system that boots with it has it.
+need_tracefs() {
+	[ -d /sys/kernel/tracing/events ] && return 0
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && [ -d /sys/kernel/tracing/events ] ||
+		die "cannot mount tracefs on /sys/kernel/tracing: bpftrace needs the kernel's tracepoints"
+}
+
 # drop_caches -- write everything back and drop the page cache (cold reads).
 # On a virtual machine whose balloon driver reports free memory to the host
 # (free page reporting: /sys/module/page_reporting), memory freed moments

@@ -148,6 +148,7 @@ for opt in account walsync; do
 	[ "$opt" = account ] && [ "$ACCOUNT" = 0 ] && continue
 	[ "$opt" = walsync ] && [ "$WALSYNC" = 0 ] && continue
 	command -v bpftrace >/dev/null || die "--$opt needs bpftrace (apt-get install bpftrace)"
+	need_tracefs
 	ACG_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 	[ -n "$ACG_ROOT" ] || die "--$opt needs a cgroup2 file system mounted (none in /proc/mounts)"
 done

@@ -48,6 +48,7 @@ else
 fi
 [ "$(id -u)" -eq 0 ] || die "needs root (bpftrace)"
 command -v bpftrace >/dev/null || die "needs bpftrace (apt-get install bpftrace)"
+need_tracefs
 command -v python3 >/dev/null || die "needs python3"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/stalls.XXXXXX") || die "cannot make a work directory"

@@ -1834,6 +1834,8 @@ static void pfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 		return;
 	}
 	pfs_ckpt_start(pfs_of(req), fuse_req_ctx(req)->pid, fh_class(fh));
+	if (fh_class(fh) == IOS_CLASS_WAL)
+		pfs_walprep_synced(pfs_of(req));
 	err = sync_in_chunks(pfs_of(req), fh);
 	if (err < 0) {
 		fuse_reply_err(req, -err);

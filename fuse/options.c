@@ -305,6 +305,17 @@ static const struct conf_tunable rows[] = {
      "4 where the backing device says it is rotational or is a virtio disk, else 0.  "
      "0: off.  `pgiofs stat` counts the segments made and those PostgreSQL still had "
      "to make itself."},
+    {"files", "wal_segments_reserve", CONF_INT, "", "-1", -1, 256, NULL, F(wal_segments_reserve),
+     "WAL segments made ahead of PostgreSQL once WAL is quiet (no segment reached for "
+     "5 s).  A segment made while WAL is written costs its size in zeros written beside "
+     "it: an import into a cluster with no recycled segments yet (a fresh one) doubles "
+     "what the disk writes for WAL while the commits wait for it.  Made while WAL is "
+     "quiet, the first that many segments of the next burst cost nothing then; while "
+     "WAL is written only files.wal_segments_ahead are kept ahead.  pg_wal holds up to "
+     "that many segments more than PostgreSQL would (its checkpoints recycle old "
+     "segments into the names still free and remove the others).  -1 (auto): 16 where "
+     "segments are made ahead (files.wal_segments_ahead), else 0; a value no larger "
+     "than files.wal_segments_ahead: none."},
     {"files", "space_guard_mb", CONF_INT, "MiB", "256", 0, 1048576, NULL, F(space_guard_mb),
      "Free space on the backing file system (at most an eighth of its size) below which "
      "every write(2) of a data file "

@@ -121,6 +121,7 @@ struct pgiofs_settings {
 	int device_queue;	      /* enum pgiofs_device_queue */
 	int64_t device_write_depth;   /* mq-deadline's async_depth set with it; -1 auto, 0 leave */
 	int64_t wal_segments_ahead;   /* WAL segments made ahead; -1 auto (walprep.c) */
+	int64_t wal_segments_reserve; /* ... and while WAL is quiet; -1 auto (walprep.c) */
 	int64_t space_guard_mb;	      /* below, writes go through (space.c); 0 off */
 	int64_t sync_chunk_kb;	      /* a data file's fsync writes in chunks this large */
 	int64_t checkpoint_writeback_kb; /* the checkpointer's fsync starts others' writeback */

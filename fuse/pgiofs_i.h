@@ -625,6 +625,10 @@ struct pfs_walprep;
 /* pfs_walprep_resolve() -- how many segments ahead the setting means on
  * this backing device (auto: 4 on a rotating or virtio disk, else 0). */
 int pfs_walprep_resolve(const struct pfs *fs);
+/* pfs_walprep_reserve() -- how many segments files.wal_segments_reserve
+ * means: made ahead once WAL is quiet (auto: 16 where segments are made
+ * ahead); 0 when no more than pfs_walprep_resolve(). */
+int pfs_walprep_reserve(const struct pfs *fs);
 /* pfs_walprep_start() -- the mount's thread (after daemonizing), if any
  * segment is to be made ahead; 0 or -errno (then none are). */
 int pfs_walprep_start(struct pfs *fs);
@@ -639,6 +643,9 @@ void pfs_walprep_free(struct pfs *fs);
  * thread. */
 void pfs_walprep_seen(struct pfs *fs, struct pfs_inode *dir, const char *name, const char *from,
 		      pid_t pid);
+/* pfs_walprep_synced() -- a WAL file was synced through the mount (an
+ * fsync request): WAL is not quiet, no reserve is made for WP_QUIET_MS. */
+void pfs_walprep_synced(struct pfs *fs);
 /* pfs_walprep_active() -- segments are made ahead in @dir behind the
  * kernel's back: no negative entry of a name in it may be cached. */
 bool pfs_walprep_active(const struct pfs *fs, const struct pfs_inode *dir);

@@ -487,15 +487,23 @@ static void print_walprep(const struct sample *s)
 	ahead = json_integer_value(json_object_get(o, "ahead"));
 	if (ahead > 0) {
 		const char *note = json_string_value(json_object_get(o, "note"));
+		json_int_t reserve = json_integer_value(json_object_get(o, "reserve"));
+		char quiet[64] = "", quietly[64] = "";
 
+		if (reserve > 0) { /* files.wal_segments_reserve */
+			snprintf(quiet, sizeof(quiet),
+				 ", %" JSON_INTEGER_FORMAT " while WAL is quiet", reserve);
+			snprintf(quietly, sizeof(quietly), "; %" JSON_INTEGER_FORMAT " while quiet",
+				 json_integer_value(json_object_get(o, "reserved")));
+		}
 		printf("WAL segments made ahead (files.wal_segments_ahead = %" JSON_INTEGER_FORMAT
-		       "): %" JSON_INTEGER_FORMAT " at a time, %" JSON_INTEGER_FORMAT
-		       " made (%.0f MiB), %" JSON_INTEGER_FORMAT
+		       "): %" JSON_INTEGER_FORMAT " at a time%s, %" JSON_INTEGER_FORMAT
+		       " made (%.0f MiB%s), %" JSON_INTEGER_FORMAT
 		       " made by PostgreSQL itself, %" JSON_INTEGER_FORMAT
 		       " not made for want of space, %" JSON_INTEGER_FORMAT " errors%s%s\n",
-		       json_integer_value(json_object_get(o, "setting")), ahead,
+		       json_integer_value(json_object_get(o, "setting")), ahead, quiet,
 		       json_integer_value(json_object_get(o, "made")),
-		       (double)json_integer_value(json_object_get(o, "bytes")) / 1048576.0,
+		       (double)json_integer_value(json_object_get(o, "bytes")) / 1048576.0, quietly,
 		       json_integer_value(json_object_get(o, "missed")),
 		       json_integer_value(json_object_get(o, "skipped")),
 		       json_integer_value(json_object_get(o, "errors")), note && *note ? ": " : "",

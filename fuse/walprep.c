@@ -34,6 +34,16 @@
  * made where the file system would be left with less than eight times
  * what the k segments hold.
  *
+ * Once no segment has been met and no WAL file synced through the mount
+ * (an fsync request) for WP_QUIET_MS, the thread also makes the
+ * segments up to files.wal_segments_reserve after the last one met (the
+ * reserve), in chunks, ending at the first segment met meanwhile: a segment
+ * made while WAL is written costs its size in zeros written beside it,
+ * which an import into a cluster with no recycled segments yet pays for
+ * every segment of WAL it writes.  While WAL is written only k are kept
+ * ahead, so the next burst of WAL spends the reserve and the quiet after
+ * it makes it up again.
+ *
  * One thread per daemon serves the mount and its WAL mounts; a request
  * carries its own descriptor of the directory, so nothing of the inode
  * table is touched outside the request that made it.
@@ -48,6 +58,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -57,6 +68,8 @@
 #define WP_DIRS	   16 /* directories followed at once (clusters) */
 #define WP_CHUNK   (1 << 20)
 #define WP_AUTO	   4 /* segments ahead with files.wal_segments_ahead = -1 */
+#define WP_RESERVE 16 /* made while WAL is quiet with files.wal_segments_reserve = -1 */
+#define WP_QUIET_MS 5000 /* WAL is quiet: no segment reached, no WAL synced for this long */
 #define SEG_NAMELEN 24
 
 struct wp_dir {
@@ -73,6 +86,7 @@ struct pfs_walprep {
 	bool stop;
 	bool joined; /* the thread has ended (the main thread's) */
 	int ahead;
+	int reserve; /* made once WAL is quiet (> ahead), or 0 */
 	/* the request to serve: the newest segment met (one at a time: a
 	 * newer one replaces one not yet taken) */
 	bool pending;
@@ -83,8 +97,14 @@ struct pfs_walprep {
 	unsigned next_dir;
 	bool low_space; /* the last segment was not made for want of space */
 	off_t chunk;	/* segments written back in chunks this large; 0: whole */
+	/* the last segment served, for the reserve: its directory (or -1) and
+	 * whether the reserve after it is made (the thread's) */
+	int rdirfd;
+	char rname[SEG_NAMELEN + 1];
+	bool rdone;
+	uint64_t busy_ns; /* when WAL was last met or synced (CLOCK_MONOTONIC; atomic) */
 	/* statistics (atomics) */
-	uint64_t made, bytes, missed, errors, skipped;
+	uint64_t made, bytes, missed, errors, skipped, reserved;
 	char note[256]; /* the last error, under lock */
 };
 
@@ -146,6 +166,18 @@ int pfs_walprep_resolve(const struct pfs *fs)
 			       fs->backing_medium == PFS_MEDIUM_UNKNOWN
 		   ? WP_AUTO
 		   : 0;
+}
+
+int pfs_walprep_reserve(const struct pfs *fs)
+{
+	int ahead = pfs_walprep_resolve(fs);
+	int64_t set = fs->set.wal_segments_reserve;
+
+	if (ahead <= 0)
+		return 0;
+	if (set < 0)
+		set = WP_RESERVE;
+	return set > ahead ? (int)set : 0; /* no more than the segments ahead: none */
 }
 
 static void note_error(struct pfs_walprep *w, const char *what, const char *name, int err)
@@ -272,12 +304,16 @@ static bool room_for(struct pfs_walprep *w, int dirfd, off_t size)
 	return false;
 }
 
-/* serve() -- the @ahead segments after segment @name in @dirfd, of its
- * size, with the header of @name or of the segment before it (one that
- * PostgreSQL has written); none without one.  Whether all of them are
- * there now. */
-static bool serve(struct pfs_walprep *w, int dirfd, const char *name, char *zeros, char *first)
+/* serve() -- the segments after segment @name in @dirfd (w->ahead, or
+ * with @quiet w->reserve), of its size, with the header of @name or of the
+ * segment before it (one that PostgreSQL has written); none without one.
+ * Whether all of them are there now: a request that comes meanwhile ends
+ * it early, and with @quiet so does WAL met or synced. */
+static bool serve(struct pfs_walprep *w, int dirfd, const char *name, char *zeros, char *first,
+		  bool quiet)
 {
+	int count = quiet ? w->reserve : w->ahead;
+	uint64_t busy = __atomic_load_n(&w->busy_ns, __ATOMIC_RELAXED);
 	struct wal_long_header h;
 	uint32_t tli, hi, lo;
 	struct stat st;
@@ -305,9 +341,10 @@ static bool serve(struct pfs_walprep *w, int dirfd, const char *name, char *zero
 	}
 	if (!header) /* initdb's first segment, not written yet */
 		return false;
-	for (int i = 1; i <= w->ahead; i++) {
+	for (int i = 1; i <= count; i++) {
 		uint64_t n = segno + (uint64_t)i;
 		char next[SEG_NAMELEN + 1];
+		int made;
 
 		if (!room_for(w, dirfd, st.st_size))
 			return false;
@@ -321,16 +358,49 @@ static bool serve(struct pfs_walprep *w, int dirfd, const char *name, char *zero
 		 * PostgreSQL needs once the segment met is full: made whole,
 		 * at the disk's pace, not the chunks' (behind on them,
 		 * PostgreSQL would make it itself while every commit waits) */
-		if (make_one(w, dirfd, next, &st, first, zeros, i == 1 ? 0 : w->chunk) < 0)
+		made = make_one(w, dirfd, next, &st, first, zeros, i == 1 && !quiet ? 0 : w->chunk);
+		if (made < 0)
 			return false;
+		if (made && quiet)
+			__atomic_add_fetch(&w->reserved, 1, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&w->lock);
-		if (w->stop || (w->pending && i < w->ahead)) { /* unmounting, or moved on */
+		if (w->stop || (w->pending && i < count) || /* unmounting, or moved on */
+		    (quiet && __atomic_load_n(&w->busy_ns, __ATOMIC_RELAXED) != busy)) {
 			pthread_mutex_unlock(&w->lock);
 			return false;
 		}
 		pthread_mutex_unlock(&w->lock);
 	}
 	return true;
+}
+
+static uint64_t mono_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* wait_quiet() -- under w->lock: whether WAL has been quiet, no segment
+ * met and no WAL synced for WP_QUIET_MS, and the thread may make the
+ * reserve; false when woken before that (a request, or stopping). */
+static bool wait_quiet(struct pfs_walprep *w)
+{
+	for (;;) {
+		uint64_t until = __atomic_load_n(&w->busy_ns, __ATOMIC_RELAXED) +
+				 (uint64_t)WP_QUIET_MS * 1000000ull;
+		struct timespec ts;
+
+		if (w->pending || w->stop)
+			return false;
+		if (mono_ns(CLOCK_MONOTONIC) >= until)
+			return true;
+		ts.tv_sec = (time_t)(until / 1000000000ull);
+		ts.tv_nsec = (long)(until % 1000000000ull);
+		if (pthread_cond_timedwait(&w->cond, &w->lock, &ts) != ETIMEDOUT)
+			return false;
+	}
 }
 
 static void *walprep_thread(void *arg)
@@ -340,6 +410,24 @@ static void *walprep_thread(void *arg)
 
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
+		if (!w->pending && w->rdirfd >= 0 && !w->rdone) {
+			char name[SEG_NAMELEN + 1];
+			uint64_t busy;
+
+			if (!wait_quiet(w))
+				continue;
+			memcpy(name, w->rname, sizeof(name));
+			w->rdone = true;
+			busy = __atomic_load_n(&w->busy_ns, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&w->lock);
+			if (zeros && first)
+				serve(w, w->rdirfd, name, zeros, first, true);
+			pthread_mutex_lock(&w->lock);
+			/* WAL written meanwhile ended it: again once quiet */
+			if (__atomic_load_n(&w->busy_ns, __ATOMIC_RELAXED) != busy)
+				w->rdone = false;
+			continue;
+		}
 		if (!w->pending) {
 			pthread_cond_wait(&w->cond, &w->lock);
 			continue;
@@ -352,9 +440,19 @@ static void *walprep_thread(void *arg)
 		memcpy(name, w->name, sizeof(name));
 		w->pending = false;
 		pthread_mutex_unlock(&w->lock);
-		done = zeros && first && serve(w, dirfd, name, zeros, first);
-		close(dirfd);
+		done = zeros && first && serve(w, dirfd, name, zeros, first, false);
 		pthread_mutex_lock(&w->lock);
+		/* the reserve is made after the newest segment served, in
+		 * its directory (rdirfd is the thread's alone) */
+		if (w->reserve > 0) {
+			if (w->rdirfd >= 0)
+				close(w->rdirfd);
+			w->rdirfd = dirfd;
+			memcpy(w->rname, name, sizeof(w->rname));
+			w->rdone = false;
+		} else {
+			close(dirfd);
+		}
 		/* met far enough now: a lookup of the same segments makes
 		 * nothing more (until then, each asks again) */
 		for (unsigned i = 0; done && i < WP_DIRS; i++) {
@@ -367,6 +465,10 @@ static void *walprep_thread(void *arg)
 			}
 		}
 	}
+	if (w->rdirfd >= 0) {
+		close(w->rdirfd);
+		w->rdirfd = -1;
+	}
 	pthread_mutex_unlock(&w->lock);
 	free(zeros);
 	free(first);
@@ -377,6 +479,7 @@ int pfs_walprep_start(struct pfs *fs)
 {
 	struct pfs_walprep *w;
 	int ahead = pfs_walprep_resolve(fs), ret;
+	pthread_condattr_t ca;
 
 	if (ahead <= 0)
 		return 0;
@@ -384,10 +487,15 @@ int pfs_walprep_start(struct pfs *fs)
 	if (!w)
 		return -ENOMEM;
 	w->ahead = ahead;
+	w->reserve = pfs_walprep_reserve(fs);
 	w->chunk = (off_t)fs->set.sync_chunk_kb << 10;
 	w->dirfd = -1;
+	w->rdirfd = -1;
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
+	pthread_condattr_init(&ca); /* the reserve's wait for a quiet WAL */
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	ret = pthread_create(&w->thread, NULL, walprep_thread, w);
 	if (ret) {
 		log_msg(LOG_WARNING, "files.wal_segments_ahead: cannot start its thread: %s",
@@ -451,6 +559,7 @@ void pfs_walprep_seen(struct pfs *fs, struct pfs_inode *dir, const char *name, c
 	if (!w || __atomic_load_n(&dir->kind, __ATOMIC_RELAXED) != PGIOFS_DIR_WAL ||
 	    !segment_name(name, &tli, &hi, &lo))
 		return;
+	__atomic_store_n(&w->busy_ns, mono_ns(CLOCK_MONOTONIC), __ATOMIC_RELAXED);
 	/* an order of segments on any segment size (hi counts 4 GiB of WAL);
 	 * where lo wraps, a segment only looks further than it is */
 	key = ((uint64_t)hi << 32) | lo;
@@ -493,6 +602,14 @@ void pfs_walprep_seen(struct pfs *fs, struct pfs_inode *dir, const char *name, c
 	pthread_mutex_unlock(&w->lock);
 }
 
+void pfs_walprep_synced(struct pfs *fs)
+{
+	struct pfs_walprep *w = __atomic_load_n(&fs->core->walprep, __ATOMIC_ACQUIRE);
+
+	if (w && w->reserve)
+		__atomic_store_n(&w->busy_ns, mono_ns(CLOCK_MONOTONIC_COARSE), __ATOMIC_RELAXED);
+}
+
 int pfs_walprep_json(const struct pfs *fs, char *buf, size_t len)
 {
 	struct pfs_walprep *w = __atomic_load_n(&fs->walprep, __ATOMIC_ACQUIRE);
@@ -503,14 +620,16 @@ int pfs_walprep_json(const struct pfs *fs, char *buf, size_t len)
 		json_str_format(note, sizeof(note), w->note);
 		pthread_mutex_unlock(&w->lock);
 	}
-	return snprintf(buf, len,
-			"\"wal_segments_ahead\":{\"setting\":%" PRId64 ",\"ahead\":%d,\"made\":%" PRIu64
-			",\"bytes\":%" PRIu64 ",\"missed\":%" PRIu64 ",\"errors\":%" PRIu64
-			",\"skipped\":%" PRIu64 ",\"note\":%s}",
-			fs->set.wal_segments_ahead, w ? w->ahead : 0,
-			w ? __atomic_load_n(&w->made, __ATOMIC_RELAXED) : 0,
-			w ? __atomic_load_n(&w->bytes, __ATOMIC_RELAXED) : 0,
-			w ? __atomic_load_n(&w->missed, __ATOMIC_RELAXED) : 0,
-			w ? __atomic_load_n(&w->errors, __ATOMIC_RELAXED) : 0,
-			w ? __atomic_load_n(&w->skipped, __ATOMIC_RELAXED) : 0, note);
+	return snprintf(
+	    buf, len,
+	    "\"wal_segments_ahead\":{\"setting\":%" PRId64 ",\"ahead\":%d,\"reserve\":%d,"
+	    "\"made\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"bytes\":%" PRIu64
+	    ",\"missed\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"note\":%s}",
+	    fs->set.wal_segments_ahead, w ? w->ahead : 0, w ? w->reserve : 0,
+	    w ? __atomic_load_n(&w->made, __ATOMIC_RELAXED) : 0,
+	    w ? __atomic_load_n(&w->reserved, __ATOMIC_RELAXED) : 0,
+	    w ? __atomic_load_n(&w->bytes, __ATOMIC_RELAXED) : 0,
+	    w ? __atomic_load_n(&w->missed, __ATOMIC_RELAXED) : 0,
+	    w ? __atomic_load_n(&w->errors, __ATOMIC_RELAXED) : 0,
+	    w ? __atomic_load_n(&w->skipped, __ATOMIC_RELAXED) : 0, note);
 }

@@ -13,6 +13,9 @@
 source "$(dirname "$0")/../lib.sh"
 need_root
 command -v bpftrace >/dev/null || fail "bpftrace is not installed (make deps installs it)"
+# bpftrace's tracepoints need tracefs (bench/lib.sh, need_tracefs)
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing ||
+	fail "cannot mount tracefs on /sys/kernel/tracing"
 CGROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 [ -n "$CGROOT" ] || fail "no cgroup2 file system is mounted"
 

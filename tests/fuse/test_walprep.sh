@@ -2,7 +2,7 @@
 # test_walprep.sh -- files.wal_segments_ahead: WAL segments made ahead of
 # PostgreSQL, so that no backend makes one while commits wait.
 #
-# A: no server, a 400 MiB tmpfs as the backing store, 2 segments ahead.  A
+# A: no server, a 600 MiB tmpfs as the backing store, 2 segments ahead.  A
 #    16 MiB segment ...01 looked up through the mount makes ...02 and ...03
 #    in the backing pg_wal: 16 MiB of zeros each, no temporary file left; a
 #    segment that exists is never replaced (...05 keeps its content); a name
@@ -10,11 +10,18 @@
 #    entry kept in pg_wal); with less free than 8 times what the segments
 #    ahead hold, none is made, and `pgiofs stat` counts it; a segment PostgreSQL installs itself (renamed from
 #    xlogtemp.PID) is counted; 0 makes nothing, and auto makes nothing on a
-#    backing store without a disk.
+#    backing store without a disk.  (These with no reserve.)
+# R: files.wal_segments_reserve 4 with 2 ahead: once no segment has been
+#    met for 5 s, the segments up to 4 after the last met are made (and
+#    counted as the reserve's), not before; each segment met restarts the
+#    5 s, and so does a WAL segment synced through the mount (an fsync
+#    every second for 8 s keeps it off); a segment met inside the reserve
+#    makes nothing at once, and the reserve is made up again after it once
+#    WAL is quiet.
 # B: PostgreSQL on the mount (3 segments ahead): after an initdb, pgbench
 #    -i and 8 segments of WAL, PostgreSQL made none of them itself, the segments
 #    after its current one exist, no more were made than the 3 after each
-#    segment reached (none from the checkpointer's recycling), one not yet
+#    segment reached (none from the checkpointer's recycling; no reserve), one not yet
 #    written has the first page header of a recycled segment at its own
 #    address (pg_waldump takes the segment size from the first file it
 #    finds), and after kill -9 and crash recovery every
@@ -27,7 +34,7 @@ command -v python3 >/dev/null || fail "python3 is not installed"
 T=$(mktempdir)
 B=$T/b M=$T/m
 mkdir "$B" "$M"
-mount -t tmpfs -o size=400m tmpfs "$B" || fail "cannot mount a tmpfs on $B"
+mount -t tmpfs -o size=600m tmpfs "$B" || fail "cannot mount a tmpfs on $B"
 on_exit "umount -l '$B'"
 W=pg/data/pg_wal
 mkdir -p "$B/$W"
@@ -74,7 +81,7 @@ no_temp() {
 
 label="A, made ahead"
 mkseg 1
-pgiofs_mount "$B" "$M" --set files.wal_segments_ahead=2
+pgiofs_mount "$B" "$M" --set files.wal_segments_ahead=2 --set files.wal_segments_reserve=0
 [ "$(walprep ahead)" = 2 ] || fail "$label: pgiofs stat says $(walprep ahead) segments ahead, want 2"
 stat "$M/$W/$(seg 1)" >/dev/null || fail "$label: cannot stat $(seg 1) through the mount"
 wait_for made 2
@@ -125,6 +132,68 @@ echo x >"$M/$W/xlogtemp.123" && mv "$M/$W/xlogtemp.123" "$M/$W/$(seg 7)" ||
 [ "$(walprep missed)" = 1 ] || fail "$label: $(walprep missed) segments made by PostgreSQL counted, want 1"
 pgiofs_umount "$M" || fail "$label: cannot unmount"
 
+label="R, the reserve"
+rm -f "$B/$W/"0*
+mkseg 1
+pgiofs_mount "$B" "$M" --set files.wal_segments_ahead=2 --set files.wal_segments_reserve=4
+[ "$(walprep reserve)" = 4 ] || fail "$label: pgiofs stat says a reserve of $(walprep reserve), want 4"
+stat "$M/$W/$(seg 1)" >/dev/null || fail "$label: cannot stat $(seg 1) through the mount"
+wait_for made 2
+[ ! -e "$B/$W/$(seg 4)" ] || fail "$label: $(seg 4) was made before WAL was quiet"
+[ "$(walprep reserved)" = 0 ] || fail "$label: $(walprep reserved) made for the reserve before WAL was quiet"
+wait_for reserved 2
+zeroed 4
+zeroed 5
+no_temp
+[ ! -e "$B/$W/$(seg 6)" ] || fail "$label: $(seg 6) was made, more than 4 after $(seg 1)"
+[ "$(walprep made)" = 4 ] || fail "$label: $(walprep made) made, want 4"
+
+label="R, met inside the reserve"
+stat "$M/$W/$(seg 2)" >/dev/null || fail "$label: cannot stat $(seg 2) through the mount"
+sleep 1
+[ ! -e "$B/$W/$(seg 6)" ] || fail "$label: $(seg 6) was made before WAL was quiet again"
+wait_for reserved 3
+zeroed 6
+[ "$(walprep made)" = 5 ] || fail "$label: $(walprep made) made, want 5"
+
+label="R, not while WAL is written"
+# a segment met every 2 s: each restarts the 5 s; the segments ahead (2)
+# are made at once, the reserve (4) only 5 s after the last
+for n in 3 4 5 6; do
+	stat "$M/$W/$(seg $n)" >/dev/null || fail "$label: cannot stat $(seg $n) through the mount"
+	[ $n = 6 ] || sleep 2
+done
+wait_for made 7
+sleep 1
+[ -e "$B/$W/$(seg 8)" ] || fail "$label: $(seg 8), 2 after $(seg 6), was not made"
+[ ! -e "$B/$W/$(seg 9)" ] || fail "$label: $(seg 9) was made while WAL was written (a segment met 2 s before)"
+[ "$(walprep reserved)" = 3 ] || fail "$label: $(walprep reserved) made for the reserve, want 3"
+wait_for reserved 5
+zeroed 9
+zeroed 10
+[ ! -e "$B/$W/$(seg 11)" ] || fail "$label: $(seg 11) was made, more than 4 after $(seg 6)"
+line=$("$BIN/pgiofs" stat "$M" | grep '^WAL segments made ahead') || fail "$label: pgiofs stat has no WAL segments line"
+echo "$label: $line"
+[[ $line == *": 2 at a time, 4 while WAL is quiet, 9 made (144 MiB; 5 while quiet), "* ]] ||
+	fail "$label: pgiofs stat says \"$line\""
+
+label="R, not while WAL is synced"
+# $(seg 7) is met (its 2 after exist), then written and fdatasynced once a
+# second for 8 s, as a server's commits do: no reserve until 5 s after
+python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY)
+for i in range(8):
+    os.pwrite(fd, b"x", 8192 + i)
+    os.fdatasync(fd)
+    time.sleep(1)
+os.close(fd)' "$M/$W/$(seg 7)" || fail "$label: cannot write and sync $(seg 7) through the mount"
+[ ! -e "$B/$W/$(seg 11)" ] || fail "$label: $(seg 11) was made while WAL was synced every second"
+[ "$(walprep reserved)" = 5 ] || fail "$label: $(walprep reserved) made for the reserve, want 5"
+wait_for reserved 6
+zeroed 11
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+
 label="A, 0 and auto"
 rm -f "$B/$W/"0*
 mkseg 1
@@ -133,6 +202,7 @@ for set in 0 -1; do
 	stat "$M/$W/$(seg 1)" >/dev/null || fail "$label: cannot stat $(seg 1) through the mount"
 	sleep 0.5
 	[ "$(walprep ahead)" = 0 ] || fail "$label: $set on a tmpfs: $(walprep ahead) segments ahead, want 0"
+	[ "$(walprep reserve)" = 0 ] || fail "$label: $set on a tmpfs: a reserve of $(walprep reserve), want 0"
 	[ ! -e "$B/$W/$(seg 2)" ] || fail "$label: $set made a segment"
 	pgiofs_umount "$M" || fail "$label: cannot unmount"
 done
@@ -140,7 +210,7 @@ umount "$B" || fail "cannot unmount the tmpfs"
 
 LABEL="B"
 label=B
-BACKING_DIR=$T/pgb mounted_cluster --set files.wal_segments_ahead=3 </dev/null
+BACKING_DIR=$T/pgb mounted_cluster --set files.wal_segments_ahead=3 --set files.wal_segments_reserve=0 </dev/null
 M=$MNT
 sql "CREATE TABLE t (id int PRIMARY KEY, pad text)" >/dev/null || fail_log "$LABEL: CREATE TABLE failed" "$SERVER_LOG"
 before=$(walprep missed)

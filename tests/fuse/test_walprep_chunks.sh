@@ -67,7 +67,7 @@ with open(sys.argv[1], "wb") as f:
 
 # mount_ahead CHUNK_KB -- pgiofs over $D/b, two segments ahead
 mount_ahead() {
-	pgiofs_mount "$D/b" "$D/m" --set files.wal_segments_ahead=2 \
+	pgiofs_mount "$D/b" "$D/m" --set files.wal_segments_ahead=2 --set files.wal_segments_reserve=0 \
 		--set files.sync_chunk_kb="$1" --set files.device_queue=no
 }
 
