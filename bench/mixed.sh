@@ -37,7 +37,10 @@
 # through the mount.  --floorfs-wal adds the cell "floorwal":
 # bench/floorfs.c, a minimal FUSE passthrough, over the whole data
 # directory, pg_wal included: the least a FUSE daemon that sees the
-# commits' writes and syncs costs them.
+# commits' writes and syncs costs them.  --floorfs adds the cell
+# "floorfs": the same with pg_wal on the file system under --dir, the
+# least a FUSE daemon over the relation files alone costs (beside a
+# --wal-native cell).
 #
 # --walfloor adds the cell "walonly": native with the data directory on a
 # tmpfs and only pg_wal (initdb --waldir) on the file system under --dir.
@@ -71,6 +74,7 @@ METHODS=fdatasync
 TARGET=""
 WALFLOOR=""
 FLOORWAL=""
+FLOORFS=""
 declare -A CELL_ARGS CELL_WALARGS CELL_WALNATIVE CELL_METHOD CELL_BASE
 EXTRA_CELLS=()
 
@@ -106,6 +110,8 @@ $PROFILES.  Needs root.
   --floorfs-wal       one more cell, "floorwal": bench/floorfs.c (a minimal
                       FUSE passthrough) over the data directory, pg_wal
                       included
+  --floorfs           one more cell, "floorfs": the same with pg_wal on the
+                      file system under --dir (initdb --waldir)
   --walfloor          one more native cell, "walonly": the data directory on a
                       tmpfs, pg_wal alone on the disk (the floor of commit
                       latency under the import)
@@ -120,7 +126,7 @@ EOF
 # add_cell NAME=ARGS / add_wal_mount NAME=ARGS -- parse a cell definition.
 add_cell() {
 	[[ $1 == *=* && ${1%%=*} =~ ^[A-Za-z0-9._-]+$ ]] || die "--cell wants NAME=ARGS (NAME of letters, digits, . _ -), not \"$1\""
-	case ${1%%=*} in native | walonly | floorwal) die "--cell: \"${1%%=*}\" is taken" ;; esac
+	case ${1%%=*} in native | walonly | floorwal | floorfs) die "--cell: \"${1%%=*}\" is taken" ;; esac
 	EXTRA_CELLS+=("${1%%=*}")
 	CELL_ARGS[${1%%=*}]=${1#*=}
 }
@@ -154,6 +160,7 @@ while [ $# -gt 0 ]; do
 		--wal-sync-method=*) METHODS=${1#*=}; METHODS=${METHODS//,/ }; shift ;;
 		--walfloor) WALFLOOR=walonly; shift ;;
 		--floorfs-wal) FLOORWAL=floorwal; shift ;;
+		--floorfs) FLOORFS=floorfs; shift ;;
 		--wal-native) [ $# -ge 2 ] || die "--wal-native needs a cell"; CELL_WALNATIVE[$2]=1; shift 2 ;;
 		--wal-native=*) CELL_WALNATIVE[${1#*=}]=1; shift ;;
 		--target) [ $# -ge 2 ] || die "--target needs a value"; TARGET=$2; shift 2 ;;
@@ -181,7 +188,7 @@ done
 # named BASE/METHOD when more than one method runs
 CELLS=()
 for m in $METHODS; do
-	for b in native $WALFLOOR $FLOORWAL $PROFILES "${EXTRA_CELLS[@]}"; do
+	for b in native $WALFLOOR $FLOORWAL $FLOORFS $PROFILES "${EXTRA_CELLS[@]}"; do
 		c=$b
 		[ "$(wc -w <<<"$METHODS")" -gt 1 ] && c=$b/$m
 		CELLS+=("$c")
@@ -198,9 +205,11 @@ id postgres >/dev/null 2>&1 || die "no postgres user: run scripts/install-deps.s
 [ -x "$PGIOFS" ] || die "$PGIOFS not found: run make"
 [ -d "$DIR" ] || die "--dir \"$DIR\": no such directory"
 [ -r /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
+# on_floorfs BASE -- is cell BASE a floorfs mount (floorwal, floorfs)?
+on_floorfs() { [ "$1" = floorwal ] || [ "$1" = floorfs ]; }
 # on_pgiofs BASE -- is cell BASE a pgiofs mount (not native, walonly or
-# floorwal)?
-on_pgiofs() { [ "$1" != native ] && [ "$1" != walonly ] && [ "$1" != floorwal ]; }
+# floorfs's)?
+on_pgiofs() { [ "$1" != native ] && [ "$1" != walonly ] && ! on_floorfs "$1"; }
 # cell_argv BASE -- the pgiofs arguments of pgiofs cell BASE, into ARGV
 cell_argv() {
 	local extra
@@ -282,11 +291,15 @@ sample() {
 		DATATMPFS=$WORK/tmpfs
 		base=$WORK/tmpfs
 		waldir=(--waldir "$WORK/native/pg_wal")
-	elif [ "$b" = floorwal ]; then
+	elif on_floorfs "$b"; then
 		mkdir -p "$WORK/backing" "$WORK/mnt"
 		MNT=$WORK/mnt
 		"$WORK/floorfs" "$WORK/backing" "$MNT" || die "floorfs $WORK/backing $MNT failed"
 		base=$MNT
+		if [ "$b" = floorfs ]; then
+			mkdir -p "$WORK/nativewal" && chown postgres: "$WORK/nativewal"
+			waldir=(--waldir "$WORK/nativewal/pg_wal")
+		fi
 	else
 		mkdir -p "$WORK/backing" "$WORK/mnt"
 		MNT=$WORK/mnt
@@ -413,7 +426,7 @@ sample() {
 		umount "$DATATMPFS" || die "cannot unmount $DATATMPFS"
 		DATATMPFS=""
 	fi
-	if on_pgiofs "$b" || [ "$b" = floorwal ]; then
+	if on_pgiofs "$b" || on_floorfs "$b"; then
 		unmount "$MNT"
 		mountpoint -q "$MNT" && die "cannot unmount $MNT"
 		MNT=""
@@ -428,7 +441,7 @@ mkdir -p "$WORK/logs" "$WORK/sock" "$WORK/txlog"
 chown postgres: "$WORK/logs" "$WORK/sock" "$WORK/txlog"
 chmod 700 "$WORK/sock"
 SOCK=$WORK/sock
-[ -z "$FLOORWAL" ] || build_floorfs "$WORK/floorfs"
+[ -z "$FLOORWAL$FLOORFS" ] || build_floorfs "$WORK/floorfs"
 
 fsinfo=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')
 echo "pgiofs mixed-load benchmark: PostgreSQL $("$PGBIN/postgres" -V | awk '{ print $3 }'), $ROUNDS round(s)," \
