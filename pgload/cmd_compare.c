@@ -298,6 +298,13 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	struct caps_watch *caps = NULL;
 	if (ret >= 0 && c->spec->capped)
 		ret = pgl_caps_start(c->be, &caps);
+	/* the segments pgiofs makes ahead of PostgreSQL: pg_wal's watch does
+	 * not see them (made in the backing directory) */
+	const char *mnt = c->server ? pgl_server_mount(c->server) : NULL;
+	struct pgl_io io0 = {0}, io1 = {0};
+	char ioerr[600];
+	if (ret >= 0 && mnt && pgl_io_sample(m->pgiofs, mnt, &io0, ioerr, sizeof(ioerr)) < 0)
+		io0.has_walprep = false;
 	double cpu0 = cpu_busy(), t0 = pgl_now();
 	s->tl.post_start = -1;
 	for (int ph = PGL_PH_DATA; ph < PGL_NPHASE && ret >= 0; ph++) {
@@ -315,6 +322,10 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 		ret = ret < 0 ? ret : r;
 	}
 	pgl_tl_stop(watch, t0, &s->tl);
+	s->tl.made_ahead = -1;
+	if (io0.has_walprep && pgl_io_sample(m->pgiofs, mnt, &io1, ioerr, sizeof(ioerr)) == 0 &&
+	    io1.has_walprep && io1.wal_made >= io0.wal_made)
+		s->tl.made_ahead = (int)(io1.wal_made - io0.wal_made);
 	pgl_cmp_load_stop(l, &s->load_mb, &lcpu);
 	if (ret < 0)
 		goto out;

@@ -101,6 +101,7 @@ struct timeline {
 	struct tl_span *seg;  /* WAL segments created (zero-filled), from inotify */
 	int nckpt, nseg;
 	int recycled;	       /* WAL segments recycled (renamed: nothing written) */
+	int made_ahead;	       /* WAL segments pgiofs made ahead meanwhile; -1: not on pgiofs */
 	bool has_log, has_wal; /* checkpoints, segments were looked for */
 };
 

@@ -178,7 +178,12 @@ static void json_timeline(FILE *f, const struct timeline *tl)
 		fprintf(f, "null");
 	fprintf(f, ", \"wal_segments_recycled\": ");
 	if (tl->has_wal)
-		fprintf(f, "%d}", tl->recycled);
+		fprintf(f, "%d", tl->recycled);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"wal_segments_made_ahead\": ");
+	if (tl->made_ahead >= 0)
+		fprintf(f, "%d}", tl->made_ahead);
 	else
 		fprintf(f, "null}");
 }

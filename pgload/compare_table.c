@@ -172,7 +172,10 @@ static void print_timelines(const struct cmp *m, FILE *f, int w)
 			fprintf(f, "%-*s   WAL segments: %d created", w, "", tl->nseg);
 			if (tl->nseg)
 				fprintf(f, " (the longest in %.2f s)", longest);
-			fprintf(f, ", %d recycled\n", tl->recycled);
+			fprintf(f, ", %d recycled", tl->recycled);
+			if (tl->made_ahead >= 0)
+				fprintf(f, ", %d made ahead by pgiofs", tl->made_ahead);
+			fputc('\n', f);
 		}
 	}
 }

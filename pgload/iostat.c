@@ -102,6 +102,14 @@ static bool latency(json_t *cls, double *l, const char **why)
 	return all;
 }
 
+/* walprep() -- the segments made ahead (OBJ, "wal_segments_ahead", may be
+ * NULL) into IO: both counters, or has_walprep false. */
+static void walprep(json_t *obj, struct pgl_io *io)
+{
+	io->has_walprep = json_is_object(obj) && !counter(obj, "made", &io->wal_made) &&
+			  !counter(obj, "reserved", &io->wal_reserved);
+}
+
 int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, size_t errcap)
 {
 	json_error_t je;
@@ -148,6 +156,8 @@ int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, siz
 		if (why)
 			break;
 	}
+	if (!why)
+		walprep(json_object_get(root, "wal_segments_ahead"), &io);
 	json_decref(root);
 	if (why) {
 		if (err && errcap)
@@ -167,6 +177,14 @@ int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct
 			d->v[k][f] = after->v[k][f] - before->v[k][f];
 		}
 		d->seen[k] = after->seen[k];
+	}
+	d->has_walprep = before->has_walprep && after->has_walprep;
+	if (d->has_walprep) {
+		if (after->wal_made < before->wal_made ||
+		    after->wal_reserved < before->wal_reserved)
+			return -ERANGE;
+		d->wal_made = after->wal_made - before->wal_made;
+		d->wal_reserved = after->wal_reserved - before->wal_reserved;
 	}
 	return 0;
 }

@@ -270,6 +270,11 @@ struct pgl_io {
 	unsigned char seen[PGL_IO_NCLASS]; /* enum pgl_io_seen; all if not given */
 	bool has_lat; /* every class had all of lat[k][] (ms, and % for over_*) */
 	double lat[PGL_IO_NCLASS][PGL_LAT_N];
+	/* the WAL segments the daemon made ahead of PostgreSQL since the mount
+	 * ("wal_segments_ahead": made, of them reserved while WAL was quiet);
+	 * has_walprep false when the daemon does not say */
+	bool has_walprep;
+	uint64_t wal_made, wal_reserved;
 };
 
 /*
@@ -279,13 +284,15 @@ struct pgl_io {
  * is expected all give -EBADMSG with the reason in ERR.  The latency figures
  * (avg, p99, max, over_2s_pct, over_10s_pct of "latency_ms") are optional:
  * has_lat says whether every class had them all.  "bytes_seen" is optional
- * too (all when absent).  Never reads past
+ * too (all when absent), and so are the segments made ahead
+ * ("wal_segments_ahead": has_walprep).  Never reads past
  * BUF + LEN; nesting is limited.
  */
 int pgl_io_parse(const char *buf, size_t len, struct pgl_io *out, char *err, size_t errcap);
 
-/* pgl_io_delta() -- AFTER - BEFORE into D, with AFTER's bytes_seen;
- * -ERANGE if a counter went down. */
+/* pgl_io_delta() -- AFTER - BEFORE into D, with AFTER's bytes_seen (and
+ * the segments made ahead if both have them); -ERANGE if a counter went
+ * down. */
 int pgl_io_delta(const struct pgl_io *before, const struct pgl_io *after, struct pgl_io *d);
 
 /*

@@ -187,6 +187,22 @@ static void test_parse(void)
 	check_bad(good, "\"p99\":4.128767", "\"p99\":4.1,\"p99\":4.2");
 	check_bad(good, "\"latency_ms\":{", "\"latency_ms\":[");
 
+	/* the WAL segments made ahead: optional; a malformed member is taken
+	 * as absent, not as a reason to refuse the sample */
+	CHECK(parse(good, len, &io, err) == 0 && !io.has_walprep);
+	char *wp = replace(good, "\"total\":{",
+			   "\"wal_segments_ahead\":{\"setting\":-1,\"ahead\":4,\"made\":38,"
+			   "\"reserved\":16,\"note\":\"\"},\"total\":{");
+	CHECK(parse(wp, strlen(wp), &io, err) == 0 && io.has_walprep);
+	CHECK(io.wal_made == 38 && io.wal_reserved == 16);
+	char *wp2 = replace(wp, "\"made\":38", "\"made\":-38");
+	CHECK(parse(wp2, strlen(wp2), &io, err) == 0 && !io.has_walprep && io.has_lat);
+	char *wp3 = replace(wp, ",\"reserved\":16", "");
+	CHECK(parse(wp3, strlen(wp3), &io, err) == 0 && !io.has_walprep);
+	free(wp);
+	free(wp2);
+	free(wp3);
+
 	/* deep nesting is refused, not recursed into without bound */
 	size_t depth = 100000;
 	char *deep = malloc(2 * depth + 64);
@@ -213,6 +229,15 @@ static void test_delta(void)
 	CHECK(pgl_io_delta(&a, &b, &d) == 0 && d.v[1][2] == 7 && d.v[0][0] == 3);
 	CHECK(d.seen[0] == PGL_SEEN_NONE && d.seen[1] == PGL_SEEN_ALL);
 	CHECK(pgl_io_delta(&b, &a, &d) == -ERANGE);
+	/* the segments made ahead: differenced when both samples have them */
+	CHECK(pgl_io_delta(&a, &b, &d) == 0 && !d.has_walprep);
+	a.has_walprep = b.has_walprep = true;
+	a.wal_made = 20, a.wal_reserved = 16;
+	b.wal_made = 37, b.wal_reserved = 16;
+	CHECK(pgl_io_delta(&a, &b, &d) == 0 && d.has_walprep);
+	CHECK(d.wal_made == 17 && d.wal_reserved == 0);
+	b.wal_made = 19;
+	CHECK(pgl_io_delta(&a, &b, &d) == -ERANGE);
 }
 
 static char dir[] = "/tmp/pgload-test-iostat.XXXXXX";
