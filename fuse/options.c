@@ -268,6 +268,20 @@ static const struct conf_tunable rows[] = {
      "many requests ahead of it.  Set only where it is the kernel's default (an "
      "administrator's value is kept), and put back at unmount with the rest.  -1: auto, "
      "8.  0: leave it as it is."},
+    {"files", "device_requests", CONF_INT, "", "-1", -1, 4096, NULL, F(device_requests),
+     "Where files.device_write_depth is set, the most requests of all kinds the queue holds "
+     "at once (its nr_requests, 256 for a loop device): reads that a process waits for, "
+     "which async_depth does not limit, are dispatched to the device ahead of a WAL write "
+     "too, up to all of them.  Lowered only (a smaller value is kept), and put back at "
+     "unmount with the rest.  -1: auto, 16.  0: leave it as it is."},
+    {"files", "device_request_kb", CONF_INT, "KiB", "-1", -1, 1048576, NULL, F(device_request_kb),
+     "Where files.device_queue sets the queue, the largest request it sends the device (its "
+     "max_sectors_kb, 1280 KiB by default): with files.device_requests, the bound on the bulk "
+     "bytes a WAL write finds ahead of it at the device (16 of 256 KiB: 4 MiB, 75 ms at 54 "
+     "MB/s, where 1280 KiB requests make it 20 MiB).  A rotating disk reads and writes "
+     "contiguous requests at its full speed whatever their size.  Set only where it is the "
+     "kernel's default (max_hw_sectors_kb, at most 1280) and above this, and put back at "
+     "unmount with the rest.  -1: auto, 256.  0: leave it as it is."},
     {"files", "sync_chunk_kb", CONF_INT, "KiB", "1024", 0, 1048576, NULL, F(sync_chunk_kb),
      "Through the backing page cache (files.backing_direct), the fsync of a heap, index "
      "or other data file writes all its dirty pages at once, and a commit's WAL flush "

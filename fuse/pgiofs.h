@@ -120,6 +120,8 @@ struct pgiofs_settings {
 	int64_t drop_behind_other_mb; /* ... for other files, past this offset; -1 never */
 	int device_queue;	      /* enum pgiofs_device_queue */
 	int64_t device_write_depth;   /* mq-deadline's async_depth set with it; -1 auto, 0 leave */
+	int64_t device_requests;      /* ... its nr_requests; -1 auto, 0 leave */
+	int64_t device_request_kb;    /* the queue's max_sectors_kb; -1 auto, 0 leave */
 	int64_t wal_segments_ahead;   /* WAL segments made ahead; -1 auto (walprep.c) */
 	int64_t wal_segments_reserve; /* ... and while WAL is quiet; -1 auto (walprep.c) */
 	int64_t space_guard_mb;	      /* below, writes go through (space.c); 0 off */

@@ -175,6 +175,8 @@ struct pfs_devqueue {
 	long wbt_was;		   /* wbt_lat_usec found, -1 if left as is */
 	long depth_was;		   /* mq-deadline's async_depth found, -1 if left as is */
 	long depth;		   /* ... and the one set */
+	long nr_was, nr;	   /* nr_requests found (-1 if left as is), and set */
+	long kb_was, kb;	   /* max_sectors_kb found (-1 if left as is), and set */
 	char note[256];		   /* why something was left as is, or "" */
 	bool restored;		   /* put back (the main thread's) */
 };

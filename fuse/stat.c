@@ -436,6 +436,19 @@ static uint64_t json_u64_member(const char *json, const char *object, const char
 	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
 }
 
+/* print_lowered() -- ", NAME N (was W)" where pgiofs set the queue's NAME
+ * (NAME_was in @o at least 0). */
+static void print_lowered(json_t *o, const char *name)
+{
+	char was[48];
+
+	snprintf(was, sizeof(was), "%s_was", name);
+	if (json_integer_value(json_object_get(o, was)) >= 0)
+		printf(", %s %" JSON_INTEGER_FORMAT " (was %" JSON_INTEGER_FORMAT ")", name,
+		       json_integer_value(json_object_get(o, name)),
+		       json_integer_value(json_object_get(o, was)));
+}
+
 /* print_devqueue() -- what files.device_queue did to the backing device's
  * block queue at mount (devqueue.c), from the "device_queue" member. */
 static void print_devqueue(const struct sample *s)
@@ -465,6 +478,8 @@ static void print_devqueue(const struct sample *s)
 		if (json_integer_value(json_object_get(o, "async_depth_was")) >= 0)
 			printf(" (was %" JSON_INTEGER_FORMAT ")",
 			       json_integer_value(json_object_get(o, "async_depth_was")));
+		print_lowered(o, "nr_requests");
+		print_lowered(o, "max_sectors_kb");
 		printf("; put back at unmount\n");
 	} else {
 		const char *note = json_string_value(json_object_get(o, "note"));

@@ -130,6 +130,23 @@ static int settle(void)
 }
 
 /* cell_start() -- back end, server (through pgiofs unless native), admin connection. */
+/* The queue's tunables files.device_queue lowers on a rotating disk, each
+ * with its pgiofs setting and the value that leaves it alone. */
+static char *const queue_owned[][3] = {
+    {"nr_requests", "files.device_requests", "files.device_requests=0"},
+    {"max_sectors_kb", "files.device_request_kb", "files.device_request_kb=0"},
+    {"async_depth", "files.device_write_depth", "files.device_write_depth=0"},
+};
+
+/* swept() -- whether M sweeps NAME with a --set of KIND. */
+static bool swept(const struct cmp *m, enum sweep_kind kind, const char *name)
+{
+	for (int i = 0; i < m->nsets; i++)
+		if (m->sets[i].kind == kind && strcmp(m->sets[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 static int cell_start(struct cmp *m, struct cell *c)
 {
 	char name[32];
@@ -170,6 +187,14 @@ static int cell_start(struct cmp *m, struct cell *c)
 		c->pgiofs_argv[na++] = "--set";
 		c->pgiofs_argv[na++] = c->pgiofs_argbuf[MAX_SETS];
 	}
+	/* a --queue-set of what pgiofs's files.device_queue would lower: the
+	 * cell runs with the value swept, as its label says */
+	for (size_t k = 0; k < sizeof(queue_owned) / sizeof(queue_owned[0]) && c->profile; k++)
+		if (swept(m, SWEEP_QUEUE, queue_owned[k][0]) &&
+		    !swept(m, SWEEP_PGIOFS, queue_owned[k][1])) {
+			c->pgiofs_argv[na++] = "--set";
+			c->pgiofs_argv[na++] = queue_owned[k][2];
+		}
 	c->pgiofs_argv[na] = NULL;
 	/* the checkpoints of a run's timeline, stamped with the epoch (timeline.c) */
 	static const char *const settings[] = {"log_checkpoints=on", "log_line_prefix=%n [%p] ",

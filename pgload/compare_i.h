@@ -157,7 +157,7 @@ struct cell {
 	struct pgl_opts o;
 	struct pgl_ctx c;
 	struct pgl_server *server;
-	char *pgiofs_argv[2 * (MAX_SETS + 1) + 1];
+	char *pgiofs_argv[2 * (MAX_SETS + 4) + 1]; /* --set of each sweep, the device, 3 queue's */
 	char pgiofs_argbuf[MAX_SETS + 1][128];
 	struct sample *s;
 	int ns;

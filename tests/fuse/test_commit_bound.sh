@@ -15,8 +15,9 @@
 # bytes of the other write requests that arrived before it and were not
 # yet complete when it arrived are what it waited behind.
 #   - depth 8 (the default): at most 8 write requests of max_sectors_kb
-#     each can be allocated at once, so at most that many bytes are ahead
-#     of any WAL write, and some WAL writes met bulk (the bound was tested);
+#     each (256 KiB, files.device_request_kb) can be allocated at once, so
+#     at most that many bytes are ahead of any WAL write, and some WAL
+#     writes met bulk (the bound was tested);
 #   - files.device_write_depth = 0 (the kernel's depth): the same load puts
 #     more than that into the disk at once (up to the loop device's 128
 #     requests), so a WAL write arriving then would fail the check: the

@@ -2,7 +2,9 @@
 # test_devqueue.sh -- files.device_queue: at mount pgiofs sets the backing
 # device's block queue for commits (scheduler mq-deadline where it was none
 # or kyber, writeback throttling off, mq-deadline's async_depth
-# files.device_write_depth where it was the kernel's default), says so in
+# files.device_write_depth where it was the kernel's default, and with it
+# nr_requests files.device_requests where above, max_sectors_kb
+# files.device_request_kb where the kernel's default), says so in
 # `pgiofs stat`, and puts
 # back at unmount what it changed, unless someone changed it since.  On
 # ext4 on a loop device whose queue/rotational the test sets:
@@ -16,6 +18,9 @@
 #     kernel has no bfq; 5000): kept;
 #   - already mq-deadline without wbt: only the depth set, then put back;
 #   - files.device_write_depth 16, and 0 (left as is);
+#   - files.device_requests and files.device_request_kb: lowered, put
+#     back, an administrator's value kept; nr_requests put back gives
+#     async_depth the kernel's default, or the administrator's again;
 #   - an async_depth of the administrator's (not the kernel's default):
 #     kept, and with wbt off nothing to do, nothing put back;
 #   - a bad value refused at mount, naming it, with no mount left.
@@ -33,8 +38,8 @@ grep -qw mq-deadline "$Q/scheduler" || skip "the kernel offers no mq-deadline fo
 grep -qw kyber "$Q/scheduler" || skip "the kernel offers no kyber for $LOOP"
 # put the queue back as it was, whatever happens
 old_sched=$(sed 's/.*\[\(.*\)\].*/\1/' "$Q/scheduler") old_wbt=$(cat "$Q/wbt_lat_usec")
-old_rot=$(cat "$Q/rotational")
-on_exit "echo $old_sched >$Q/scheduler; echo $old_wbt >$Q/wbt_lat_usec; echo $old_rot >$Q/rotational"
+old_rot=$(cat "$Q/rotational") old_kb=$(cat "$Q/max_sectors_kb")
+on_exit "echo $old_sched >$Q/scheduler; echo $old_wbt >$Q/wbt_lat_usec; echo $old_rot >$Q/rotational; echo $old_kb >$Q/max_sectors_kb"
 
 sched() { sed 's/.*\[\(.*\)\].*/\1/' "$Q/scheduler"; }
 depth() { cat "$Q/iosched/async_depth"; }
@@ -47,11 +52,17 @@ kdepth=$(depth) nr=$(cat "$Q/nr_requests")
 [ "$kdepth" = "$nr" ] || [ "$kdepth" = $((3 * nr / 4)) ] ||
 	fail "mq-deadline's async_depth is $kdepth, neither nr_requests $nr nor 3/4 of it"
 echo "mq-deadline's default async_depth: $kdepth of nr_requests $nr"
+# the kernel's default max_sectors_kb: max_hw_sectors_kb, at most 1280
+kkb=$(cat "$Q/max_hw_sectors_kb")
+[ "$kkb" -gt 1280 ] && kkb=1280
+[ "$kkb" -gt 256 ] || skip "$LOOP takes requests of $kkb KiB at most: nothing to lower"
+[ "$nr" -gt 16 ] || skip "$LOOP's nr_requests under mq-deadline is $nr: nothing to lower"
 # queue ROTATIONAL SCHED WBT -- set the loop device's queue
-# (through none: a fresh elevator, with its default tunables)
+# (through none: a fresh elevator, with its default tunables; requests of
+# the kernel's default size)
 queue() {
 	echo "$1" >"$Q/rotational" && echo none >"$Q/scheduler" && echo "$2" >"$Q/scheduler" &&
-		echo "$3" >"$Q/wbt_lat_usec" ||
+		echo "$3" >"$Q/wbt_lat_usec" && echo "$kkb" >"$Q/max_sectors_kb" ||
 		fail "cannot set $LOOP's queue to rotational $1, $2, wbt $3"
 }
 # expect WHEN SCHED WBT -- the queue is SCHED with wbt_lat_usec WBT
@@ -67,6 +78,12 @@ stat_says() {
 	echo "$label: $line"
 	[ "$line" = "$1" ] || fail "$label: pgiofs stat says \"$line\", want \"$1\""
 }
+# limits -- nr_requests, max_sectors_kb and what pgiofs found of them
+# (--json), then the queue's own
+limits() {
+	"$BIN/pgiofs" stat "$M" --json | python3 -c 'import json, sys; d = json.load(sys.stdin)["device_queue"]; print(d["nr_requests"], d["nr_requests_was"], d["max_sectors_kb"], d["max_sectors_kb_was"], end=" ")'
+	echo "$(cat "$Q/nr_requests") $(cat "$Q/max_sectors_kb")"
+}
 json_set() {
 	"$BIN/pgiofs" stat "$M" --json | python3 -c 'import json, sys; d = json.load(sys.stdin)["device_queue"]; print(str(d["set"]).lower(), d["scheduler_was"] or "-", d["wbt_lat_usec_was"], d["async_depth"], d["async_depth_was"])'
 }
@@ -77,11 +94,13 @@ queue 1 none 2000
 pgiofs_mount "$B" "$M"
 expect "mounted" mq-deadline 0
 [ "$(depth)" = 8 ] || fail "$label: async_depth is $(depth), want 8"
-stat_says "device queue (files.device_queue = auto): $dev: scheduler mq-deadline (was none), wbt_lat_usec 0 (was 2000), async_depth 8 (was $kdepth); put back at unmount"
+stat_says "device queue (files.device_queue = auto): $dev: scheduler mq-deadline (was none), wbt_lat_usec 0 (was 2000), async_depth 8 (was $kdepth), nr_requests 16 (was $nr), max_sectors_kb 256 (was $kkb); put back at unmount"
 [ "$(json_set)" = "true none 2000 8 $kdepth" ] || fail "$label: pgiofs stat --json says $(json_set)"
+[ "$(limits)" = "16 $nr 256 $kkb 16 256" ] || fail "$label: nr_requests, max_sectors_kb: $(limits)"
 echo data >"$M/f" && sync "$M/f" || fail "$label: writing through the mount failed"
 pgiofs_umount "$M" || fail "$label: cannot unmount"
 expect "after the unmount" none 2000
+[ "$(cat "$Q/max_sectors_kb")" = "$kkb" ] || fail "$label: after the unmount, max_sectors_kb is $(cat "$Q/max_sectors_kb"), want $kkb"
 
 label="auto, not rotational"
 queue 0 none 2000
@@ -95,7 +114,7 @@ label="yes, kyber"
 queue 0 kyber 2000
 pgiofs_mount "$B" "$M" --set files.device_queue=yes
 expect "mounted" mq-deadline 0
-stat_says "device queue (files.device_queue = yes): $dev: scheduler mq-deadline (was kyber), wbt_lat_usec 0 (was 2000), async_depth 8 (was $kdepth); put back at unmount"
+stat_says "device queue (files.device_queue = yes): $dev: scheduler mq-deadline (was kyber), wbt_lat_usec 0 (was 2000), async_depth 8 (was $kdepth), nr_requests 16 (was $nr), max_sectors_kb 256 (was $kkb); put back at unmount"
 pgiofs_umount "$M" || fail "$label: cannot unmount"
 expect "after the unmount" kyber 2000
 
@@ -121,9 +140,11 @@ label="already mq-deadline, wbt off"
 queue 1 mq-deadline 0
 pgiofs_mount "$B" "$M"
 [ "$(json_set)" = "true - -1 8 $kdepth" ] || fail "$label: pgiofs stat --json says $(json_set)"
-stat_says "device queue (files.device_queue = auto): $dev: scheduler mq-deadline, wbt_lat_usec 0, async_depth 8 (was $kdepth); put back at unmount"
+stat_says "device queue (files.device_queue = auto): $dev: scheduler mq-deadline, wbt_lat_usec 0, async_depth 8 (was $kdepth), nr_requests 16 (was $nr), max_sectors_kb 256 (was $kkb); put back at unmount"
 pgiofs_umount "$M" || fail "$label: cannot unmount"
 [ "$(depth)" = "$kdepth" ] || fail "$label: after the unmount, async_depth is $(depth), want $kdepth"
+[ "$(cat "$Q/nr_requests") $(cat "$Q/max_sectors_kb")" = "$nr $kkb" ] ||
+	fail "$label: after the unmount, nr_requests and max_sectors_kb are $(cat "$Q/nr_requests") $(cat "$Q/max_sectors_kb"), want $nr $kkb"
 
 label="device_write_depth 16"
 queue 1 mq-deadline 0
@@ -132,6 +153,25 @@ pgiofs_mount "$B" "$M" --set files.device_write_depth=16
 echo 7 >"$Q/iosched/async_depth" || fail "$label: cannot change async_depth"
 pgiofs_umount "$M" || fail "$label: cannot unmount"
 [ "$(depth)" = 7 ] || fail "$label: after the unmount, async_depth is $(depth), want 7 (changed while mounted)"
+[ "$(cat "$Q/nr_requests")" = "$nr" ] || fail "$label: after the unmount, nr_requests is $(cat "$Q/nr_requests"), want $nr"
+
+label="device_requests 32, device_request_kb 128"
+queue 1 none 2000
+pgiofs_mount "$B" "$M" --set files.device_requests=32 --set files.device_request_kb=128
+[ "$(limits)" = "32 $nr 128 $kkb 32 128" ] || fail "$label: nr_requests, max_sectors_kb: $(limits)"
+[ "$(depth)" = 8 ] || fail "$label: async_depth is $(depth), want 8"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+[ "$(cat "$Q/max_sectors_kb")" = "$kkb" ] || fail "$label: after the unmount, max_sectors_kb is $(cat "$Q/max_sectors_kb")"
+
+label="the administrator's nr_requests and max_sectors_kb"
+queue 1 mq-deadline 0
+echo 12 >"$Q/nr_requests" && echo 512 >"$Q/max_sectors_kb" || fail "$label: cannot set the queue"
+pgiofs_mount "$B" "$M"
+stat_says "device queue (files.device_queue = auto): $dev: scheduler mq-deadline, wbt_lat_usec 0, async_depth 8 (was 12); put back at unmount"
+[ "$(limits)" = "12 -1 512 -1 12 512" ] || fail "$label: nr_requests, max_sectors_kb: $(limits)"
+pgiofs_umount "$M" || fail "$label: cannot unmount"
+[ "$(depth) $(cat "$Q/nr_requests") $(cat "$Q/max_sectors_kb")" = "12 12 512" ] ||
+	fail "$label: after the unmount, async_depth, nr_requests, max_sectors_kb: $(depth) $(cat "$Q/nr_requests") $(cat "$Q/max_sectors_kb")"
 
 label="device_write_depth 0"
 queue 1 none 2000
@@ -142,7 +182,7 @@ pgiofs_umount "$M" || fail "$label: cannot unmount"
 
 label="nothing to do"
 queue 1 mq-deadline 0
-echo 12 >"$Q/iosched/async_depth" || fail "$label: cannot set async_depth"
+echo 12 >"$Q/iosched/async_depth" && echo 512 >"$Q/max_sectors_kb" || fail "$label: cannot set async_depth"
 pgiofs_mount "$B" "$M"
 [ "$(depth)" = 12 ] || fail "$label: async_depth is $(depth), want the administrator's 12"
 [ "$(json_set)" = "false - -1 12 -1" ] || fail "$label: pgiofs stat --json says $(json_set)"

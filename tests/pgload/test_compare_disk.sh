@@ -60,11 +60,12 @@ queue_row "$SEC" | grep -q " $SECOND read_ahead_kb=.* rotational=1 .* $TUNABLE_R
 	{ cat "$W/stdout"; fail "the queue table lacks $SECOND with $TUNABLE"; }
 # the dbaware cell's loop device is given none, and pgiofs's
 # files.device_queue = auto sets mq-deadline without writeback throttling
-# and mq-deadline's async_depth 8 (files.device_write_depth) on the
+# mq-deadline's async_depth 8 (files.device_write_depth), nr_requests 16
+# and max_sectors_kb 256 (files.device_requests, device_request_kb) on the
 # rotating disk while it is mounted: the table gives the queue the cell ran
 # with, read after the mount
-queue_row "$DBA" | grep -q ' mq-deadline read_ahead_kb=.* wbt_lat_usec=0 .* async_depth=8 ' ||
-	{ cat "$W/stdout"; fail "the queue table lacks dbaware's mq-deadline without wbt and async_depth 8, set by pgiofs"; }
+queue_row "$DBA" | grep -q ' mq-deadline read_ahead_kb=.* nr_requests=16 max_sectors_kb=256 .* wbt_lat_usec=0 .* async_depth=8 ' ||
+	{ cat "$W/stdout"; fail "the queue table lacks dbaware's mq-deadline without wbt, 16 requests of 256 KiB and async_depth 8, set by pgiofs"; }
 grep -qE "^$SEC +hdd +54\.0 +4\.00 +7200" "$W/stdout" || { cat "$W/stdout"; fail "the disk table"; }
 python3 - "$W/out/results.json" "$SECOND" "$TUNABLE" <<'PY' || fail "results.json does not say what each cell ran on"
 import json, sys

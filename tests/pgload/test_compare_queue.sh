@@ -8,7 +8,11 @@
 #     kernel's default largest request, not 64;
 #   - --queue-set read_ahead_kb=512,1024: each cell runs with its value (the
 #     report reads it back), and after the run each device it used has the
-#     read_ahead_kb it had before (the kernel's default for a new one).
+#     read_ahead_kb it had before (the kernel's default for a new one);
+#   - on a modelled hdd, where pgiofs lowers nr_requests and max_sectors_kb
+#     (files.device_queue), a dbaware cell swept with --queue-set
+#     max_sectors_kb=1024 and nr_requests=64 runs with them, as its label
+#     says, and one with --queue-set read_ahead_kb only with pgiofs's.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/pglib.sh"
 
@@ -56,4 +60,22 @@ while read -r dev ra kb want; do
 	fi
 done <"$W/cells"
 [ "${seen:-}" = 1 ] || fail "no cell ran on $LEFT, the device with the leftover (the cells: $(cut -d' ' -f1 "$W/cells" | tr '\n' ' '))"
+
+for sweep in "max_sectors_kb=1024 --queue-set nr_requests=64" "read_ahead_kb=256"; do
+	rm -rf "$W/out2"
+	# shellcheck disable=SC2086 # the sweep is two options
+	# mq-deadline before the mount: a new elevator takes the queue's nr_requests
+	"$PGLOAD" compare --gen 0.005 --backends hdd:ext4 --profiles dbaware \
+		--pgiofs-elevators mq-deadline --queue-set $sweep \
+		--runs 1 --size 256M --stream-mb 0 --out "$W/out2" >"$W/stdout2" 2>"$W/stderr2" ||
+		{ cat "$W/stderr2"; fail "compare --queue-set $sweep failed"; }
+	assert_compare_clean "$(compare_work_dir "$W/stderr2")"
+	got=$(python3 -c 'import json, sys; q = json.load(open(sys.argv[1]))["cells"][0]["queue"]["tunables"]; print(q["nr_requests"], q["max_sectors_kb"])' "$W/out2/results.json") ||
+		fail "results.json lacks the dbaware cell's queue"
+	case $sweep in
+	max*) want="64 1024" ;;
+	*) want="16 256" ;;
+	esac
+	[ "$got" = "$want" ] || fail "the dbaware cell of --queue-set $sweep ran with nr_requests and max_sectors_kb $got, want $want"
+done
 echo "ok"
