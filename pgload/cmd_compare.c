@@ -129,7 +129,6 @@ static int settle(void)
 	return 0;
 }
 
-/* cell_start() -- back end, server (through pgiofs unless native), admin connection. */
 /* The queue's tunables files.device_queue lowers on a rotating disk, each
  * with its pgiofs setting and the value that leaves it alone. */
 static char *const queue_owned[][3] = {
@@ -147,6 +146,7 @@ static bool swept(const struct cmp *m, enum sweep_kind kind, const char *name)
 	return false;
 }
 
+/* cell_start() -- back end, server (through pgiofs unless native), admin connection. */
 static int cell_start(struct cmp *m, struct cell *c)
 {
 	char name[32];
@@ -326,10 +326,10 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	/* the segments pgiofs makes ahead of PostgreSQL: pg_wal's watch does
 	 * not see them (made in the backing directory) */
 	const char *mnt = c->server ? pgl_server_mount(c->server) : NULL;
-	struct pgl_io io0 = {0}, io1 = {0};
+	struct pgl_io io0 = {0}, io1, made;
 	char ioerr[600];
-	if (ret >= 0 && mnt && pgl_io_sample(m->pgiofs, mnt, &io0, ioerr, sizeof(ioerr)) < 0)
-		io0.has_walprep = false;
+	if (ret >= 0 && mnt)
+		pgl_io_sample(m->pgiofs, mnt, &io0, ioerr, sizeof(ioerr)); /* else none */
 	double cpu0 = cpu_busy(), t0 = pgl_now();
 	s->tl.post_start = -1;
 	for (int ph = PGL_PH_DATA; ph < PGL_NPHASE && ret >= 0; ph++) {
@@ -349,8 +349,8 @@ static int cell_run(struct cmp *m, struct cell *c, int round, struct load *l)
 	pgl_tl_stop(watch, t0, &s->tl);
 	s->tl.made_ahead = -1;
 	if (io0.has_walprep && pgl_io_sample(m->pgiofs, mnt, &io1, ioerr, sizeof(ioerr)) == 0 &&
-	    io1.has_walprep && io1.wal_made >= io0.wal_made)
-		s->tl.made_ahead = (int)(io1.wal_made - io0.wal_made);
+	    pgl_io_delta(&io0, &io1, &made) == 0 && made.has_walprep)
+		s->tl.made_ahead = (int)made.wal_made;
 	pgl_cmp_load_stop(l, &s->load_mb, &lcpu);
 	if (ret < 0)
 		goto out;
