@@ -356,9 +356,13 @@ void pfs_devqueue_restore(struct pfs *fs)
 			log_msg(LOG_WARNING,
 				"files.device_queue: cannot put %s's nr_requests back to %ld: %s",
 				dq->device, dq->nr_was, strerror(-ret));
-		else if (depth >= 0 && depth != dq->depth)
-			write_long(dq->queue, "iosched/async_depth", depth);
-		else
+		else if (depth >= 0 && depth != dq->depth) {
+			if ((ret = write_long(dq->queue, "iosched/async_depth", depth)) < 0)
+				log_msg(LOG_WARNING,
+					"files.device_queue: cannot set %s's async_depth to %ld "
+					"again after putting nr_requests back: %s",
+					dq->device, depth, strerror(-ret));
+		} else
 			depth = -1; /* back with nr_requests */
 	}
 	if (depth >= 0 && depth == dq->depth &&
