@@ -7,6 +7,7 @@
 # 0 = pass, 77 = skip (the last line of its output says why), anything else =
 # fail.  With CI=true a skip counts as a failure: CI must run everything.
 # Arguments, if given, are substrings selecting which tests run.
+# TEST_LOGDIR: where the logs go (default $BUILD/test-logs).
 #
 # JOBS (default 2) tests run at once: each test makes its own temporary
 # directory, mounts, loop devices, servers and ports, and judges only what
@@ -29,12 +30,14 @@ cd "$TOP"
 BUILD=${BUILD:-build/release}
 BIN=${BIN:-bin}
 export TOP BUILD
-export BIN="$TOP/$BIN"
+case "$BIN" in /*) ;; *) BIN="$TOP/$BIN" ;; esac # absolute when run by a test
+export BIN
 export TESTBUILD="$TOP/$BUILD/tests"
 TIMEOUT=${TEST_TIMEOUT:-900}
 JOBS=${JOBS:-2}
 case "$JOBS" in '' | *[!0-9]* | 0) echo "run.sh: JOBS=$JOBS: not a positive number" >&2; exit 2 ;; esac
 case "$BUILD" in /*) LOGDIR="$BUILD/test-logs" ;; *) LOGDIR="$TOP/$BUILD/test-logs" ;; esac
+LOGDIR=${TEST_LOGDIR:-$LOGDIR} # a test running tests again keeps its logs apart
 mkdir -p "$LOGDIR"
 RESULTS=$(mktemp -d "${TMPDIR:-/tmp}/run-results.XXXXXX") || exit 2
 trap 'rm -rf "$RESULTS"' EXIT

@@ -24,45 +24,13 @@ export PGIOFS_TEST_URING=yes
 if [ "${LONG:-0}" != 1 ]; then
 	export CRASH_ITERATIONS=${CRASH_ITERATIONS:-1} FSX_OPS=${FSX_OPS:-1500}
 fi
-dir=$(dirname "$0")
-W=$(mktempdir)
-# two at a time, as tests/run.sh runs the suite (each test makes its own
-# directories, mounts and servers); the switch stays set until both end
-JOBS=${JOBS:-2}
-declare -A running=() # pid -> test
-# collect PID -- the result of the finished test PID ran
-collect() {
-	local t=${running[$1]} rc secs
-	unset "running[$1]"
-	read -r rc secs <"$W/$t.rc" || rc=1 secs=0
-	if [ "$rc" -eq 0 ]; then
-		echo "ok: $t with fuse.uring=yes ($secs s)"
-		return
-	fi
-	tail -n 20 "$W/$t.log" | sed "s/^/    $t: /"
-	if [ "$rc" -eq 77 ] && [ "${CI:-}" != true ]; then
-		echo "skipped: $t: $(tail -n 1 "$W/$t.log")"
-		return
-	fi
-	failed+=("$t")
-}
-failed=()
-# the longest first
-for t in test_postgres.sh test_fill.sh test_crash.sh test_walmount.sh test_differential.sh \
-	test_space_guard.sh test_writebehind.sh test_syscalls.sh; do
-	while [ ${#running[@]} -ge "$JOBS" ]; do
-		wait -n -p pid "${!running[@]}"
-		collect "$pid"
-	done
-	(
-		start=$SECONDS
-		bash "$dir/$t" >"$W/$t.log" 2>&1
-		echo "$? $((SECONDS - start))" >"$W/$t.rc"
-	) &
-	running[$!]=$t
-done
-while [ ${#running[@]} -gt 0 ]; do
-	wait -n -p pid "${!running[@]}"
-	collect "$pid"
-done
-[ ${#failed[@]} -eq 0 ] || fail "with fuse.uring=yes: ${failed[*]}"
+# tests/run.sh runs them, two at a time (JOBS) as in make check, with their
+# logs apart from make check's own; the switch stays set until all end
+SUITE=(fuse/test_postgres.sh fuse/test_fill.sh fuse/test_crash.sh fuse/test_walmount.sh
+	fuse/test_differential.sh fuse/test_space_guard.sh fuse/test_writebehind.sh
+	fuse/test_syscalls.sh)
+out=$(TEST_LOGDIR=$(mktempdir) "$TOP/tests/run.sh" "${SUITE[@]}")
+rc=$?
+echo "$out"
+[ $rc -eq 0 ] || fail "with fuse.uring=yes: the tests above"
+grep -q "^${#SUITE[@]} passed" <<<"$out" || fail "with fuse.uring=yes: not all ${#SUITE[@]} tests ran"
