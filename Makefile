@@ -171,7 +171,7 @@ $(WCOUNT_SHIM): tests/fuse/helper_wcount.c fuse/classify.c fuse/pagetype.c | $(P
 incflags-%:
 	@echo $(INC_$*)
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # ---- variants --------------------------------------------------------------
 asan:

@@ -196,9 +196,11 @@ static int cell_start(struct cmp *m, struct cell *c)
 			c->pgiofs_argv[na++] = queue_owned[k][2];
 		}
 	c->pgiofs_argv[na] = NULL;
-	/* the checkpoints of a run's timeline, stamped with the epoch (timeline.c) */
-	static const char *const settings[] = {"log_checkpoints=on", "log_line_prefix=%n [%p] ",
-					       NULL};
+	/* the checkpoints of a run's timeline, stamped with the epoch
+	 * (timeline.c), then --pg-set's, which may not change those two */
+	const char *settings[2 + MAX_PG_SETS + 1] = {"log_checkpoints=on",
+						     "log_line_prefix=%n [%p] "};
+	memcpy(settings + 2, m->pg_set, sizeof(m->pg_set));
 	struct pgl_server_opts so = {
 	    .pgbin = m->pgbin,
 	    .settings = settings,

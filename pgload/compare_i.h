@@ -25,6 +25,7 @@
 #define MAX_SWEEPS	  (3 * MAX_SETS)
 #define MAX_VALUES	  8
 #define MAX_ELEVATORS	  4
+#define MAX_PG_SETS	  8		       /* --pg-set: server settings of every cell */
 #define MAX_CELLS	  PGL_TESTBED_MAX_DIRS /* a cell may record a directory */
 #define CV_LIMIT_PCT	  10.0		       /* a cell with a higher CV is flagged */
 #define DEFAULT_SIZE	  (4ULL << 30)	       /* --size */
@@ -206,6 +207,8 @@ struct cmp {
 	const char *out;
 	uint64_t size;
 	const char *pgbin, *pgiofs_bin, *pgdisk_bin;
+	const char *pg_set[MAX_PG_SETS + 1]; /* --pg-set NAME=VALUE: every cell's server */
+	int npg_set;
 	bool quiet;
 	char pgiofs[4096], pgdisk[4096];
 	/* runtime */

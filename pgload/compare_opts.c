@@ -79,6 +79,8 @@ static void usage(FILE *f)
 	    "      --size SIZE        image and tmpfs size (default 4G; K, M, G suffixes)\n"
 	    "  -j, --jobs N           `pgload run --jobs N` for each run (default 1)\n"
 	    "      --pgbin DIR        PostgreSQL server binaries\n"
+	    "      --pg-set NAME=VALUE  a server setting of every cell's cluster (repeatable;\n"
+	    "                         max_wal_size=144MB: checkpoints during the import)\n"
 	    "      --pgiofs-bin PATH  the pgiofs binary (default: beside pgload, or PATH)\n"
 	    "      --pgdisk-bin PATH  the pgdisk binary (default: beside pgload, or PATH)\n"
 	    "  -q, --quiet            no progress messages\n"
@@ -619,6 +621,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 	    {"jobs", required_argument, NULL, 'j'},
 	    {"pgbin", required_argument, NULL, 'X'},
 	    {"pgiofs-bin", required_argument, NULL, 'Y'},
+	    {"pg-set", required_argument, NULL, 'G'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -761,6 +764,30 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 		case 'Y':
 			m->pgiofs_bin = optarg;
 			break;
+		case 'G': {
+			const char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg ||
+			    strspn(optarg, "abcdefghijklmnopqrstuvwxyz0123456789_.") !=
+				(size_t)(eq - optarg) ||
+			    m->npg_set >= MAX_PG_SETS) {
+				fprintf(
+				    stderr,
+				    "pgload compare: --pg-set \"%s\": NAME=VALUE expected, NAME "
+				    "a server setting (at most %d)\n",
+				    optarg, MAX_PG_SETS);
+				return -EINVAL;
+			}
+			if (!strncmp(optarg, "log_checkpoints=", 16) ||
+			    !strncmp(optarg, "log_line_prefix=", 16)) {
+				fprintf(stderr,
+					"pgload compare: --pg-set \"%s\": pgload sets it (the "
+					"timeline reads the checkpoints from the server log)\n",
+					optarg);
+				return -EINVAL;
+			}
+			m->pg_set[m->npg_set++] = optarg;
+			break;
+		}
 		case 'q':
 			m->quiet = true;
 			break;
@@ -812,6 +839,8 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 	if (m->oltp_clients && !m->oltp_scale)
 		m->oltp_scale = m->oltp_clients;
 	if (m->workload && (ret = pgl_cmp_workload(m, m->workload)) < 0)
+		return ret;
+	if ((ret = pgl_server_check_settings(m->pgbin, m->pg_set, "pgload compare: --pg-set")) < 0)
 		return ret;
 	if ((ret = pgl_cmp_check_backends(m)) < 0)
 		return ret;

@@ -349,6 +349,8 @@ static int write_json(const struct cmp *m, const char *path)
 	}
 	fprintf(f, "],\n    \"sets\": ");
 	json_sweeps(m, f, SWEEP_PGIOFS);
+	fprintf(f, ", \"pg_sets\": ");
+	json_list(f, m->pg_set, m->npg_set);
 	fprintf(f, ",\n    \"elevators\": ");
 	json_list(f, m->elevators, m->nelevators);
 	fprintf(f, ", \"pgiofs_elevators\": ");
@@ -385,7 +387,15 @@ static int write_json(const struct cmp *m, const char *path)
 		json_cell_sweeps(m, c, f, SWEEP_QUEUE);
 		fprintf(f, ", \"disk_set\": ");
 		json_cell_sweeps(m, c, f, SWEEP_DISK);
-		fprintf(f, ",\n");
+		/* as the cell's server said (current_setting()), --pg-set's among them */
+		fprintf(f, ",\n     \"server_settings\": {");
+		for (int k = 0; k < c->c.nsettings; k++) {
+			fprintf(f, "%s", k ? ", " : "");
+			json_str_write(f, c->c.setting_name[k]);
+			fprintf(f, ": ");
+			json_str_write(f, c->c.setting_val[k]);
+		}
+		fprintf(f, "},\n");
 		json_cell_devices(f, c);
 		fprintf(f, "     \"oltp\": ");
 		json_oltp(f, m, &c->oltp);

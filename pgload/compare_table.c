@@ -220,9 +220,12 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 			 m->oltp_clients, m->oltp_scale);
 	fprintf(f,
 		"pgload compare: %d run%s per cell, interleaved; workload %s; load %s%s%s%s; "
-		"PostgreSQL %s\n\n",
+		"PostgreSQL %s",
 		m->runs, m->runs == 1 ? "" : "s", wl, pgl_load_names[m->load], ol,
 		m->device ? "; pgiofs device " : "", m->device ? m->device : "", m->server_version);
+	for (int i = 0; i < m->npg_set; i++)
+		fprintf(f, "%s%s", i ? ", " : " with ", m->pg_set[i]);
+	fprintf(f, "\n\n");
 	fprintf(f, "%-*s %6s %9s %9s %7s %6s", w, "Backend/profile", "[runs]", "Schema(s)",
 		"Import(s)", "±sd", "CPU%");
 	if (loads)

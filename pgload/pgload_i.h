@@ -336,6 +336,17 @@ struct pgl_server_opts {
  */
 int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out);
 
+/*
+ * pgl_server_check_settings() -- whether the server of --pgbin PGBIN (or
+ * the one found as pgl_server_start() finds it) knows the name of each
+ * "name=value" of SETTINGS (NULL-terminated), from `postgres
+ * --describe-config`; a name with a dot (an extension's) is taken as it
+ * is.  Returns 0, or -errno after saying which one, with WHO ("pgload
+ * compare: --pg-set") first.  The values are the server's to check, when
+ * it starts.
+ */
+int pgl_server_check_settings(const char *pgbin, const char *const *settings, const char *who);
+
 /* pgl_server_conninfo() -- "host=... port=... user=..." for libpq. */
 const char *pgl_server_conninfo(const struct pgl_server *s);
 

@@ -212,6 +212,56 @@ static int find_bindir(const char *pgbin, char *out, size_t cap)
 	return -ENOENT;
 }
 
+int pgl_server_check_settings(const char *pgbin, const char *const *settings, const char *who)
+{
+	char bindir[512], postgres[600], err[256];
+	int ret;
+	if (!settings || !settings[0])
+		return 0;
+	if ((ret = find_bindir(pgbin, bindir, sizeof(bindir))) < 0)
+		return ret;
+	snprintf(postgres, sizeof(postgres), "%s/postgres", bindir);
+	char *argv[] = {postgres, "--describe-config", NULL};
+	size_t cap = 1u << 20; /* about 100 KiB on PostgreSQL 15 */
+	char *out = malloc(cap);
+	if (!out)
+		return -ENOMEM;
+	struct pgl_proc p = {.argv = argv,
+			     .out = out,
+			     .outcap = cap,
+			     .err = err,
+			     .errcap = sizeof(err),
+			     .timeout_ms = 30000};
+	int st = pgl_proc_run(&p);
+	if (st != 0 || p.cut) {
+		fprintf(stderr, "%s: cannot check the settings: `%s --describe-config` %s%s%s\n",
+			who, postgres,
+			st < 0	? strerror(-st)
+			: p.cut ? "wrote too much"
+				: "failed",
+			err[0] ? ": " : "", err);
+		free(out);
+		return st < 0 ? st : -EIO;
+	}
+	ret = 0;
+	for (int i = 0; settings[i] && !ret; i++) {
+		size_t n = strcspn(settings[i], "=");
+		if (memchr(settings[i], '.', n))
+			continue; /* an extension's, which the server takes as it is */
+		bool known = false;
+		/* one setting per line: its name, a tab, the rest */
+		for (const char *l = out; l && *l && !known; l = strchr(l, '\n'), l = l ? l + 1 : l)
+			known = strncmp(l, settings[i], n) == 0 && l[n] == '\t';
+		if (!known) {
+			fprintf(stderr, "%s \"%s\": the server (%s) has no setting \"%.*s\"\n", who,
+				settings[i], postgres, (int)n, settings[i]);
+			ret = -EINVAL;
+		}
+	}
+	free(out);
+	return ret;
+}
+
 /*
  * spawn() -- run ARGV as the server user with stdout and stderr appended to
  * the log, in a new session.  Returns the pid or -errno.

@@ -1,6 +1,7 @@
 #!/bin/bash
 # test_compare.sh -- `pgload compare`: a tiny matrix (dir and tmpfs back
-# ends, native and two pgiofs profiles, a --set sweep, 2 runs, read_load)
+# ends, native and two pgiofs profiles, a --set sweep, --pg-set server
+# settings read back from each cell's server, 2 runs, read_load)
 # produces the table, results.json with the documented keys, results.csv,
 # the SVG charts and index.html; the loop-mounted back ends ext2, ext3 and
 # xfs (with io_load); bad arguments are refused before anything is made;
@@ -25,6 +26,7 @@ assert_clean() {
 # ---- the tiny matrix ---------------------------------------------------------
 "$PGLOAD" compare --gen 0.01 --backends "dir:$W/d,tmpfs" --profiles native,deadline-2.6,dbaware \
 	--runs 2 --set iosched.nr_requests=32,128 --load read_load --size 256M --stream-mb 4 \
+	--pg-set max_wal_size=144MB --pg-set work_mem=8MB \
 	--baseline tmpfs/native --out "$W/out" >"$W/stdout" 2>"$W/stderr" ||
 	{ cat "$W/stderr"; fail "tiny compare failed"; }
 assert_clean "$(compare_work_dir "$W/stderr")"
@@ -36,6 +38,8 @@ for cell in dir/native "dir/deadline-2.6 iosched.nr_requests=32" "dir/dbaware io
 done
 [ "$(grep -c ' \[2\] ' "$W/stdout")" = 10 ] || fail "not 10 cells (2 back ends x (native + 2 profiles x 2 values))"
 grep -q '^tmpfs/native .* 1\.00 (baseline)' "$W/stdout" || fail "baseline not marked"
+grep -q '^pgload compare: 2 runs per cell, .*; PostgreSQL [0-9.]* with max_wal_size=144MB, work_mem=8MB$' \
+	"$W/stdout" || { head -1 "$W/stdout"; fail "the header does not name the --pg-set settings"; }
 grep -q '^native on dir took [0-9.]* ± [0-9.]* times the import time of native on tmpfs: \(faster\|slower\|not separated\) (2 runs each, [0-9.]* to [0-9.]* against [0-9.]* to [0-9.]* s)$' "$W/stdout" ||
 	{ cat "$W/stdout"; fail "no ratio line"; }
 python3 - "$W/stdout" <<'PY' || fail "a ratio line's word disagrees with its runs"
@@ -67,20 +71,26 @@ assert d["schema"] == "pgload.compare/1"
 s = d["settings"]
 for k in ("workload", "gen_scale", "files", "runs", "jobs", "load", "device", "size_bytes",
           "backends", "profiles", "sets", "elevators", "pgiofs_elevators", "queue_sets",
-          "disk_sets", "oltp", "stream_mb", "cv_limit_pct"):
+          "disk_sets", "oltp", "stream_mb", "cv_limit_pct", "pg_sets"):
     assert k in s, k
 assert s["elevators"] == [] and s["pgiofs_elevators"] == ["none"] and s["oltp"] is None
 assert s["queue_sets"] == {} and s["disk_sets"] == {} and s["stream_mb"] == 4
 assert s["runs"] == 2 and s["load"] == "read_load" and s["gen_scale"] == 0.01
 assert s["sets"] == {"iosched.nr_requests": ["32", "128"]}, s["sets"]
+assert s["pg_sets"] == ["max_wal_size=144MB", "work_mem=8MB"], s["pg_sets"]
 assert d["baseline"] == "tmpfs/native"
 assert len(d["cells"]) == 10
 for c in d["cells"]:
     for k in ("label", "backend", "backend_path", "profile", "pgiofs", "set", "runs", "import_s",
               "schema_s", "cpu_pct", "load_mb", "load_cpu_pct", "ratio", "ratio_sd", "noisy",
               "samples", "latency", "queue_set", "disk_set", "elevator", "queue", "disk",
-              "stream", "oltp", "floor", "vs_baseline", "set_up_per_run", "caps"):
+              "stream", "oltp", "floor", "vs_baseline", "set_up_per_run", "caps",
+              "server_settings"):
         assert k in c, k
+    # read back from each cell's server: --pg-set reached it, through pgiofs too
+    ss = c["server_settings"]
+    assert ss["max_wal_size"] == "144MB" and ss["work_mem"] == "8MB", ss
+    assert ss["checkpoint_timeout"] == "5min", ss
     # no block device, no model, no OLTP clients here; streaming figures of the file only
     assert c["elevator"] is None and c["queue"] is None and c["disk"] is None and c["caps"] is None
     assert c["oltp"] is None and c["queue_set"] == {} and c["disk_set"] == {}
@@ -145,6 +155,10 @@ bad '--set "nr_requests": NAME=V1,V2,... expected' --backends tmpfs --profiles d
 bad '--set "iosched.nr_requests=1,,2": empty value' --backends tmpfs --profiles dbaware --set iosched.nr_requests=1,,2
 bad 'iosched.nr_requests=0' --backends tmpfs --profiles dbaware --set iosched.nr_requests=0,128
 bad '--baseline "xfs/native": no such cell' --backends tmpfs --profiles native --baseline xfs/native
+bad '--pg-set "max_wal_sise=1GB": the server (' --backends tmpfs --profiles native --pg-set max_wal_sise=1GB
+bad '--pg-set "log_line_prefix=%m": pgload sets it' --backends tmpfs --profiles native --pg-set log_line_prefix=%m
+bad '--pg-set "max_wal_size": NAME=VALUE expected' --backends tmpfs --profiles native --pg-set max_wal_size
+bad 'invalid value for parameter "max_wal_size": "abc"' --backends tmpfs --profiles native --pg-set max_wal_size=abc
 bad '--load "cpu_load": none, io_load or read_load expected' --backends tmpfs --profiles native --load cpu_load
 bad 'give one of --workload DIR and --gen SCALE' --backends tmpfs --profiles native --workload "$W"
 chmod 777 "$W"
