@@ -2,8 +2,9 @@
 # demo.sh -- the README's main job (`make demo`): the seeds' comparison,
 # the same database load on the same disk under different elevators.  On
 # a 2004-era hdd modelled by pgdisk (54 MB/s, 8.5 ms seeks, 7200 rpm) with
-# ext4, a generated import large enough that the kernel's elevators make
-# commits wait for seconds runs while 4 pgbench-like clients commit, in
+# ext4, a generated import during which the kernel's elevators make
+# commits wait up to about a second (seconds at scale 2, too long for a
+# demo) runs while 4 pgbench-like clients commit, in
 # fresh PostgreSQL clusters: natively under the kernel's mq-deadline and
 # bfq (kyber on a kernel built without bfq), and through pgiofs with its
 # dbaware profile (over the kernel's none, which pgiofs's device queue
@@ -15,7 +16,7 @@
 # disk, and the path of the report (index.html with charts, results.json,
 # results.csv).
 #
-# About 4 minutes on a quiet 2-core machine (250 s), more on a busy one.
+# About 5 minutes on a quiet 2-core machine (300 s), more on a busy one.
 # DEMO_SCALE (default 1, about 100 MB of COPY data), DEMO_RUNS (default 3),
 # DEMO_CLIENTS (default 4) and DEMO_PROFILES (default dbaware; the seeds'
 # deadline-2.6 and as-2.6 too: DEMO_PROFILES=dbaware,deadline-2.6,as-2.6,
