@@ -146,6 +146,31 @@ static bool swept(const struct cmp *m, enum sweep_kind kind, const char *name)
 	return false;
 }
 
+/* same_fs() -- 1 if A and B (symbolic links followed) are on one file
+ * system, 0 if not, -1 if either cannot be looked at. */
+static int same_fs(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return -1;
+	return sa.st_dev == sb.st_dev;
+}
+
+/* where() -- whether a native cell's data directory and pg_wal are on its
+ * back end ROOT, as the report says (--wal-floor's cell keeps only pg_wal
+ * there); a pgiofs cell's are on its mount, above the back end. */
+static void where(struct cell *c, const char *root)
+{
+	char wal[1100];
+	const char *data = pgl_server_datadir(c->server);
+	c->data_on_backend = c->wal_on_backend = -1;
+	if (c->profile)
+		return;
+	snprintf(wal, sizeof(wal), "%s/pg_wal", data);
+	c->data_on_backend = same_fs(data, root);
+	c->wal_on_backend = same_fs(wal, root);
+}
+
 /* cell_start() -- back end, server (through pgiofs unless native), admin connection. */
 static int cell_start(struct cmp *m, struct cell *c)
 {
@@ -169,9 +194,10 @@ static int cell_start(struct cmp *m, struct cell *c)
 			strerror(-ret));
 		return ret;
 	}
-	char pgdata[1100], backing[1100];
+	char pgdata[1100], backing[1100], waldir[1100];
 	snprintf(pgdata, sizeof(pgdata), "%s/data", root);
 	snprintf(backing, sizeof(backing), "%s/backing", root);
+	snprintf(waldir, sizeof(waldir), "%s/pg_wal", root);
 	int na = 0, nb = 0;
 	for (int i = 0; i < m->nsets && c->profile; i++) {
 		if (m->sets[i].kind != SWEEP_PGIOFS || !c->setv[i])
@@ -204,7 +230,10 @@ static int cell_start(struct cmp *m, struct cell *c)
 	struct pgl_server_opts so = {
 	    .pgbin = m->pgbin,
 	    .settings = settings,
-	    .pgdata = c->profile ? NULL : pgdata,
+	    /* the WAL-alone floor: the cluster in the server's private
+	     * directory in the cell's, on the machine's own disk */
+	    .pgdata = c->profile || c->walfloor ? NULL : pgdata,
+	    .waldir = c->walfloor ? waldir : NULL,
 	    .quiet = true,
 	    .on_pgiofs = c->profile != NULL,
 	    .profile = c->profile,
@@ -221,6 +250,7 @@ static int cell_start(struct cmp *m, struct cell *c)
 	 * report gives what the cell ran with */
 	if (c->profile && c->has_queue)
 		c->has_queue = pgl_queue_read(dev, &c->queue) == 0;
+	where(c, root);
 	c->o = (struct pgl_opts){.runs = 1, .jobs = m->jobs, .db = "pgload", .quiet = true};
 	for (int ph = 0; ph < PGL_NPHASE; ph++)
 		c->o.file[ph] = m->files[ph][0] ? m->files[ph] : NULL;

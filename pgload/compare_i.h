@@ -144,8 +144,10 @@ struct sample {
 struct cell {
 	int idx;
 	const struct pgl_backend_spec *spec;
-	const char *profile;	      /* NULL: native */
-	const char *elevator;	      /* block devices: the queue's elevator; NULL: the kernel's */
+	const char *profile;  /* NULL: native */
+	bool walfloor;	      /* --wal-floor's cell: native, only pg_wal on the back end, data
+			       * directory on the machine's own disk; no verdict names it */
+	const char *elevator; /* block devices: the queue's elevator; NULL: the kernel's */
 	const char *setv[MAX_SWEEPS]; /* per sweep of the cmp: the value, NULL: not applied */
 	char label[256];	      /* "hdd:xfs/native elevator=bfq queue.low_latency=0" */
 	char words[300];	      /* "native elevator=bfq queue.low_latency=0 on hdd:xfs" */
@@ -166,6 +168,9 @@ struct cell {
 	bool has_lat;
 	struct pgl_queue_state queue; /* read back after the set-up */
 	bool has_queue;
+	int data_on_backend, wal_on_backend; /* native cells: whether the data directory
+					      * and pg_wal are on the back end's file
+					      * system (1) or not (0); -1: not known */
 	char disk_stats[4096]; /* pgdisk's stats after the last round ("NAME VALUE" lines) */
 	double stream_dev, stream_write, stream_read; /* MB/s; < 0: not measured */
 	double stream_resident_pct; /* of the file read, cached as the read began; -1: tmpfs */
@@ -201,6 +206,7 @@ struct cmp {
 	enum load_kind load;
 	int oltp_clients, oltp_scale; /* --oltp, --oltp-scale; 0 clients: none */
 	bool floor;		      /* --floor: the clients without the import too */
+	bool wal_floor;		      /* --wal-floor: a cell per back end with only pg_wal on it */
 	int stream_mb;		      /* --stream-mb; 0: no streaming figures */
 	const char *device;
 	const char *baseline_arg;
@@ -386,6 +392,20 @@ void pgl_tl_describe(const struct timeline *tl, int k, char *buf, size_t cap);
 
 /* pgl_cmp_summarize() -- each cell's statistics and ratio to the baseline. */
 void pgl_cmp_summarize(struct cmp *m);
+
+/* pgl_cmp_over() -- V over BASE, 0 without a base. */
+static inline double pgl_cmp_over(double v, double base)
+{
+	return base > 0 ? v / base : 0;
+}
+
+/* pgl_cmp_profile_name() -- C's profile as reports name it: "native",
+ * "walonly" (--wal-floor's cell) or the pgiofs profile. */
+const char *pgl_cmp_profile_name(const struct cell *c);
+
+/* pgl_cmp_wal_floor_of() -- --wal-floor's cell of C's back end, if C has
+ * commit figures and is not that cell itself; else NULL. */
+const struct cell *pgl_cmp_wal_floor_of(const struct cmp *m, const struct cell *c);
 
 /* pgl_cmp_noisy() -- C's import times vary by more than CV_LIMIT_PCT. */
 bool pgl_cmp_noisy(const struct cell *c);

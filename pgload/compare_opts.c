@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -70,6 +71,10 @@ static void usage(FILE *f)
 	    "      --oltp-scale N     scale of their tables (default: CLIENTS)\n"
 	    "      --floor            after each run, the same clients as long again without\n"
 	    "                         the import: each cell's distance from that floor\n"
+	    "      --wal-floor        a cell per back end with only pg_wal on it (the data\n"
+	    "                         directory on the machine's own disk), native, the\n"
+	    "                         first elevator: the floor of the commits during the\n"
+	    "                         import, each cell's distance from it\n"
 	    "      --stream-mb N      streaming figures per cell, MB read from the device and\n"
 	    "                         written and read as a file (default 64; 0: none)\n"
 	    "      --device MODEL     pgiofs emulated device for pgiofs cells: none, hdd, ssd\n"
@@ -525,6 +530,22 @@ static void add_cell(struct cmp *m, const struct pgl_backend_spec *spec, const c
 		 spec->name);
 }
 
+/* add_wal_floor_cell() -- --wal-floor's cell of back end SPEC: native,
+ * ELEVATOR, the first value of each sweep that applies to it; labelled
+ * "BACKEND/walonly ...". */
+static void add_wal_floor_cell(struct cmp *m, const struct pgl_backend_spec *spec,
+			       const char *elevator)
+{
+	struct cell *c = &m->cell[m->ncell];
+	add_cell(m, spec, NULL, elevator, 0);
+	c->walfloor = true;
+	const char *rest = c->label + strlen(spec->name) + strlen("/native");
+	char label[sizeof(c->label)];
+	snprintf(label, sizeof(label), "%s/walonly%s", spec->name, rest);
+	snprintf(c->label, sizeof(c->label), "%s", label);
+	snprintf(c->words, sizeof(c->words), "only pg_wal%s on %s", rest, spec->name);
+}
+
 /*
  * make_cells() -- back end x profile x (block devices) elevator x every
  * combination of the sweeps that apply.
@@ -555,6 +576,16 @@ static int make_cells(struct cmp *m)
 					max += pass == 0 ? n : 0;
 				}
 			}
+		/* last, so that no default baseline is one */
+		for (int b = 0; b < m->nbe && m->wal_floor; b++) {
+			const struct pgl_backend_spec *spec = &m->be[b];
+			const char *elv =
+			    pgl_backend_blockdev(spec) && m->nelevators ? m->elevators[0] : NULL;
+			if (pass == 0)
+				max++;
+			else
+				add_wal_floor_cell(m, spec, elv);
+		}
 		if (pass == 1)
 			break;
 		if (max > MAX_CELLS) {
@@ -585,11 +616,46 @@ static int make_cells(struct cmp *m)
 			fprintf(stderr, "\n");
 			return -EINVAL;
 		}
+		if (m->cell[m->baseline].walfloor) {
+			fprintf(stderr,
+				"pgload compare: --baseline \"%s\": that is --wal-floor's cell, "
+				"the floor the cells are measured against, not one of them\n",
+				m->baseline_arg);
+			return -EINVAL;
+		}
 	}
 	for (int i = 0; i < m->ncell; i++) {
 		m->cell[i].s = calloc((size_t)m->runs, sizeof(struct sample));
 		if (!m->cell[i].s)
 			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* check_wal_floor() -- --wal-floor keeps a cell's data directory in the test
+ * bed, on the machine's own disk: a dir:PATH back end on that file system
+ * would hold it too. */
+static int check_wal_floor(const struct cmp *m)
+{
+	const char *tb;
+	struct stat a, b;
+	int ret;
+	if (!m->wal_floor)
+		return 0;
+	if ((ret = pgl_tmpdir(&tb)) < 0)
+		return ret;
+	for (int i = 0; i < m->nbe; i++) {
+		const struct pgl_backend_spec *spec = &m->be[i];
+		if (spec->model || !spec->path || spec->fs[0])
+			continue; /* a file system of its own */
+		if (stat(spec->path, &a) == 0 && stat(tb, &b) == 0 && a.st_dev != b.st_dev)
+			continue;
+		fprintf(stderr,
+			"pgload compare: --wal-floor: back end %s (\"%s\") is on the file system "
+			"of the test bed (\"%s\"), so the floor's data directory cannot be kept "
+			"off it\n",
+			spec->name, spec->path, tb);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -611,6 +677,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 	    {"oltp", required_argument, NULL, 'O'},
 	    {"oltp-scale", required_argument, NULL, 'C'},
 	    {"floor", no_argument, NULL, 'F'},
+	    {"wal-floor", no_argument, NULL, 'W'},
 	    {"stream-mb", required_argument, NULL, 'M'},
 	    {"pgdisk-bin", required_argument, NULL, 'Z'},
 	    {"load", required_argument, NULL, 'l'},
@@ -725,6 +792,9 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 		case 'F':
 			m->floor = true;
 			break;
+		case 'W':
+			m->wal_floor = true;
+			break;
 		case 'l':
 			for (m->load = LOAD_NONE; m->load <= LOAD_READ; m->load++)
 				if (strcmp(optarg, pgl_load_names[m->load]) == 0)
@@ -831,9 +901,11 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 	if ((ret = parse_elevators(pgiofs_elevators, m->pgiofs_elevators, &m->npgiofs_elevators,
 				   "--pgiofs-elevators")) < 0)
 		return ret;
-	if ((m->oltp_scale || m->floor) && !m->oltp_clients) {
+	if ((m->oltp_scale || m->floor || m->wal_floor) && !m->oltp_clients) {
 		fprintf(stderr, "pgload compare: %s needs --oltp CLIENTS\n",
-			m->floor ? "--floor" : "--oltp-scale");
+			m->floor       ? "--floor"
+			: m->wal_floor ? "--wal-floor"
+				       : "--oltp-scale");
 		return -EINVAL;
 	}
 	if (m->oltp_clients && !m->oltp_scale)
@@ -842,7 +914,7 @@ int pgl_cmp_args(struct cmp *m, int argc, char **argv)
 		return ret;
 	if ((ret = pgl_server_check_settings(m->pgbin, m->pg_set, "pgload compare: --pg-set")) < 0)
 		return ret;
-	if ((ret = pgl_cmp_check_backends(m)) < 0)
+	if ((ret = pgl_cmp_check_backends(m)) < 0 || (ret = check_wal_floor(m)) < 0)
 		return ret;
 	if ((ret = check_queues(m)) < 0 || (ret = check_profiles(m)) < 0 ||
 	    (ret = make_cells(m)) < 0)

@@ -361,8 +361,9 @@ static int write_json(const struct cmp *m, const char *path)
 	json_sweeps(m, f, SWEEP_DISK);
 	fprintf(f, ",\n    \"oltp\": ");
 	if (m->oltp_clients)
-		fprintf(f, "{\"clients\": %d, \"scale\": %d, \"floor\": %s}", m->oltp_clients,
-			m->oltp_scale, m->floor ? "true" : "false");
+		fprintf(f, "{\"clients\": %d, \"scale\": %d, \"floor\": %s, \"wal_floor\": %s}",
+			m->oltp_clients, m->oltp_scale, m->floor ? "true" : "false",
+			m->wal_floor ? "true" : "false");
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"stream_mb\": %d", m->stream_mb);
@@ -380,8 +381,9 @@ static int write_json(const struct cmp *m, const char *path)
 		json_str_or_null(f, c->spec->device[0] ? c->spec->device : c->spec->path);
 		fprintf(f, ", \"set_up_per_run\": %s", c->turns ? "true" : "false");
 		fprintf(f, ", \"profile\": ");
-		json_str_write(f, c->profile ? c->profile : "native");
-		fprintf(f, ", \"pgiofs\": %s, \"set\": ", c->profile ? "true" : "false");
+		json_str_write(f, pgl_cmp_profile_name(c));
+		fprintf(f, ", \"pgiofs\": %s, \"wal_floor\": %s, \"set\": ",
+			c->profile ? "true" : "false", c->walfloor ? "true" : "false");
 		json_cell_sweeps(m, c, f, SWEEP_PGIOFS);
 		fprintf(f, ",\n     \"queue_set\": ");
 		json_cell_sweeps(m, c, f, SWEEP_QUEUE);
@@ -396,11 +398,33 @@ static int write_json(const struct cmp *m, const char *path)
 			json_str_write(f, c->c.setting_val[k]);
 		}
 		fprintf(f, "},\n");
+		/* native cells: where the cluster was (--wal-floor's: pg_wal only) */
+		fprintf(f, "     \"on_backend\": ");
+		if (c->data_on_backend < 0 || c->wal_on_backend < 0)
+			fprintf(f, "null,\n");
+		else
+			fprintf(f, "{\"data\": %s, \"pg_wal\": %s},\n",
+				c->data_on_backend ? "true" : "false",
+				c->wal_on_backend ? "true" : "false");
 		json_cell_devices(f, c);
 		fprintf(f, "     \"oltp\": ");
 		json_oltp(f, m, &c->oltp);
 		fprintf(f, ", \"floor\": ");
 		json_floor(f, m, &c->floor);
+		/* over --wal-floor's cell of the same back end */
+		const struct cell *wf = pgl_cmp_wal_floor_of(m, c);
+		fprintf(f, ",\n     \"vs_wal_floor\": ");
+		if (wf)
+			fprintf(f,
+				"{\"cell\": %d, \"p50\": %.6f, \"p99\": %.6f, \"p999\": %.6f, "
+				"\"max\": %.6f, \"tps\": %.6f}",
+				wf->idx + 1, pgl_cmp_over(c->oltp.p50, wf->oltp.p50),
+				pgl_cmp_over(c->oltp.p99, wf->oltp.p99),
+				pgl_cmp_over(c->oltp.p999, wf->oltp.p999),
+				pgl_cmp_over(c->oltp.max, wf->oltp.max),
+				pgl_cmp_over(c->oltp.tps, wf->oltp.tps));
+		else
+			fprintf(f, "null");
 		fprintf(f,
 			",\n     \"runs\": %d, \"import_s\": {\"mean\": %.6f, \"sd\": %.6f, "
 			"\"min\": %.6f, \"max\": %.6f, \"cv_pct\": %.3f},\n",
@@ -494,7 +518,7 @@ static int write_csv(const struct cmp *m, const char *path)
 			pgl_csv_field(f, c->label);
 			fputc(',', f);
 			pgl_csv_field(f, c->spec->name);
-			fprintf(f, ",%s,", c->profile ? c->profile : "native");
+			fprintf(f, ",%s,", pgl_cmp_profile_name(c));
 			pgl_csv_field(f, set);
 			fprintf(f, ",%d,%.6f,%.6f,%.6f,%.6f,%.2f,%.3f,%.2f,%llu,%llu,%s,", s->round,
 				s->schema, s->data, s->post, s->import, s->cpu_pct, s->load_mb,

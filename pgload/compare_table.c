@@ -197,9 +197,35 @@ static void print_floor(const struct cmp *m, FILE *f, int w)
 		if (!fl->tx || !o->tx)
 			continue;
 		fprintf(f, "%-*s %9.2f %9.2f %9.2f %7.1f %8.2f %8.2f %8.2f %7.2f\n", w, c->label,
-			fl->p99, fl->p999, fl->max, fl->tps, fl->p99 > 0 ? o->p99 / fl->p99 : 0,
-			fl->p999 > 0 ? o->p999 / fl->p999 : 0, fl->max > 0 ? o->max / fl->max : 0,
-			fl->tps > 0 ? o->tps / fl->tps : 0);
+			fl->p99, fl->p999, fl->max, fl->tps, pgl_cmp_over(o->p99, fl->p99),
+			pgl_cmp_over(o->p999, fl->p999), pgl_cmp_over(o->max, fl->max),
+			pgl_cmp_over(o->tps, fl->tps));
+	}
+}
+
+/* print_wal_floor() -- each cell's commit latency during the import over
+ * that of --wal-floor's cell of its back end: the same import and clients
+ * with only pg_wal on the back end, which no ordering of the other writes
+ * can beat. */
+static void print_wal_floor(const struct cmp *m, FILE *f, int w)
+{
+	if (!m->wal_floor)
+		return;
+	fprintf(f, "\nCommit latency against the WAL-alone floor (the same import and clients "
+		   "with only pg_wal on the back end, the \"walonly\" cell; all runs): each "
+		   "figure over the floor's, then the floor's\n");
+	fprintf(f, "%-*s %8s %8s %8s %8s %7s  %s\n", w, "Backend/profile", "p50 x", "p99 x",
+		"p99.9 x", "max x", "tps x", "floor p50 / p99 / p99.9 / max ms, tps");
+	for (int i = 0; i < m->ncell; i++) {
+		const struct cell *c = &m->cell[i], *wf = pgl_cmp_wal_floor_of(m, c);
+		if (!wf)
+			continue;
+		const struct oltp_figures *o = &c->oltp, *fl = &wf->oltp;
+		fprintf(f, "%-*s %8.2f %8.2f %8.2f %8.2f %7.2f  %.1f / %.1f / %.1f / %.1f, %.1f\n",
+			w, c->label, pgl_cmp_over(o->p50, fl->p50), pgl_cmp_over(o->p99, fl->p99),
+			pgl_cmp_over(o->p999, fl->p999), pgl_cmp_over(o->max, fl->max),
+			pgl_cmp_over(o->tps, fl->tps), fl->p50, fl->p99, fl->p999, fl->max,
+			fl->tps);
 	}
 }
 
@@ -283,6 +309,7 @@ void pgl_cmp_print_table(const struct cmp *m, FILE *f)
 	pgl_cmp_print_best(m, f, w);
 	print_timelines(m, f, w);
 	print_floor(m, f, w);
+	print_wal_floor(m, f, w);
 	print_devices(m, f, w);
 	pgl_cmp_print_caps(m, f, w);
 	bool any_lat = false;

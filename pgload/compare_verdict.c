@@ -102,6 +102,21 @@ bool pgl_cmp_stream_cached(const struct cell *c)
 		(c->stream_dev > 0 && c->stream_read > STREAM_CACHED_RATIO * c->stream_dev));
 }
 
+const char *pgl_cmp_profile_name(const struct cell *c)
+{
+	return c->profile ? c->profile : c->walfloor ? "walonly" : "native";
+}
+
+const struct cell *pgl_cmp_wal_floor_of(const struct cmp *m, const struct cell *c)
+{
+	if (c->walfloor || !c->oltp.tx)
+		return NULL;
+	for (int i = 0; i < m->ncell; i++)
+		if (m->cell[i].walfloor && m->cell[i].spec == c->spec && m->cell[i].oltp.tx)
+			return &m->cell[i];
+	return NULL;
+}
+
 bool pgl_cmp_noisy(const struct cell *c)
 {
 	return c->ns > 1 && c->cv > CV_LIMIT_PCT;
@@ -161,7 +176,7 @@ static int best(const struct cmp *m, const struct figure *fig, enum side side, i
 	*second = -1;
 	for (int i = 0; i < m->ncell; i++) {
 		double v = fig_cell(fig, &m->cell[i]);
-		if (v < 0 || (side == NATIVE_CELLS && m->cell[i].profile) ||
+		if (v < 0 || m->cell[i].walfloor || (side == NATIVE_CELLS && m->cell[i].profile) ||
 		    (side == PGIOFS_CELLS && !m->cell[i].profile))
 			continue;
 		bool better_than_b = b < 0 || (fig->higher_better ? v > fig_cell(fig, &m->cell[b])
@@ -194,7 +209,7 @@ static double worst(const struct cmp *m, const struct figure *fig, int *n)
 	*n = 0;
 	for (int i = 0; i < m->ncell; i++) {
 		double v = fig_cell(fig, &m->cell[i]);
-		if (v < 0)
+		if (v < 0 || m->cell[i].walfloor)
 			continue;
 		if (!(*n)++ || ratio(fig, w, v) > 1)
 			w = v;
@@ -386,7 +401,8 @@ void pgl_cmp_print_best(const struct cmp *m, FILE *f, int w)
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
 		pgiofs |= c->profile && c->oltp.tx;
-		if (!c->profile && c->oltp.tx && (nat < 0 || c->oltp.p99 < m->cell[nat].oltp.p99))
+		if (!c->profile && !c->walfloor && c->oltp.tx &&
+		    (nat < 0 || c->oltp.p99 < m->cell[nat].oltp.p99))
 			nat = i;
 	}
 	if (nat < 0 || !pgiofs)
@@ -410,7 +426,7 @@ static int join_cells(const struct cmp *m, FILE *f, const char *word)
 	for (int i = 0; i < m->ncell; i++) {
 		const struct cell *c = &m->cell[i];
 		struct separation sep;
-		if (i == m->baseline || c->ratio <= 0 ||
+		if (i == m->baseline || c->ratio <= 0 || c->walfloor ||
 		    strcmp(cell_vs_baseline(m, c, &sep), word) != 0)
 			continue;
 		fprintf(f, "%s%s %.2f ± %.2f", n++ ? ", " : " ", c->label, c->ratio, c->ratio_sd);
@@ -425,7 +441,7 @@ void pgl_cmp_print_vs_baseline(const struct cmp *m, FILE *f)
 		const struct cell *c = &m->cell[i];
 		struct separation sep;
 		char how[160];
-		if (i == m->baseline || c->mean <= 0 || b->mean <= 0)
+		if (i == m->baseline || c->mean <= 0 || b->mean <= 0 || c->walfloor)
 			continue;
 		const char *word = cell_vs_baseline(m, c, &sep);
 		pgl_cmp_fmt_separation(&pgl_cmp_figures[0], &sep, how, sizeof(how));
@@ -455,6 +471,8 @@ void pgl_cmp_print_verdicts(const struct cmp *m, FILE *f)
 	fprintf(f, "; profiles");
 	for (int i = 0; i < m->nprofile; i++)
 		fprintf(f, "%s %s", i ? "," : "", m->profile[i]);
+	if (m->wal_floor)
+		fprintf(f, "; and the WAL-alone floor of each back end");
 	if (m->workload)
 		fprintf(f, "), loading workload %s", m->workload);
 	else

@@ -323,7 +323,9 @@ struct pgl_server_opts {
 	const char *const *pgiofs_args; /* more pgiofs options, NULL-terminated, or NULL */
 	const char *backing;		/* pgiofs backing directory, or NULL: in the private one */
 	const char *tmp_parent;		/* where the private directory goes, or NULL: /tmp */
-	int port;			/* port number of the socket, or 0: from the pid */
+	const char *waldir; /* pg_wal elsewhere (initdb --waldir): absent or empty; removed at
+			     * pgl_server_stop(); NULL: in the cluster directory */
+	int port;	    /* port number of the socket, or 0: from the pid */
 };
 
 #define PGL_MAX_PGIOFS_ARGS 16

@@ -66,6 +66,7 @@ struct pgl_server {
 	/* --on-pgiofs */
 	char mnt[300], backing[1024];
 	bool mounted;
+	char waldir[1024]; /* initdb --waldir, or "" */
 	/* the running server's shared memory (note_shm()) */
 	int shm_id;	 /* System V segment, -1 if unknown */
 	char dsm[8][48]; /* /dev/shm/PostgreSQL.N the postmaster maps */
@@ -381,6 +382,19 @@ static int prepare_dir(struct pgl_server *s, const char *dir, mode_t mode)
 	return 0;
 }
 
+/* check_waldir() -- a pg_wal directory for initdb --waldir: absent, so that
+ * pgl_server_stop() may remove all of it. */
+static int check_waldir(const char *dir)
+{
+	struct stat st;
+	int e = lstat(dir, &st) == 0 ? EEXIST : errno;
+	if (e == ENOENT)
+		return 0;
+	fprintf(stderr, "pgload: cannot put pg_wal in \"%s\": %s\n", dir,
+		e == EEXIST ? "it exists already" : strerror(e));
+	return -e;
+}
+
 /* check_pgdata() -- --pgdata must be absent or an empty directory. */
 static int check_pgdata(struct pgl_server *s, const char *dir)
 {
@@ -631,6 +645,15 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 	    (ret = prepare_dir(s, s->sockdir, 0700)) < 0 ||
 	    (ret = prepare_dir(s, s->pgdata, 0700)) < 0)
 		goto fail;
+	if (o->waldir) {
+		if ((ret = check_waldir(o->waldir)) < 0)
+			goto fail;
+		snprintf(s->waldir, sizeof(s->waldir), "%s", o->waldir);
+		if ((ret = prepare_dir(s, s->waldir, 0700)) < 0) {
+			s->waldir[0] = '\0';
+			goto fail;
+		}
+	}
 	s->port = o->port ? o->port : 20000 + (int)(getpid() % 30000);
 	snprintf(s->conninfo, sizeof(s->conninfo), "host=%s port=%d user=%s", s->sockdir, s->port,
 		 s->user);
@@ -642,7 +665,12 @@ int pgl_server_start(const struct pgl_server_opts *o, struct pgl_server **out)
 	snprintf(portstr, sizeof(portstr), "%d", s->port);
 	char *iargv[] = {initdb,  "-D", s->pgdata, "-A",	  "trust",     "-U",
 			 s->user, "-E", "UTF8",	   "--no-locale", "--no-sync", "--no-instructions",
-			 NULL};
+			 NULL,	  NULL};
+	char waldirarg[1100];
+	if (s->waldir[0]) {
+		snprintf(waldirarg, sizeof(waldirarg), "--waldir=%s", s->waldir);
+		iargv[12] = waldirarg;
+	}
 	if (pgl_step("initdb", "running initdb of %s", s->pgdata)) {
 		ret = -EINTR;
 		goto fail;
@@ -815,6 +843,10 @@ int pgl_server_stop(struct pgl_server *s)
 	}
 	if (s->tmpdir[0] && pgl_rmtree(s->tmpdir) < 0) {
 		fprintf(stderr, "pgload: could not remove \"%s\"\n", s->tmpdir);
+		ret = -ENOTEMPTY;
+	}
+	if (s->waldir[0] && pgl_rmtree(s->waldir) < 0) {
+		fprintf(stderr, "pgload: could not remove \"%s\"\n", s->waldir);
 		ret = -ENOTEMPTY;
 	}
 	free(s);

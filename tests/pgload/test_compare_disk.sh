@@ -74,7 +74,7 @@ second, tunable = sys.argv[2], sys.argv[3]
 s = d["settings"]
 assert s["elevators"] == ["mq-deadline", second] and s["pgiofs_elevators"] == ["none"], s
 assert s["queue_sets"] == {"write_expire": ["1000"]} and s["disk_sets"] == {"seek_ms": ["4"]}, s
-assert s["oltp"] == {"clients": 2, "scale": 2, "floor": False} and s["stream_mb"] == 4
+assert s["oltp"] == {"clients": 2, "scale": 2, "floor": False, "wal_floor": False} and s["stream_mb"] == 4
 cells = {c["label"]: c for c in d["cells"]}
 assert len(cells) == 3, list(cells)
 for c in cells.values():

@@ -42,7 +42,7 @@ assert_compare_clean "$(compare_work_dir "$W/stderr")"
 python3 - "$W/out/results.json" <<'PY' || { cat "$W/stdout"; fail "results.json's timelines"; }
 import json, math, sys
 d = json.load(open(sys.argv[1]))
-assert d["settings"]["oltp"] == {"clients": 2, "scale": 2, "floor": True}, d["settings"]["oltp"]
+assert d["settings"]["oltp"] == {"clients": 2, "scale": 2, "floor": True, "wal_floor": False}, d["settings"]["oltp"]
 assert len(d["cells"]) == 3
 ahead = {}
 for c in d["cells"]:
