@@ -501,16 +501,27 @@ static int combos(const struct cmp *m, const struct pgl_backend_spec *spec, bool
 	return n;
 }
 
+/* cut() -- a label of N characters (snprintf's count) into CAP ends in
+ * "..." if it did not fit. */
+static void cut(char *buf, size_t cap, int n)
+{
+	if (n < 0 || (size_t)n >= cap)
+		memcpy(buf + cap - 4, "...", 4);
+}
+
 /* add_cell() -- combination K of back end SPEC, PROFILE (NULL: native) and
- * ELEVATOR as the next cell. */
+ * ELEVATOR as the next cell; WALFLOOR: --wal-floor's cell (native, labelled
+ * "BACKEND/walonly ..."). */
 static void add_cell(struct cmp *m, const struct pgl_backend_spec *spec, const char *profile,
-		     const char *elevator, int k)
+		     const char *elevator, int k, bool walfloor)
 {
 	struct cell *c = &m->cell[m->ncell];
+	const char *word = profile ? profile : walfloor ? "walonly" : "native";
 	char sets[200] = "";
 	c->idx = m->ncell++;
 	c->spec = spec;
 	c->profile = profile;
+	c->walfloor = walfloor;
 	c->elevator = elevator;
 	if (elevator && (m->elevators_given || spec->model))
 		snprintf(sets, sizeof(sets), " elevator=%s", elevator);
@@ -524,26 +535,10 @@ static void add_cell(struct cmp *m, const struct pgl_backend_spec *spec, const c
 		snprintf(sets + l, sizeof(sets) - l, " %s%s=%s", pgl_sweep_prefix[s->kind], s->name,
 			 c->setv[i]);
 	}
-	snprintf(c->label, sizeof(c->label), "%s/%s%s", spec->name, profile ? profile : "native",
-		 sets);
-	snprintf(c->words, sizeof(c->words), "%s%s on %s", profile ? profile : "native", sets,
-		 spec->name);
-}
-
-/* add_wal_floor_cell() -- --wal-floor's cell of back end SPEC: native,
- * ELEVATOR, the first value of each sweep that applies to it; labelled
- * "BACKEND/walonly ...". */
-static void add_wal_floor_cell(struct cmp *m, const struct pgl_backend_spec *spec,
-			       const char *elevator)
-{
-	struct cell *c = &m->cell[m->ncell];
-	add_cell(m, spec, NULL, elevator, 0);
-	c->walfloor = true;
-	const char *rest = c->label + strlen(spec->name) + strlen("/native");
-	char label[sizeof(c->label)];
-	snprintf(label, sizeof(label), "%s/walonly%s", spec->name, rest);
-	snprintf(c->label, sizeof(c->label), "%s", label);
-	snprintf(c->words, sizeof(c->words), "only pg_wal%s on %s", rest, spec->name);
+	cut(c->label, sizeof(c->label),
+	    snprintf(c->label, sizeof(c->label), "%s/%s%s", spec->name, word, sets));
+	cut(c->words, sizeof(c->words),
+	    snprintf(c->words, sizeof(c->words), "%s%s on %s", word, sets, spec->name));
 }
 
 /*
@@ -572,7 +567,7 @@ static int make_cells(struct cmp *m)
 					int n = combos(m, spec, !native, elv[e]);
 					for (int k = 0; pass == 1 && k < n; k++)
 						add_cell(m, spec, native ? NULL : m->profile[p],
-							 elv[e], k);
+							 elv[e], k, false);
 					max += pass == 0 ? n : 0;
 				}
 			}
@@ -584,7 +579,7 @@ static int make_cells(struct cmp *m)
 			if (pass == 0)
 				max++;
 			else
-				add_wal_floor_cell(m, spec, elv);
+				add_cell(m, spec, NULL, elv, 0, true);
 		}
 		if (pass == 1)
 			break;
